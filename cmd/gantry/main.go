@@ -1,0 +1,85 @@
+// Command gantry runs LLM agents and their tools from a terminal or CI.
+//
+// See the README for the subcommands; `gantry --help` lists them.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// exitError carries a process exit code through cobra without printing a
+// stack trace or usage text.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// app holds what every subcommand shares: the streams and the environment
+// lookup, so tests run the CLI in-process without global state.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gantry",
+		Short:         "Gantry runs LLM agents built around a fast, safe tool runtime",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	// Subcommands, one file each.
+	for _, add := range subcommands {
+		root.AddCommand(add(a))
+	}
+	return root
+}
+
+// subcommands lists the constructors of the subcommands; each lives in its
+// own file.
+var subcommands = []func(*app) *cobra.Command{}
+
+func run(ctx context.Context, a *app, args []string) int {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(a.stderr, "gantry:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(a.stderr, "gantry:", err)
+	return 1
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,104 @@
+// Package hook runs user hooks at points of an agent's life (before and after
+// tool calls, on prompts, at stop, …): Go callbacks and shell commands
+// configured in settings, with Claude Code's JSON shapes.
+//
+// The executor calls a [Runner] for PreToolUse, PostToolUse and
+// PostToolUseFailure; the agent loop for the other events.
+package hook
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Event names a hook point.
+type Event string
+
+const (
+	PreToolUse         Event = "PreToolUse"
+	PostToolUse        Event = "PostToolUse"
+	PostToolUseFailure Event = "PostToolUseFailure"
+	PermissionRequest  Event = "PermissionRequest"
+	UserPromptSubmit   Event = "UserPromptSubmit"
+	Stop               Event = "Stop"
+	SubagentStop       Event = "SubagentStop"
+	SessionStart       Event = "SessionStart"
+	SessionEnd         Event = "SessionEnd"
+	PreCompact         Event = "PreCompact"
+	Notification       Event = "Notification"
+)
+
+// Input is what a hook receives (as JSON on stdin for command hooks). Which
+// fields are set depends on the event.
+type Input struct {
+	Event          Event           `json:"hook_event_name"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path,omitempty"`
+	CWD            string          `json:"cwd"`
+	PermissionMode tool.Mode       `json:"permission_mode,omitempty"`
+	ToolName       string          `json:"tool_name,omitempty"`
+	ToolInput      json.RawMessage `json:"tool_input,omitempty"`
+	ToolUseID      string          `json:"tool_use_id,omitempty"`
+	// ToolResponse is the result (PostToolUse) as JSON.
+	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
+	// Error is the failure text (PostToolUseFailure).
+	Error string `json:"error,omitempty"`
+	// Prompt is the user's prompt (UserPromptSubmit).
+	Prompt string `json:"prompt,omitempty"`
+	// StopHookActive is true when a Stop hook already continued the run once.
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
+	// Trigger is "manual" or "auto" (PreCompact); Source is "startup",
+	// "resume", … (SessionStart); Reason is why a session ended (SessionEnd).
+	Trigger            string `json:"trigger,omitempty"`
+	CustomInstructions string `json:"custom_instructions,omitempty"`
+	Source             string `json:"source,omitempty"`
+	Reason             string `json:"reason,omitempty"`
+	// Message is a notification's text (Notification).
+	Message string `json:"message,omitempty"`
+}
+
+// Output is the combined outcome of the hooks that ran for one Input. The zero
+// value means "no objection, nothing to add".
+type Output struct {
+	// Block stops what the event is about: a PreToolUse call is not run, a
+	// UserPromptSubmit prompt is dropped, a Stop is turned into "continue".
+	// Reason is sent to the model (or shown to the user).
+	Block  bool   `json:"block,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Decision is a permission verdict (PreToolUse, PermissionRequest):
+	// Allow, Ask or Deny; Passthrough for none.
+	Decision tool.Behavior `json:"decision,omitempty"`
+	// UpdatedInput replaces the tool input (PreToolUse; validated again).
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
+	// AdditionalContext is added to what the model reads.
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// ReplaceResult replaces the tool's result (PostToolUse,
+	// PostToolUseFailure).
+	ReplaceResult *tool.Result `json:"replace_result,omitempty"`
+	// Continue false stops the whole run with StopReason.
+	Continue   *bool  `json:"continue,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+	// SuppressOutput hides the hook's output from the transcript shown to
+	// people; SystemMessage is a warning shown to the user.
+	SuppressOutput bool   `json:"suppress_output,omitempty"`
+	SystemMessage  string `json:"system_message,omitempty"`
+}
+
+// Runner runs every hook configured for in.Event (matched on in.ToolName
+// where the event has a tool) and combines their outputs. A nil *Output means
+// no hook ran. Implementations must be safe for concurrent use.
+//
+// An error means the hooks could not give a verdict (a hook crashed, timed
+// out or could not start); for PreToolUse the executor then blocks the call
+// (fail closed).
+type Runner interface {
+	Run(ctx context.Context, in *Input) (*Output, error)
+}
+
+// RunnerFunc adapts a function to [Runner].
+type RunnerFunc func(ctx context.Context, in *Input) (*Output, error)
+
+// Run implements [Runner].
+func (f RunnerFunc) Run(ctx context.Context, in *Input) (*Output, error) { return f(ctx, in) }

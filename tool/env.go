@@ -1,0 +1,192 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Env holds the per-call facts a tool may use: the Go form of a ToolContext.
+// The executor builds one for each call from the session's environment;
+// tools must treat it as read-only (change the session's environment through
+// [Result.ContextModifier]). Cancellation and deadlines travel in the
+// context.Context, not here.
+type Env struct {
+	// ToolUseID is the id the model gave this call.
+	ToolUseID string
+	// WorkDir is the session's working directory (absolute).
+	WorkDir string
+	// SessionID identifies the session.
+	SessionID string
+	// Mode is the session's permission mode.
+	Mode Mode
+	// ToolResultsDir is where oversized results and background output go.
+	// Empty means a directory chosen by the executor.
+	ToolResultsDir string
+	// AdditionalDirs are directories besides WorkDir the session may use.
+	AdditionalDirs []string
+	// Files records what the session has read, for read-before-write and
+	// staleness checks. Nil means no tracking (tools that need it fail with a
+	// clear error result).
+	Files FileStates
+	// Services holds the services and stores a tool may need; see [Use].
+	Services *Services
+	// Progress receives progress reports while the call runs. Nil discards.
+	Progress func(Progress)
+}
+
+// Progress is one progress report of a running call.
+type Progress struct {
+	// Message is a short human-readable line ("12 files searched").
+	Message string `json:"message"`
+	// Data is optional tool-specific detail (for example the latest lines of
+	// output).
+	Data any `json:"data,omitempty"`
+}
+
+// ReportProgress sends a progress message if env has a sink. It is safe on a
+// nil Env.
+func (e *Env) ReportProgress(msg string, data any) {
+	if e == nil || e.Progress == nil {
+		return
+	}
+	e.Progress(Progress{Message: msg, Data: data})
+}
+
+// Clone returns a copy of e whose slices may be changed without affecting e.
+// Services and Files are shared (they are the session's stores).
+func (e *Env) Clone() *Env {
+	if e == nil {
+		return &Env{}
+	}
+	c := *e
+	c.AdditionalDirs = append([]string(nil), e.AdditionalDirs...)
+	return &c
+}
+
+// ErrNoService is wrapped by [Use] when a service is not available.
+var ErrNoService = errors.New("service not available")
+
+// Services is a set of services keyed by their (interface) type. The zero
+// value is empty and ready to use; it is safe for concurrent use.
+type Services struct {
+	mu sync.RWMutex
+	m  map[reflect.Type]any
+}
+
+// Provide registers v as the service of type T (usually an interface type)
+// in s and returns s.
+func Provide[T any](s *Services, v T) *Services {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[reflect.Type]any)
+	}
+	s.m[reflect.TypeFor[T]()] = v
+	return s
+}
+
+// Use returns env's service of type T, or an error wrapping [ErrNoService]
+// that names T, suitable as a tool error: a missing service is a clear error
+// result, never a panic.
+func Use[T any](env *Env) (T, error) {
+	var zero T
+	t := reflect.TypeFor[T]()
+	if env == nil || env.Services == nil {
+		return zero, fmt.Errorf("%w: %v (this environment provides no services)", ErrNoService, t)
+	}
+	env.Services.mu.RLock()
+	v, ok := env.Services.m[t]
+	env.Services.mu.RUnlock()
+	if !ok {
+		return zero, fmt.Errorf("%w: %v", ErrNoService, t)
+	}
+	return v.(T), nil
+}
+
+// FileState is what the session knows of a file from its last read or write.
+type FileState struct {
+	// Path is the absolute, cleaned path.
+	Path string `json:"path"`
+	// Size and ModTime are the file's at the time of the read.
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mod_time"`
+	// Hash is a hex SHA-256 of the whole content at the time of the read
+	// ("" if not computed, for example for very large files).
+	Hash string `json:"hash,omitempty"`
+	// Offset and Limit are the line range read (1-based offset; zero Limit
+	// means to the end). Partial is true when not the whole file was read.
+	Offset  int  `json:"offset,omitempty"`
+	Limit   int  `json:"limit,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// At is when the read (or write) happened.
+	At time.Time `json:"at"`
+}
+
+// FileStates records the session's file reads. Implementations must be safe
+// for concurrent use.
+type FileStates interface {
+	// Get returns the state recorded for an absolute path.
+	Get(path string) (FileState, bool)
+	// Put records a state (replacing an earlier one for the same path).
+	Put(st FileState)
+	// Delete forgets a path.
+	Delete(path string)
+}
+
+// FileCache is the default in-memory [FileStates], bounded to a number of
+// entries (the oldest read is forgotten first). The zero value is not usable;
+// call [NewFileCache].
+type FileCache struct {
+	mu    sync.Mutex
+	max   int
+	m     map[string]FileState
+	order []string
+}
+
+// NewFileCache returns a cache holding at most max entries (max <= 0 means
+// 1000).
+func NewFileCache(max int) *FileCache {
+	if max <= 0 {
+		max = 1000
+	}
+	return &FileCache{max: max, m: make(map[string]FileState)}
+}
+
+// Get implements [FileStates].
+func (c *FileCache) Get(path string) (FileState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.m[path]
+	return st, ok
+}
+
+// Put implements [FileStates].
+func (c *FileCache) Put(st FileState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[st.Path]; !ok {
+		c.order = append(c.order, st.Path)
+	}
+	c.m[st.Path] = st
+	for len(c.m) > c.max && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		delete(c.m, old)
+	}
+}
+
+// Delete implements [FileStates].
+func (c *FileCache) Delete(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, path)
+	for i, p := range c.order {
+		if p == path {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ContentType names the kind of a [Content] block.
+type ContentType string
+
+const (
+	TypeText         ContentType = "text"
+	TypeImage        ContentType = "image"
+	TypeResourceLink ContentType = "resource_link"
+	TypeResource     ContentType = "resource" // an embedded resource
+)
+
+// Content is one block of a result. Which fields are set depends on Type:
+//
+//   - text: Text.
+//   - image: Data (raw bytes; base64 in JSON) and MIMEType.
+//   - resource_link: URI, optional Name, Title, Description, MIMEType.
+//   - resource: URI, MIMEType, and Text or Data (the embedded contents).
+//
+// Use the constructors [Text], [Image], [ResourceLink], [EmbeddedText] and
+// [EmbeddedBlob].
+type Content struct {
+	Type        ContentType `json:"type"`
+	Text        string      `json:"text,omitempty"`
+	Data        []byte      `json:"data,omitempty"`
+	MIMEType    string      `json:"mime_type,omitempty"`
+	URI         string      `json:"uri,omitempty"`
+	Name        string      `json:"name,omitempty"`
+	Title       string      `json:"title,omitempty"`
+	Description string      `json:"description,omitempty"`
+}
+
+// Text returns a text block.
+func Text(s string) Content { return Content{Type: TypeText, Text: s} }
+
+// Image returns an image block.
+func Image(data []byte, mimeType string) Content {
+	return Content{Type: TypeImage, Data: data, MIMEType: mimeType}
+}
+
+// ResourceLink returns a link to a resource the client may fetch.
+func ResourceLink(uri, name, mimeType string) Content {
+	return Content{Type: TypeResourceLink, URI: uri, Name: name, MIMEType: mimeType}
+}
+
+// EmbeddedText returns an embedded text resource.
+func EmbeddedText(uri, mimeType, text string) Content {
+	return Content{Type: TypeResource, URI: uri, MIMEType: mimeType, Text: text}
+}
+
+// EmbeddedBlob returns an embedded binary resource.
+func EmbeddedBlob(uri, mimeType string, data []byte) Content {
+	return Content{Type: TypeResource, URI: uri, MIMEType: mimeType, Data: data}
+}
+
+// Result is what one call produced.
+//
+// Content is what the model reads; Display is what a person sees (a diff, a
+// rendered table). A nil Display means "show Content". Structured holds data
+// matching the tool's output schema, if it has one. Messages are extra
+// messages the agent appends to the conversation after the tool results
+// (for example a skill's instructions). ContextModifier, if set, is applied
+// to the session's environment after the call (a `cd`, a mode change); the
+// executor applies it only for calls that are not concurrency-safe, in the
+// model's order.
+type Result struct {
+	Content         []Content  `json:"content"`
+	Display         []Content  `json:"display,omitempty"`
+	IsError         bool       `json:"is_error,omitempty"`
+	Structured      any        `json:"structured,omitempty"`
+	Messages        []Message  `json:"messages,omitempty"`
+	ContextModifier func(*Env) `json:"-"`
+}
+
+// Message is an extra conversation message a tool adds.
+type Message struct {
+	Role    string    `json:"role"` // "user" or "assistant"
+	Content []Content `json:"content"`
+}
+
+// TextResult returns a result with one text block.
+func TextResult(s string) *Result { return &Result{Content: []Content{Text(s)}} }
+
+// Errorf returns an error result with a formatted text block.
+func Errorf(format string, args ...any) *Result {
+	return &Result{Content: []Content{Text(fmt.Sprintf(format, args...))}, IsError: true}
+}
+
+// ErrorResult returns an error result carrying err's text.
+func ErrorResult(err error) *Result {
+	return &Result{Content: []Content{Text(err.Error())}, IsError: true}
+}
+
+// WithDisplay sets the display channel and returns r.
+func (r *Result) WithDisplay(c ...Content) *Result {
+	r.Display = c
+	return r
+}
+
+// DisplayContent returns the blocks a person should see: Display if set, else
+// Content.
+func (r *Result) DisplayContent() []Content {
+	if r.Display != nil {
+		return r.Display
+	}
+	return r.Content
+}
+
+// TextContent joins the text of every text and embedded-text block of the
+// model channel with newlines.
+func (r *Result) TextContent() string { return JoinText(r.Content) }
+
+// JoinText joins the text of text blocks and embedded text resources.
+func JoinText(blocks []Content) string {
+	var b strings.Builder
+	for _, c := range blocks {
+		if c.Type != TypeText && !(c.Type == TypeResource && c.Text != "") {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// TextLen returns the number of characters (runes) of text in blocks, the
+// unit of [Spec.MaxResultChars].
+func TextLen(blocks []Content) int {
+	n := 0
+	for _, c := range blocks {
+		n += utf8.RuneCountInString(c.Text)
+	}
+	return n
+}
+
+// JSONResult is a helper for tools returning JSON text: a result holding v
+// marshalled with two-space indentation.
+func JSONResult(v any) (*Result, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("tool: marshal result: %w", err)
+	}
+	return TextResult(string(b)), nil
+}
