@@ -1,0 +1,100 @@
+package toolset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MCPPrefix starts the name of every MCP tool: mcp__<server>__<tool>.
+const MCPPrefix = "mcp__"
+
+// mcpSep separates the server from the tool in an MCP tool's name.
+const mcpSep = "__"
+
+// maxNameLen is the longest tool name the model APIs accept.
+const maxNameLen = 64
+
+// ErrBadServerName is wrapped by the errors about unusable MCP server names.
+var ErrBadServerName = errors.New("bad MCP server name")
+
+// CheckServerName reports whether server can name an MCP server in tool
+// names: non-empty, without "__" (which separates server from tool), and
+// made only of ASCII letters, digits, '_' and '-' once [SanitizeName] has
+// replaced the other characters (so "my.server" is usable as "my_server").
+func CheckServerName(server string) error {
+	if server == "" {
+		return fmt.Errorf("%w: empty", ErrBadServerName)
+	}
+	if strings.Contains(server, mcpSep) || strings.Contains(SanitizeName(server), mcpSep) {
+		return fmt.Errorf("%w: %q contains %q (it separates server and tool in mcp__<server>__<tool>)", ErrBadServerName, server, mcpSep)
+	}
+	return nil
+}
+
+// SanitizeName replaces every character that is not an ASCII letter, digit,
+// '_' or '-' with '_'.
+func SanitizeName(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			out = append(out, byte(r))
+		} else {
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// MCPName returns the pool name of MCP tool toolName of server:
+// mcp__<server>__<tool>, with characters the model APIs do not accept
+// replaced by '_' (see [SanitizeName]). A name longer than 64 characters is
+// shortened deterministically: cut, then "_" and 8 hex digits of the SHA-256
+// of the full name, so different long names stay different. The result
+// always satisfies tool.ValidName. The error wraps [ErrBadServerName].
+//
+// A toolName that already carries the mcp__<server>__ prefix is not prefixed
+// again.
+func MCPName(server, toolName string) (string, error) {
+	if err := CheckServerName(server); err != nil {
+		return "", err
+	}
+	if toolName == "" {
+		return "", fmt.Errorf("MCP server %q: empty tool name", server)
+	}
+	prefix := MCPPrefix + SanitizeName(server) + mcpSep
+	full := SanitizeName(toolName)
+	if !strings.HasPrefix(full, prefix) {
+		full = prefix + full
+	}
+	return shorten(full), nil
+}
+
+// shorten cuts a name to maxNameLen with a hash suffix.
+func shorten(name string) string {
+	if len(name) <= maxNameLen {
+		return name
+	}
+	return name[:maxNameLen-9] + "_" + hashSuffix(name)
+}
+
+func hashSuffix(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:4])
+}
+
+// SplitMCPName splits an MCP tool's pool name into server and tool. ok is
+// false for names that do not start with mcp__ or lack the second "__".
+func SplitMCPName(name string) (server, toolName string, ok bool) {
+	rest, found := strings.CutPrefix(name, MCPPrefix)
+	if !found {
+		return "", "", false
+	}
+	server, toolName, ok = strings.Cut(rest, mcpSep)
+	if !ok || server == "" {
+		return "", "", false
+	}
+	return server, toolName, true
+}
