@@ -1,0 +1,161 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryPolicy says how adapters retry a request that failed transiently
+// (see [Retryable]). A request is retried only while its attempt has yielded
+// no event; once the caller has seen part of a reply, a failure is reported
+// as [ErrInterrupted] and the caller decides.
+//
+// The delay before retry n (n = 1, 2, …) is the provider's retry-after-ms or
+// retry-after if it sent one, else BaseDelay·2^(n-1) capped at MaxDelay,
+// with "equal jitter" (a random point in the upper half of the interval) so
+// that clients hit by the same outage do not retry in lockstep.
+//
+// The zero value is the default policy.
+type RetryPolicy struct {
+	// MaxAttempts is the number of attempts, the first included. Zero means
+	// 4; 1 disables retries.
+	MaxAttempts int
+	// BaseDelay is the first backoff delay. Zero means 500ms.
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff delay. Zero means 30s.
+	MaxDelay time.Duration
+	// MaxRetryAfter is the longest retry-after the policy waits for; a
+	// provider asking for longer gets its error returned at once. Zero
+	// means 60s.
+	MaxRetryAfter time.Duration
+	// Sleep waits for d or until ctx is done. Nil means a timer. Tests
+	// inject a recorder.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0, 1). Nil means math/rand/v2.
+	Jitter func() float64
+	// OnRetry, if set, is told about each retry before its delay (for a
+	// status line: "overloaded, retrying in 2s").
+	OnRetry func(attempt int, delay time.Duration, err error)
+}
+
+func (p RetryPolicy) maxAttempts() int {
+	if p.MaxAttempts <= 0 {
+		return 4
+	}
+	return p.MaxAttempts
+}
+
+// Delay returns the wait before retry n (1-based) after err.
+func (p RetryPolicy) Delay(n int, err error) time.Duration {
+	if ra := RetryAfter(err); ra > 0 {
+		return ra
+	}
+	base, maxd := p.BaseDelay, p.MaxDelay
+	if base <= 0 {
+		base = 500 * time.Millisecond
+	}
+	if maxd <= 0 {
+		maxd = 30 * time.Second
+	}
+	d := base
+	for i := 1; i < n && d < maxd; i++ {
+		d *= 2
+	}
+	d = min(d, maxd)
+	j := p.Jitter
+	if j == nil {
+		j = rand.Float64
+	}
+	half := d / 2
+	return half + time.Duration(j()*float64(d-half))
+}
+
+func (p RetryPolicy) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Retry runs attempt until it succeeds, fails permanently, or the policy's
+// attempts run out, and yields the events of the attempt that got through.
+// Adapters build their [Provider.Stream] with it; attempt must return
+// classified errors ([APIError], [ErrConnection], …).
+func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context) iter.Seq2[Event, error]) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		maxAttempts := p.maxAttempts()
+		maxRA := p.MaxRetryAfter
+		if maxRA <= 0 {
+			maxRA = 60 * time.Second
+		}
+	attempts:
+		for n := 1; ; n++ {
+			yielded := false
+			for ev, err := range attempt(ctx) {
+				if err == nil {
+					yielded = true
+					if !yield(ev, nil) {
+						return
+					}
+					continue
+				}
+				if yielded || n >= maxAttempts || !Retryable(err) || ctx.Err() != nil ||
+					RetryAfter(err) > maxRA {
+					yield(Event{}, err)
+					return
+				}
+				d := p.Delay(n, err)
+				if p.OnRetry != nil {
+					p.OnRetry(n, d, err)
+				}
+				if serr := p.sleep(ctx, d); serr != nil {
+					yield(Event{}, fmt.Errorf("%w (while waiting to retry after: %w)", serr, err))
+					return
+				}
+				continue attempts
+			}
+			return
+		}
+	}
+}
+
+// ParseRetryAfter reads the delay a response asks for: retry-after-ms
+// (milliseconds, fractions allowed) wins over retry-after (seconds, or an
+// HTTP date relative to now). Zero means none, or a value that could not be
+// parsed, or one in the past.
+func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("retry-after"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
