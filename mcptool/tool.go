@@ -1,0 +1,282 @@
+package mcptool
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Prefix starts the name of every MCP tool: mcp__<server>__<tool>.
+const Prefix = "mcp__"
+
+// MaxDescription bounds the description of an MCP tool in runes: a server
+// cannot fill the model's context through a description.
+const MaxDescription = 2048
+
+// ToolName returns the Gantry name of a server's tool: mcp__<server>__<tool>
+// with every character outside [a-zA-Z0-9_-] replaced by '_'. A name longer
+// than 64 characters is cut and ends with a short hash of the full name, so
+// it stays valid and distinct.
+func ToolName(server, remote string) string {
+	name := Prefix + sanitize(server) + "__" + sanitize(remote)
+	if len(name) <= 64 {
+		return name
+	}
+	return hashed(name)
+}
+
+func hashed(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return name[:55] + "_" + hex.EncodeToString(sum[:4])
+}
+
+func sanitize(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// SplitName splits an MCP tool name into its server and tool parts. ok is
+// false for a name that is not of the form mcp__<server>__<tool>.
+func SplitName(name string) (server, toolName string, ok bool) {
+	rest, found := strings.CutPrefix(name, Prefix)
+	if !found {
+		return "", "", false
+	}
+	server, toolName, found = strings.Cut(rest, "__")
+	if !found || server == "" || toolName == "" {
+		return "", "", false
+	}
+	return server, toolName, true
+}
+
+// Tool is a server's tool as a [tool.Tool].
+//
+// Its input schema is the server's, validated by the executor like any
+// other. Its annotations are the server's (kept in [tool.Spec.Annotations])
+// but, coming from an untrusted server, they never make a call read-only
+// or non-destructive: the traits stay fail-closed, except that a
+// readOnlyHint marks the tool concurrency-safe (unless
+// [Options.SerialCalls]) — which only lets it run beside other
+// concurrency-safe calls and is not something the permission layer trusts.
+//
+// A Tool of a disconnected server reports Enabled false, and a call fails
+// with an error wrapping [ErrUnavailable].
+type Tool struct {
+	s      *server
+	remote *mcp.Tool
+	spec   tool.Spec
+}
+
+var (
+	_ tool.Tool    = (*Tool)(nil)
+	_ tool.Enabler = (*Tool)(nil)
+)
+
+// Spec implements [tool.Tool].
+func (t *Tool) Spec() *tool.Spec { return &t.spec }
+
+// Server returns the name of the tool's server.
+func (t *Tool) Server() string { return t.s.name }
+
+// Remote returns the tool as the server described it.
+func (t *Tool) Remote() *mcp.Tool { return t.remote }
+
+// Enabled implements [tool.Enabler]: true while the server is connected.
+func (t *Tool) Enabled(context.Context, *tool.Env) bool { return t.s.connected() }
+
+// DescribeCall implements [tool.Describer].
+func (t *Tool) DescribeCall(json.RawMessage) string {
+	return fmt.Sprintf("%s (MCP %s)", t.remote.Name, t.s.name)
+}
+
+// Call implements [tool.Tool]: tools/call on the server, bounded by the
+// call timeout. Cancelling ctx cancels the request (the server receives
+// notifications/cancelled). A result with isError is returned as an error
+// result; a failure to get any result is returned as an error wrapping
+// [ErrUnavailable], [ErrDisconnected] or [ErrTimeout].
+func (t *Tool) Call(ctx context.Context, _ *tool.Env, input json.RawMessage) (*tool.Result, error) {
+	s := t.s
+	cs, err := s.live()
+	if err != nil {
+		return nil, err
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.m.opts.CallTimeout)
+	defer cancel()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.remote.Name, Arguments: input})
+	if err != nil {
+		return nil, s.callErr(ctx, cctx, cs, "tools/call "+t.remote.Name, err)
+	}
+	return ConvertResult(res), nil
+}
+
+// callErr turns the error of a request into one that says what happened.
+func (s *server) callErr(parent, cctx context.Context, cs *mcp.ClientSession, what string, err error) error {
+	switch {
+	case parent.Err() != nil:
+		return fmt.Errorf("MCP %s on %q cancelled: %w", what, s.name, context.Cause(parent))
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s on %q got no answer within %s (the request was cancelled)", ErrTimeout, what, s.name, s.m.opts.CallTimeout)
+	case errors.Is(err, mcp.ErrConnectionClosed) || s.sessionGone(cs):
+		return fmt.Errorf("%w: %q went away during %s (%v); its tools are unavailable until it reconnects", ErrDisconnected, s.name, what, err)
+	}
+	return fmt.Errorf("MCP server %q: %s: %w", s.name, what, err)
+}
+
+// sessionGone reports whether cs is no longer the server's live session.
+func (s *server) sessionGone(cs *mcp.ClientSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.session != cs
+}
+
+// wrapTools converts a server's tool list.
+func (s *server) wrapTools(remote []*mcp.Tool) []tool.Tool {
+	out := make([]tool.Tool, 0, len(remote))
+	seen := map[string]bool{}
+	for _, rt := range remote {
+		if rt == nil || rt.Name == "" {
+			continue
+		}
+		name := ToolName(s.name, rt.Name)
+		if seen[name] {
+			name = hashed(name + "\x00" + rt.Name)
+		}
+		seen[name] = true
+		out = append(out, &Tool{s: s, remote: rt, spec: s.spec(name, rt)})
+	}
+	return out
+}
+
+func (s *server) spec(name string, rt *mcp.Tool) tool.Spec {
+	sp := tool.Spec{
+		Name:        name,
+		Description: truncate(rt.Description, MaxDescription),
+		InputSchema: inputSchema(rt.InputSchema),
+		Timeout:     s.m.opts.CallTimeout,
+	}
+	if sp.Description == "" {
+		sp.Description = fmt.Sprintf("Tool %s of MCP server %s.", rt.Name, s.name)
+	}
+	if rt.OutputSchema != nil {
+		if b, err := json.Marshal(rt.OutputSchema); err == nil {
+			sp.OutputSchema = b
+		}
+	}
+	sp.Annotations.Title = rt.Title
+	if a := rt.Annotations; a != nil {
+		if a.Title != "" {
+			sp.Annotations.Title = a.Title
+		}
+		sp.Annotations.ReadOnlyHint = a.ReadOnlyHint
+		sp.Annotations.IdempotentHint = a.IdempotentHint
+		sp.Annotations.DestructiveHint = a.DestructiveHint
+		sp.Annotations.OpenWorldHint = a.OpenWorldHint
+		// Ordering only: never ReadOnly or NonDestructive (fail closed).
+		sp.Traits.ConcurrencySafe = a.ReadOnlyHint && !s.m.opts.SerialCalls
+	}
+	if sp.Annotations.Title != "" {
+		sp.Defer.SearchHint = truncate(sp.Annotations.Title, 80)
+	}
+	return sp
+}
+
+// permissiveSchema is used when a server's schema cannot be compiled: the
+// server still validates its own input.
+var permissiveSchema = json.RawMessage(`{"type":"object"}`)
+
+func inputSchema(v any) json.RawMessage {
+	if v == nil {
+		return permissiveSchema
+	}
+	b, err := json.Marshal(v)
+	if err != nil || tool.CheckSchema(b) != nil {
+		return permissiveSchema
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// ConvertResult maps an MCP tool result to a Gantry result: text, images,
+// embedded resources and resource links map one to one; audio becomes a
+// short note (no model reads audio from a tool result); structured content
+// is kept in [tool.Result.Structured] and, when the server sent no content
+// blocks, also given to the model as JSON text; isError is kept.
+func ConvertResult(res *mcp.CallToolResult) *tool.Result {
+	out := &tool.Result{IsError: res.IsError, Structured: res.StructuredContent}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, ConvertContent(c))
+	}
+	if len(out.Content) == 0 && res.StructuredContent != nil {
+		if b, err := json.MarshalIndent(res.StructuredContent, "", "  "); err == nil {
+			out.Content = append(out.Content, tool.Text(string(b)))
+		}
+	}
+	if len(out.Content) == 0 {
+		if out.IsError {
+			out.Content = []tool.Content{tool.Text("The MCP tool failed without a message.")}
+		} else {
+			out.Content = []tool.Content{tool.Text("(no output)")}
+		}
+	}
+	return out
+}
+
+// ConvertContent maps one MCP content block.
+func ConvertContent(c mcp.Content) tool.Content {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return tool.Text(c.Text)
+	case *mcp.ImageContent:
+		return tool.Image(c.Data, c.MIMEType)
+	case *mcp.AudioContent:
+		return tool.Text(fmt.Sprintf("[audio content: %s, %d bytes, not shown]", orUnknown(c.MIMEType), len(c.Data)))
+	case *mcp.ResourceLink:
+		l := tool.ResourceLink(c.URI, c.Name, c.MIMEType)
+		l.Title, l.Description = c.Title, c.Description
+		return l
+	case *mcp.EmbeddedResource:
+		r := c.Resource
+		if r == nil {
+			return tool.Text("[empty embedded resource]")
+		}
+		if r.Blob != nil {
+			return tool.EmbeddedBlob(r.URI, r.MIMEType, r.Blob)
+		}
+		return tool.EmbeddedText(r.URI, r.MIMEType, r.Text)
+	}
+	b, _ := json.Marshal(c)
+	return tool.Text(fmt.Sprintf("[unsupported MCP content: %s]", truncate(string(b), 200)))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown type"
+	}
+	return s
+}
