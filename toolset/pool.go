@@ -1,0 +1,780 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// ToolSearchName is the name of the tool that loads deferred tools. The name
+// is reserved: no built-in, user or MCP tool may take it.
+const ToolSearchName = "ToolSearch"
+
+// Options configure [NewPool]. The zero value assembles an empty pool.
+type Options struct {
+	// Registry holds the built-in tools. Nil means none.
+	Registry *Registry
+	// Env is the session's environment, passed to factories and to
+	// [tool.IsEnabled]. Nil means an empty environment.
+	Env *tool.Env
+	// Tools are user-defined tools. A user tool with a built-in's name
+	// replaces the built-in (in what the model sees and in execution); a
+	// user tool named like a built-in's alias takes that alias over. Two
+	// user tools with a common name or alias are an error.
+	Tools []tool.Tool
+	// MaxTier is the highest tier of built-ins included. Zero means
+	// [TierSpecialist] (all).
+	MaxTier Tier
+	// Features are the feature flags that are on; a built-in with a
+	// [Entry.Gate] is included only if its gate is listed.
+	Features []string
+	// Allow, if not empty, lists the tools available: name globs ('*', '?'),
+	// "mcp__<server>" for every tool of a server; a permission rule's
+	// specifier is ignored ("Bash(git:*)" allows the tool Bash). A tool
+	// matching none is left out of the pool.
+	Allow []string
+	// Deny lists tools removed from the pool, with the patterns of Allow.
+	// Only bare rules remove a tool: a rule with a specifier ("Bash(rm:*)")
+	// restricts some inputs, which is the permission layer's job, so it is
+	// ignored here. Deny wins over Allow.
+	Deny []string
+	// Defer turns deferral on: tools whose [tool.Deferral.ShouldDefer] is set
+	// or whose name matches DeferNames are sent to the model by name only,
+	// and the ToolSearch tool loads them. Deferral needs ToolSearch: denying
+	// it turns deferral off.
+	Defer bool
+	// DeferNames are extra name patterns of tools to defer when Defer is on.
+	DeferNames []string
+	// DeferMCPOver, when positive and Defer is on, defers every MCP tool
+	// once more than this many MCP tools are available.
+	// [tool.Deferral.AlwaysLoad] wins over every deferral rule.
+	DeferMCPOver int
+	// SearchResults is the default number of tools a ToolSearch keyword
+	// query loads. Zero means 5.
+	SearchResults int
+}
+
+// Pool is the set of tools of one session: what the model sees (in a stable
+// order), what the executor may call, and the deferred tools loaded so far.
+// It is safe for concurrent use. A *Pool satisfies the executor's resolver
+// interface (Lookup and Names).
+type Pool struct {
+	ctx  context.Context // factories' and enablers' context (not cancelled)
+	env  *tool.Env
+	opts Options
+
+	allow, deny, deferNames []pattern
+	features                map[string]bool
+	search                  *member
+	searchTool              *searchTool
+
+	mu      sync.RWMutex
+	members []*member          // canonical order
+	index   map[string]*member // name or alias → member
+	stack   []*layer
+	loaded  map[string]bool // names of loaded deferred tools
+}
+
+type source int
+
+const (
+	srcBuiltin source = iota
+	srcUser
+	srcMCP
+	srcSearch
+)
+
+// member is one tool of the pool, built lazily.
+type member struct {
+	name    string
+	aliases []string
+	src     source
+	server  string // MCP server
+	static  bool   // passes tier, gate, allow and deny
+	factory Factory
+
+	mu    sync.Mutex // guards built, t, err
+	built bool
+	t     tool.Tool
+	err   error
+}
+
+// preset marks m as built with t.
+func (m *member) preset(t tool.Tool) { m.built, m.t = true, t }
+
+func (m *member) names() []string { return append([]string{m.name}, m.aliases...) }
+
+// layer is one restriction pushed on the stack.
+type layer struct{ pats []pattern }
+
+// NewPool assembles a pool. Factories are not called here but the first
+// time a tool is needed (see [Pool.Build]); ctx's values (not its
+// cancellation) are kept for those calls. Errors are programmer mistakes:
+// invalid or clashing user tool names, a tool taking the reserved name
+// ToolSearch, a bad tier.
+func NewPool(ctx context.Context, opts Options) (*Pool, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.MaxTier == 0 {
+		opts.MaxTier = TierSpecialist
+	}
+	if opts.MaxTier < TierCore || opts.MaxTier > TierSpecialist {
+		return nil, fmt.Errorf("toolset: unknown max tier %d", int(opts.MaxTier))
+	}
+	if opts.SearchResults <= 0 {
+		opts.SearchResults = 5
+	}
+	env := opts.Env
+	if env == nil {
+		env = &tool.Env{}
+	}
+	p := &Pool{
+		ctx:      context.WithoutCancel(ctx),
+		env:      env,
+		opts:     opts,
+		features: make(map[string]bool),
+		index:    make(map[string]*member),
+		loaded:   make(map[string]bool),
+	}
+	for _, f := range opts.Features {
+		p.features[f] = true
+	}
+	for _, s := range opts.Allow {
+		pat, _ := parsePattern(s)
+		p.allow = append(p.allow, pat)
+	}
+	for _, s := range opts.Deny {
+		if pat, spec := parsePattern(s); !spec {
+			p.deny = append(p.deny, pat)
+		}
+	}
+	for _, s := range opts.DeferNames {
+		pat, _ := parsePattern(s)
+		p.deferNames = append(p.deferNames, pat)
+	}
+
+	var builtins []*member
+	if opts.Registry != nil {
+		for _, e := range opts.Registry.Entries() {
+			if e.Name == ToolSearchName || slices.Contains(e.Aliases, ToolSearchName) {
+				return nil, fmt.Errorf("toolset: built-in %q: the name %s is reserved", e.Name, ToolSearchName)
+			}
+			m := &member{name: e.Name, aliases: e.Aliases, src: srcBuiltin, factory: checkedFactory(e)}
+			m.static = e.Tier <= opts.MaxTier && (e.Gate == "" || p.features[e.Gate])
+			builtins = append(builtins, m)
+		}
+	}
+	users, err := userMembers(opts.Tools)
+	if err != nil {
+		return nil, err
+	}
+	// A user tool replaces the built-in of the same name and takes over a
+	// built-in's alias; a user alias may not shadow a built-in's name.
+	userNames := make(map[string]bool)
+	for _, u := range users {
+		userNames[u.name] = true
+		for _, a := range u.aliases {
+			userNames[a] = true
+		}
+	}
+	builtinNames := make(map[string]bool)
+	for _, b := range builtins {
+		builtinNames[b.name] = true
+	}
+	for _, u := range users {
+		for _, a := range u.aliases {
+			if builtinNames[a] {
+				return nil, fmt.Errorf("toolset: user tool %q: %w: alias %q is the name of a built-in tool", u.name, ErrDuplicate, a)
+			}
+		}
+	}
+	for _, b := range builtins {
+		if userNames[b.name] {
+			continue // replaced
+		}
+		b.aliases = slices.DeleteFunc(slices.Clone(b.aliases), func(a string) bool { return userNames[a] })
+		p.members = append(p.members, b)
+	}
+	p.members = append(p.members, users...)
+	p.search = &member{name: ToolSearchName, src: srcSearch}
+	p.searchTool = newSearchTool(p)
+	p.search.preset(p.searchTool)
+	p.search.static = !p.denied(p.search)
+	p.search.built = true
+	for _, m := range p.members {
+		if m.src != srcBuiltin {
+			m.static = true
+		}
+		m.static = m.static && p.allowed(m) && !p.denied(m)
+	}
+	p.reindex()
+	return p, nil
+}
+
+// checkedFactory wraps an entry's factory with the checks of what it built.
+func checkedFactory(e Entry) Factory {
+	return func(ctx context.Context, env *tool.Env) (tool.Tool, error) {
+		t, err := e.Factory(ctx, env)
+		if err != nil {
+			return nil, fmt.Errorf("toolset: build %q: %w", e.Name, err)
+		}
+		if t == nil {
+			return nil, fmt.Errorf("toolset: build %q: factory returned no tool", e.Name)
+		}
+		spec := t.Spec()
+		if spec.Name != e.Name {
+			return nil, fmt.Errorf("toolset: build %q: factory built a tool named %q", e.Name, spec.Name)
+		}
+		for _, a := range spec.Aliases {
+			if !slices.Contains(e.Aliases, a) {
+				return nil, fmt.Errorf("toolset: build %q: alias %q is not declared in the registry entry", e.Name, a)
+			}
+		}
+		return t, nil
+	}
+}
+
+func userMembers(tools []tool.Tool) ([]*member, error) {
+	var out []*member
+	owner := make(map[string]string)
+	for _, t := range tools {
+		if t == nil {
+			return nil, errors.New("toolset: nil user tool")
+		}
+		spec := t.Spec()
+		m := &member{name: spec.Name, aliases: slices.Clone(spec.Aliases), src: srcUser}
+		for _, n := range m.names() {
+			if !tool.ValidName(n) {
+				return nil, fmt.Errorf("toolset: user tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", spec.Name, n)
+			}
+			if n == ToolSearchName {
+				return nil, fmt.Errorf("toolset: user tool %q: the name %s is reserved", spec.Name, ToolSearchName)
+			}
+			if o, ok := owner[n]; ok {
+				return nil, fmt.Errorf("toolset: user tool %q: %w: %q is already a name of user tool %q", spec.Name, ErrDuplicate, n, o)
+			}
+			owner[n] = spec.Name
+		}
+		m.preset(t)
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *member) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// reindex rebuilds the name index and the canonical order. Callers hold
+// p.mu for writing (or own p exclusively).
+func (p *Pool) reindex() {
+	rank := func(m *member) int {
+		switch m.src {
+		case srcBuiltin, srcSearch:
+			return 0
+		case srcUser:
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(p.members, func(a, b *member) int {
+		if c := rank(a) - rank(b); c != 0 {
+			return c
+		}
+		if a.src == srcMCP {
+			if c := strings.Compare(a.server, b.server); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	p.index = make(map[string]*member, len(p.members)*2)
+	for _, m := range p.members {
+		for _, n := range m.names() {
+			p.index[n] = m
+		}
+	}
+	p.index[ToolSearchName] = p.search
+}
+
+func (p *Pool) allowed(m *member) bool {
+	if len(p.allow) == 0 {
+		return true
+	}
+	names := m.names()
+	for _, pat := range p.allow {
+		if pat.matchAny(names) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Pool) denied(m *member) bool {
+	names := m.names()
+	for _, pat := range p.deny {
+		if pat.matchAny(names) {
+			return true
+		}
+	}
+	return false
+}
+
+// restricted reports whether the restriction stack excludes m. Callers hold
+// p.mu.
+func (p *Pool) restricted(m *member) bool {
+	if m.src == srcSearch {
+		return false
+	}
+	names := m.names()
+	for _, l := range p.stack {
+		ok := false
+		for _, pat := range l.pats {
+			if pat.matchAny(names) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// get builds m if needed and returns its tool, or nil if it failed.
+func (p *Pool) get(m *member) tool.Tool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.built {
+		m.t, m.err = m.factory(p.ctx, p.env)
+		m.built = true
+	}
+	return m.t
+}
+
+// AddMCP adds (or replaces) the tools of an MCP server. Each tool is exposed
+// as mcp__<server>__<tool> (see [MCPName]); a tool whose spec name already
+// has that prefix keeps it. Two tools whose names become equal after
+// sanitising or shortening are told apart by a hash suffix of their
+// original names (the first in name order keeps the plain name). The error
+// wraps [ErrBadServerName] for a server name with "__", or [ErrDuplicate]
+// when a user tool already has one of the names.
+func (p *Pool) AddMCP(server string, tools ...tool.Tool) error {
+	if err := CheckServerName(server); err != nil {
+		return fmt.Errorf("toolset: add MCP server: %w", err)
+	}
+	type named struct {
+		orig string
+		t    tool.Tool
+	}
+	var list []named
+	for _, t := range tools {
+		if t == nil {
+			return fmt.Errorf("toolset: add MCP server %q: nil tool", server)
+		}
+		list = append(list, named{t.Spec().Name, t})
+	}
+	slices.SortStableFunc(list, func(a, b named) int { return strings.Compare(a.orig, b.orig) })
+	var ms []*member
+	taken := make(map[string]bool)
+	for _, n := range list {
+		name, err := MCPName(server, n.orig)
+		if err != nil {
+			return fmt.Errorf("toolset: add MCP server %q: %w", server, err)
+		}
+		if taken[name] {
+			base := name
+			if len(base) > maxNameLen-9 {
+				base = base[:maxNameLen-9]
+			}
+			name = base + "_" + hashSuffix(MCPPrefix+server+mcpSep+n.orig)
+			for i := 2; taken[name]; i++ {
+				name = base + "_" + hashSuffix(fmt.Sprintf("%s%s%s%s#%d", MCPPrefix, server, mcpSep, n.orig, i))
+			}
+		}
+		taken[name] = true
+		m := &member{name: name, src: srcMCP, server: SanitizeName(server)}
+		t := renamed(n.t, name)
+		m.preset(t)
+		ms = append(ms, m)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range ms {
+		if o, ok := p.index[m.name]; ok && o.src != srcMCP {
+			return fmt.Errorf("toolset: add MCP server %q: %w: %q is already a tool name", server, ErrDuplicate, m.name)
+		}
+		m.static = p.allowed(m) && !p.denied(m)
+	}
+	srv := SanitizeName(server)
+	p.members = slices.DeleteFunc(p.members, func(m *member) bool { return m.src == srcMCP && m.server == srv })
+	p.members = append(p.members, ms...)
+	p.reindex()
+	return nil
+}
+
+// RemoveMCP removes the tools of an MCP server (a disconnected server).
+func (p *Pool) RemoveMCP(server string) {
+	srv := SanitizeName(server)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members = slices.DeleteFunc(p.members, func(m *member) bool { return m.src == srcMCP && m.server == srv })
+	p.reindex()
+}
+
+// Push narrows the pool to the tools matching at least one of patterns (the
+// patterns of [Options.Allow]) until the returned pop function is called,
+// for a skill or subagent. Nested pushes intersect: a tool stays only if
+// every pushed layer matches it. Pop removes exactly the layer Push added
+// (layers may be popped in any order) and is idempotent. ToolSearch is never
+// restricted away while deferred tools remain.
+func (p *Pool) Push(patterns ...string) (pop func()) {
+	l := &layer{}
+	for _, s := range patterns {
+		pat, _ := parsePattern(s)
+		l.pats = append(l.pats, pat)
+	}
+	p.mu.Lock()
+	p.stack = append(p.stack, l)
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.stack = slices.DeleteFunc(p.stack, func(x *layer) bool { return x == l })
+		})
+	}
+}
+
+// Depth returns the number of restriction layers pushed.
+func (p *Pool) Depth() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.stack)
+}
+
+// entry is one available tool in a snapshot of the pool.
+type entry struct {
+	m        *member
+	t        tool.Tool
+	spec     *tool.Spec
+	deferred bool
+	loaded   bool
+}
+
+// snapshot returns the available tools in order (restriction applied), with
+// their deferral state, and whether ToolSearch is part of the view.
+func (p *Pool) snapshot() (list []entry, search bool) {
+	p.mu.RLock()
+	cands := make([]*member, 0, len(p.members))
+	for _, m := range p.members {
+		if m.static && !p.restricted(m) {
+			cands = append(cands, m)
+		}
+	}
+	loaded := make(map[string]bool, len(p.loaded))
+	for k := range p.loaded {
+		loaded[k] = true
+	}
+	p.mu.RUnlock()
+
+	deferOn := p.opts.Defer && p.search.static
+	mcpCount := 0
+	for _, m := range cands {
+		if t := p.get(m); t != nil && tool.IsEnabled(p.ctx, t, p.env) {
+			list = append(list, entry{m: m, t: t, spec: t.Spec()})
+			if m.src == srcMCP {
+				mcpCount++
+			}
+		}
+	}
+	if !deferOn {
+		return list, false
+	}
+	for i := range list {
+		e := &list[i]
+		d := e.spec.Defer
+		switch {
+		case d.AlwaysLoad:
+		case d.ShouldDefer, e.m.src == srcMCP && p.opts.DeferMCPOver > 0 && mcpCount > p.opts.DeferMCPOver:
+			e.deferred = true
+		default:
+			for _, pat := range p.deferNames {
+				if pat.matchAny(e.m.names()) {
+					e.deferred = true
+					break
+				}
+			}
+		}
+		if e.deferred {
+			search = true
+			e.loaded = loaded[e.m.name]
+		}
+	}
+	return list, search
+}
+
+// Tools returns the tools the model sees, in order: every available tool
+// except deferred tools not loaded yet, plus ToolSearch (in its place among
+// the built-ins) when there are deferred tools.
+func (p *Pool) Tools() []tool.Tool {
+	list, search := p.snapshot()
+	out := make([]tool.Tool, 0, len(list)+1)
+	pos := -1
+	for i, e := range list {
+		if search && i == p.searchPos(list) {
+			pos = len(out)
+		}
+		if !e.deferred || e.loaded {
+			out = append(out, e.t)
+		}
+	}
+	if search {
+		if pos < 0 {
+			pos = len(out)
+		}
+		out = slices.Insert(out, pos, tool.Tool(p.searchTool.withListing(list)))
+	}
+	return out
+}
+
+// Specs returns the specs of [Pool.Tools], in the same order, for
+// provider-neutral requests.
+func (p *Pool) Specs() []*tool.Spec {
+	ts := p.Tools()
+	out := make([]*tool.Spec, len(ts))
+	for i, t := range ts {
+		out[i] = t.Spec()
+	}
+	return out
+}
+
+// All returns every available tool in order, deferred ones included (and
+// ToolSearch when deferral applies).
+func (p *Pool) All() []tool.Tool {
+	list, search := p.snapshot()
+	out := make([]tool.Tool, 0, len(list)+1)
+	for _, e := range list {
+		out = append(out, e.t)
+	}
+	if search {
+		out = slices.Insert(out, p.searchPos(list), tool.Tool(p.searchTool.withListing(list)))
+	}
+	return out
+}
+
+func (p *Pool) searchPos(list []entry) int {
+	for i, e := range list {
+		if e.m.src != srcBuiltin || e.m.name > ToolSearchName {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// Deferred returns the deferred tools (loaded or not) in order.
+func (p *Pool) Deferred() []tool.Tool {
+	list, _ := p.snapshot()
+	var out []tool.Tool
+	for _, e := range list {
+		if e.deferred {
+			out = append(out, e.t)
+		}
+	}
+	return out
+}
+
+// Lookup returns the tool called name (or an alias of it) if the session may
+// call it: available, not filtered out, inside the restriction stack. A
+// deferred tool is found even before it is loaded. Lookup builds only the
+// tool asked for.
+func (p *Pool) Lookup(name string) (tool.Tool, bool) {
+	p.mu.RLock()
+	m, ok := p.index[name]
+	if ok && (!m.static || p.restricted(m)) {
+		ok = false
+	}
+	p.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	if m.src == srcSearch {
+		if !p.opts.Defer {
+			return nil, false
+		}
+		list, search := p.snapshot()
+		if !search {
+			return nil, false
+		}
+		return p.searchTool.withListing(list), true
+	}
+	t := p.get(m)
+	if t == nil || !tool.IsEnabled(p.ctx, t, p.env) {
+		return nil, false
+	}
+	return t, true
+}
+
+// Names returns every name and alias [Pool.Lookup] resolves, in pool order
+// (for "did you mean" suggestions).
+func (p *Pool) Names() []string {
+	var out []string
+	for _, t := range p.All() {
+		out = append(out, t.Spec().Names()...)
+	}
+	return out
+}
+
+// Load marks deferred tools as loaded, so they are sent in full from the
+// next request on. Unknown names are ignored; aliases resolve.
+func (p *Pool) Load(names ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range names {
+		if m, ok := p.index[n]; ok && m.src != srcSearch {
+			p.loaded[m.name] = true
+		}
+	}
+}
+
+// Loaded returns the names of the loaded deferred tools, sorted.
+func (p *Pool) Loaded() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]string, 0, len(p.loaded))
+	for k := range p.loaded {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ResetLoaded forgets the loaded deferred tools (after a compaction dropped
+// the messages that loaded them).
+func (p *Pool) ResetLoaded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.loaded)
+}
+
+// Build builds every tool of the pool that is not built yet (the factories
+// run at most once) and returns [Pool.Err]. Call it to fail early.
+func (p *Pool) Build() error {
+	p.mu.RLock()
+	ms := slices.Clone(p.members)
+	p.mu.RUnlock()
+	for _, m := range ms {
+		if m.static {
+			p.get(m)
+		}
+	}
+	return p.Err()
+}
+
+// Err returns the errors of the factories run so far, joined (nil if none).
+// A tool whose factory failed is left out of the pool.
+func (p *Pool) Err() error {
+	p.mu.RLock()
+	ms := slices.Clone(p.members)
+	p.mu.RUnlock()
+	var errs []error
+	for _, m := range ms {
+		m.mu.Lock()
+		if m.err != nil {
+			errs = append(errs, m.err)
+		}
+		m.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// renamed exposes an MCP tool under its pool name, keeping its optional
+// capabilities.
+type renamedTool struct {
+	inner tool.Tool
+	spec  tool.Spec
+}
+
+func renamed(t tool.Tool, name string) tool.Tool {
+	s := *t.Spec()
+	if s.Name == name {
+		return t
+	}
+	s.Name = name
+	s.Aliases = nil
+	return &renamedTool{inner: t, spec: s}
+}
+
+var (
+	_ tool.Traiter           = (*renamedTool)(nil)
+	_ tool.InputValidator    = (*renamedTool)(nil)
+	_ tool.PermissionChecker = (*renamedTool)(nil)
+	_ tool.Describer         = (*renamedTool)(nil)
+	_ tool.RuleMatcher       = (*renamedTool)(nil)
+	_ tool.Timeouter         = (*renamedTool)(nil)
+	_ tool.Enabler           = (*renamedTool)(nil)
+)
+
+// Unwrap returns the MCP tool under its own name.
+func (r *renamedTool) Unwrap() tool.Tool { return r.inner }
+
+func (r *renamedTool) Spec() *tool.Spec { return &r.spec }
+
+func (r *renamedTool) Call(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Result, error) {
+	return r.inner.Call(ctx, env, input)
+}
+
+func (r *renamedTool) Traits(input json.RawMessage) tool.Traits {
+	if t, ok := r.inner.(tool.Traiter); ok {
+		return t.Traits(input)
+	}
+	return r.spec.Traits
+}
+
+func (r *renamedTool) ValidateInput(ctx context.Context, env *tool.Env, input json.RawMessage) error {
+	if v, ok := r.inner.(tool.InputValidator); ok {
+		return v.ValidateInput(ctx, env, input)
+	}
+	return nil
+}
+
+func (r *renamedTool) CheckPermission(ctx context.Context, env *tool.Env, input json.RawMessage) tool.PermissionResult {
+	if c, ok := r.inner.(tool.PermissionChecker); ok {
+		return c.CheckPermission(ctx, env, input)
+	}
+	return tool.PermissionResult{}
+}
+
+func (r *renamedTool) DescribeCall(input json.RawMessage) string {
+	if d, ok := r.inner.(tool.Describer); ok {
+		if s := d.DescribeCall(input); s != "" && s != r.inner.Spec().Name {
+			return s
+		}
+	}
+	return r.spec.Name
+}
+
+func (r *renamedTool) MatchRule(specifier string, input json.RawMessage) bool {
+	if m, ok := r.inner.(tool.RuleMatcher); ok {
+		return m.MatchRule(specifier, input)
+	}
+	return false
+}
+
+func (r *renamedTool) CallTimeout(input json.RawMessage) time.Duration {
+	if t, ok := r.inner.(tool.Timeouter); ok {
+		return t.CallTimeout(input)
+	}
+	return 0
+}
+
+func (r *renamedTool) Enabled(ctx context.Context, env *tool.Env) bool {
+	return tool.IsEnabled(ctx, r.inner, env)
+}
