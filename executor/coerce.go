@@ -1,0 +1,176 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// maxCoerceDepth bounds the recursion of coercion (through nested values and
+// $ref chains) so that a hostile input or a recursive schema cannot blow the
+// stack.
+const maxCoerceDepth = 64
+
+// coerce repairs the common mistakes models make in tool inputs, guided by
+// the schema, recursively:
+//
+//   - "true" / "false" where the schema wants a boolean → the boolean;
+//   - a numeric string where it wants a number or an integer → the number;
+//   - a JSON object or array passed as a string where it wants an object or
+//     an array → the decoded value;
+//   - null for an optional property whose schema does not allow null → the
+//     property is omitted.
+//
+// A value is changed only where its type is one the schema does not accept
+// and the replacement's type is one it does, so a valid input is never
+// changed. coerce reports whether it changed anything; v is modified in
+// place (maps and slices) and the new root is returned.
+func coerce(v any, s *validator.Schema) (any, bool) {
+	return coerceValue(v, s, 0)
+}
+
+func coerceValue(v any, s *validator.Schema, depth int) (any, bool) {
+	if s == nil || depth > maxCoerceDepth {
+		return v, false
+	}
+	changed := false
+	// allOf branches and a $ref next to other keywords all apply.
+	if s.Ref != nil {
+		var c bool
+		v, c = coerceValue(v, s.Ref, depth+1)
+		changed = changed || c
+	}
+	for _, sub := range s.AllOf {
+		var c bool
+		v, c = coerceValue(v, sub, depth+1)
+		changed = changed || c
+	}
+	if s.Types != nil {
+		if nv, ok := convert(v, s.Types.ToStrings()); ok {
+			v, changed = nv, true
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for name, pv := range x {
+			ps, ok := s.Properties[name]
+			if !ok {
+				if ap, isSchema := s.AdditionalProperties.(*validator.Schema); isSchema {
+					ps = ap
+				} else {
+					continue
+				}
+			}
+			if pv == nil && !slices.Contains(s.Required, name) && rejectsNull(ps) {
+				delete(x, name)
+				changed = true
+				continue
+			}
+			if nv, c := coerceValue(pv, ps, depth+1); c {
+				x[name] = nv
+				changed = true
+			}
+		}
+	case []any:
+		for i, iv := range x {
+			var is *validator.Schema
+			if i < len(s.PrefixItems) {
+				is = s.PrefixItems[i]
+			} else if arr, ok := s.Items.([]*validator.Schema); ok {
+				if i < len(arr) {
+					is = arr[i]
+				}
+			} else {
+				is = itemsSchema(s)
+			}
+			if nv, c := coerceValue(iv, is, depth+1); c {
+				x[i] = nv
+				changed = true
+			}
+		}
+	}
+	return v, changed
+}
+
+// rejectsNull reports whether a property schema declares types and null is
+// not one of them.
+func rejectsNull(s *validator.Schema) bool {
+	s = deref(s)
+	if s == nil || s.Types == nil {
+		return false
+	}
+	return !slices.Contains(s.Types.ToStrings(), "null")
+}
+
+// convert turns a string into the value of a type in want, when v's own type
+// is not in want.
+func convert(v any, want []string) (any, bool) {
+	str, ok := v.(string)
+	if !ok || slices.Contains(want, "string") {
+		return v, false
+	}
+	if slices.Contains(want, "boolean") {
+		switch str {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	if slices.Contains(want, "integer") || slices.Contains(want, "number") {
+		if n, ok := parseNumber(str, !slices.Contains(want, "number")); ok {
+			return n, true
+		}
+	}
+	if slices.Contains(want, "object") || slices.Contains(want, "array") {
+		t := strings.TrimSpace(str)
+		if len(t) >= 2 && ((t[0] == '{' && slices.Contains(want, "object")) || (t[0] == '[' && slices.Contains(want, "array"))) {
+			if d, err := validator.UnmarshalJSON(strings.NewReader(t)); err == nil {
+				return d, true
+			}
+		}
+	}
+	if slices.Contains(want, "null") && str == "null" {
+		return nil, true
+	}
+	return v, false
+}
+
+// parseNumber accepts a string that is exactly a JSON number (surrounding
+// spaces allowed); with integer, only integral values.
+func parseNumber(s string, integer bool) (json.Number, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 64 || !json.Valid([]byte(s)) || !isNumberLiteral(s) {
+		return "", false
+	}
+	if integer {
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || f != float64(int64(f)) {
+				return "", false
+			}
+		}
+	}
+	return json.Number(s), true
+}
+
+func isNumberLiteral(s string) bool {
+	c := s[0]
+	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// encodeInput marshals a coerced value back to compact JSON. Numbers are
+// json.Number, so they keep their text.
+func encodeInput(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

@@ -1,0 +1,655 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Causes of a call's context cancellation, told apart with context.Cause.
+var (
+	errCallTimeout = errors.New("tool call deadline exceeded")
+	// ErrInterrupted is the cause of a call's cancellation when the run was
+	// stopped by a permission decision with Interrupt or a hook.
+	ErrInterrupted = errors.New("executor: run stopped")
+	// ErrDiscarded is the cause of a call's cancellation by
+	// [Stream.Discard].
+	ErrDiscarded = errors.New("executor: stream discarded")
+)
+
+// siblingError is the cause of a call's cancellation when a parallel sibling
+// failed.
+type siblingError struct {
+	id, name, text string
+}
+
+func (e *siblingError) Error() string {
+	return fmt.Sprintf("parallel call %s (%s) failed", e.name, e.id)
+}
+
+type jobState int
+
+const (
+	stateQueued jobState = iota
+	stateRunning
+	stateDone
+)
+
+// job is one call moving through the pipeline.
+type job struct {
+	idx   int
+	call  Call
+	tool  tool.Tool
+	spec  *tool.Spec
+	input json.RawMessage
+	group *group
+	state jobState // guarded by Stream.mu
+
+	out  Outcome
+	span trace.Span
+	done chan struct{}
+
+	mu     sync.Mutex // guards st and final
+	st     tool.Status
+	final  bool
+	status tool.StatusFunc
+}
+
+// group is a maximal run of consecutive concurrency-safe calls (or one call
+// that is not): the unit of sibling cancellation.
+type group struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	safe   bool
+}
+
+func (j *job) emit(edit func(st *tool.Status)) {
+	if j.status == nil {
+		return
+	}
+	j.mu.Lock()
+	if j.final {
+		j.mu.Unlock()
+		return
+	}
+	edit(&j.st)
+	cp := j.st
+	if cp.Phase.Done() {
+		j.final = true
+	}
+	j.mu.Unlock()
+	j.status(cp)
+}
+
+// prepare runs the stages that decide how the call may be scheduled: look
+// up, schema validation and coercion, traits. It reports false when the call
+// already has its (error) outcome.
+func (e *Executor) prepare(ctx context.Context, j *job) bool {
+	j.out = Outcome{ID: j.call.ID, Name: j.call.Name, Input: j.call.Input}
+	if e.tracer != nil {
+		_, j.span = e.tracer.Start(ctx, "execute_tool "+j.call.Name, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(
+				attribute.String("gen_ai.operation.name", "execute_tool"),
+				attribute.String("gen_ai.tool.name", j.call.Name),
+				attribute.String("gen_ai.tool.call.id", j.call.ID),
+				attribute.String("gen_ai.tool.type", toolType(j.call.Name)),
+			))
+	}
+	j.emit(func(st *tool.Status) {
+		st.ToolUseID, st.Name, st.Phase, st.Input = j.call.ID, j.call.Name, tool.PhaseWait, j.call.Input
+	})
+	t, ok := e.resolver.Lookup(j.call.Name)
+	if !ok || t == nil {
+		j.out.Kind = KindUnknownTool
+		j.out.Result = tool.ErrorResult(unknownToolError(j.call.Name, e.resolver.Names()))
+		return false
+	}
+	j.tool, j.spec = t, t.Spec()
+	j.out.Tool = j.spec.Name
+	in, coerced, err := e.validate(j.spec, j.call.Input)
+	if err != nil {
+		j.out.Kind, j.out.Err = kindOfValidation(err), err
+		j.out.Result = tool.ErrorResult(err)
+		return false
+	}
+	j.input, j.out.Input, j.out.Coerced = in, in, coerced
+	j.out.Traits = tool.TraitsOf(t, in)
+	desc := tool.Describe(t, in)
+	j.emit(func(st *tool.Status) { st.Input, st.Description = in, desc })
+	return true
+}
+
+func kindOfValidation(err error) Kind {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return KindInvalidInput
+	}
+	return KindInternal
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// validate checks raw against the spec's schema, coercing the common model
+// mistakes when it fails. It returns the input to use (raw itself when it
+// was valid) and whether it was coerced. The error is an *InputError for a
+// bad input, another error for an unusable schema.
+func (e *Executor) validate(spec *tool.Spec, raw json.RawMessage) (json.RawMessage, bool, error) {
+	c := e.schemas.get(spec.InputSchema)
+	if c.err != nil {
+		return nil, false, fmt.Errorf("tool %s cannot be used: its %w (a bug in the tool, not in your input)", spec.Name, c.err)
+	}
+	if c.emptyOK && isEmptyObject(raw) {
+		if len(raw) == 0 {
+			raw = emptyObject
+		}
+		return raw, false, nil
+	}
+	v, err := decodeInput(raw)
+	if err != nil {
+		return nil, false, &InputError{Tool: spec.Name, Syntax: err}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		// A whole input sent as a JSON string holding the object.
+		if nv, changed := convert(v, []string{"object"}); changed {
+			v = nv
+		} else {
+			return nil, false, &InputError{Tool: spec.Name, Syntax: fmt.Errorf("got %s", jsonTypeName(v))}
+		}
+		if verr := c.schema.Validate(v); verr == nil {
+			out, err := encodeInput(v)
+			return out, true, err
+		}
+	}
+	verr := c.schema.Validate(v)
+	if verr == nil {
+		if len(raw) == 0 {
+			raw = emptyObject
+		}
+		return raw, false, nil
+	}
+	fixed, changed := coerce(v, c.schema)
+	if changed {
+		if err := c.schema.Validate(fixed); err == nil {
+			out, err := encodeInput(fixed)
+			if err != nil {
+				return nil, false, &InputError{Tool: spec.Name, Syntax: err}
+			}
+			return out, true, nil
+		} else {
+			verr = err
+		}
+	}
+	return nil, false, &InputError{Tool: spec.Name, Fields: fieldErrors(c.schema, verr)}
+}
+
+func isEmptyObject(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	t := bytes.TrimSpace(raw)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return false
+	}
+	return len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "number"
+}
+
+func toolType(name string) string {
+	if strings.HasPrefix(name, "mcp__") {
+		return "extension"
+	}
+	return "function"
+}
+
+// execute runs the stages after scheduling. ctx is the call's group context
+// (cancelled by the user's interrupt and by sibling failure).
+func (e *Executor) execute(s *Stream, j *job) {
+	ctx := j.group.ctx
+	o := &j.out
+	t, spec := j.tool, j.spec
+	env := s.sess.callEnv(j.call.ID)
+	sessProgress := env.Progress
+	env.Progress = func(p tool.Progress) {
+		j.emit(func(st *tool.Status) { st.Progress = &p })
+		if sessProgress != nil {
+			sessProgress(p)
+		}
+	}
+
+	if e.cancelledBeforeRun(ctx, j) {
+		return
+	}
+	if v, ok := t.(tool.InputValidator); ok {
+		if err := v.ValidateInput(ctx, env, j.input); err != nil {
+			e.fail(o, KindInvalidInput, err, "Invalid input for tool %s: %v", spec.Name, err)
+			return
+		}
+	}
+
+	// PreToolUse hooks.
+	var hookVerdict tool.Behavior
+	var hookReason string
+	var extra []string
+	if e.cfg.hooks != nil {
+		out, err := e.cfg.hooks.Run(ctx, e.hookInput(hook.PreToolUse, env, j))
+		if e.cancelledBeforeRun(ctx, j) {
+			return
+		}
+		if err != nil {
+			e.fail(o, KindBlocked, err, "The call to %s was blocked: a PreToolUse hook failed and could not give a verdict (%v). The call did not run.", spec.Name, err)
+			return
+		}
+		if out != nil {
+			if out.SystemMessage != "" {
+				o.SystemMessages = append(o.SystemMessages, out.SystemMessage)
+			}
+			if out.Continue != nil && !*out.Continue {
+				o.Stop, o.StopReason = true, firstNonEmpty(out.StopReason, out.Reason, "a PreToolUse hook stopped the run")
+				e.fail(o, KindBlocked, nil, "The call to %s was not run: a hook stopped the run (%s).", spec.Name, o.StopReason)
+				return
+			}
+			if out.Block {
+				e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
+				return
+			}
+			if len(out.UpdatedInput) > 0 {
+				if !e.replaceInput(j, env, out.UpdatedInput, "a PreToolUse hook") {
+					return
+				}
+			}
+			if out.AdditionalContext != "" {
+				extra = append(extra, out.AdditionalContext)
+			}
+			hookVerdict, hookReason = out.Decision, out.Reason
+		}
+	}
+
+	// Permission.
+	req := &permission.Request{
+		Tool: t, Name: j.call.Name, Input: j.input, Env: env, Traits: o.Traits,
+		HookVerdict: hookVerdict, HookReason: hookReason,
+	}
+	if pc, ok := t.(tool.PermissionChecker); ok {
+		req.ToolCheck = pc.CheckPermission(ctx, env, j.input)
+	}
+	d := e.decide(ctx, req)
+	o.Decision = &d
+	if e.cancelledBeforeRun(ctx, j) {
+		return
+	}
+	if d.Behavior != tool.Allow {
+		if d.Interrupt {
+			o.Stop, o.StopReason = true, firstNonEmpty(d.Reason, "the user stopped the run")
+		}
+		e.fail(o, KindDenied, nil, "%s", denyText(spec.Name, d))
+		return
+	}
+	if len(d.UpdatedInput) > 0 && !bytes.Equal(d.UpdatedInput, j.input) {
+		if !e.replaceInput(j, env, d.UpdatedInput, "the permission decision") {
+			return
+		}
+	}
+
+	// The call.
+	res, modifier := e.call(ctx, j, env)
+	o.Result = res
+
+	// PostToolUse / PostToolUseFailure hooks.
+	if e.cfg.hooks != nil {
+		ev := hook.PostToolUse
+		in := e.hookInput(ev, env, j)
+		if o.Kind != KindOK || res.IsError {
+			in.Event = hook.PostToolUseFailure
+			in.Error = res.TextContent()
+		} else if b, err := json.Marshal(res); err == nil {
+			in.ToolResponse = b
+		}
+		hctx := ctx
+		if ctx.Err() != nil {
+			hctx = context.WithoutCancel(ctx)
+		}
+		out, err := e.cfg.hooks.Run(hctx, in)
+		switch {
+		case err != nil:
+			o.SystemMessages = append(o.SystemMessages, fmt.Sprintf("%s hook failed: %v", in.Event, err))
+			e.log.Debug("post hook failed", "tool", spec.Name, "id", j.call.ID, "err", err)
+		case out != nil:
+			if out.ReplaceResult != nil {
+				o.Result = out.ReplaceResult
+			}
+			if out.Block && out.Reason != "" {
+				extra = append(extra, out.Reason)
+			}
+			if out.AdditionalContext != "" {
+				extra = append(extra, out.AdditionalContext)
+			}
+			if out.SystemMessage != "" {
+				o.SystemMessages = append(o.SystemMessages, out.SystemMessage)
+			}
+			if out.Continue != nil && !*out.Continue {
+				o.Stop, o.StopReason = true, firstNonEmpty(out.StopReason, out.Reason, "a PostToolUse hook stopped the run")
+			}
+		}
+	}
+	if len(extra) > 0 {
+		r := *o.Result
+		r.Content = append(append([]tool.Content(nil), r.Content...), tool.Text(strings.Join(extra, "\n")))
+		o.Result = &r
+	}
+	if modifier != nil && !o.Traits.ConcurrencySafe && !s.isDiscarded() {
+		applyModifier(e.log, s.sess, modifier, spec.Name)
+	}
+}
+
+func applyModifier(log *slog.Logger, s *Session, m func(*tool.Env), name string) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("context modifier panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	s.Update(m)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// fail sets an error outcome with a model-facing message.
+func (e *Executor) fail(o *Outcome, k Kind, err error, format string, args ...any) {
+	o.Kind, o.Err = k, err
+	o.Result = tool.Errorf(format, args...)
+}
+
+// cancelledBeforeRun gives a call whose context ended before the tool ran
+// its outcome; it reports whether it did.
+func (e *Executor) cancelledBeforeRun(ctx context.Context, j *job) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	k, msg := cancelText(context.Cause(ctx), j.spec.Name, false)
+	e.fail(&j.out, k, context.Cause(ctx), "%s", msg)
+	return true
+}
+
+func cancelText(cause error, name string, started bool) (Kind, string) {
+	what := "was not run"
+	if started {
+		what = "was stopped"
+	}
+	var se *siblingError
+	switch {
+	case errors.As(cause, &se):
+		return KindSiblingFailed, fmt.Sprintf("The call to %s %s because a parallel call (%s, id %s) failed: %s", name, what, se.name, se.id, truncate(se.text, 300))
+	case errors.Is(cause, ErrInterrupted):
+		return KindCancelled, fmt.Sprintf("The call to %s %s: the run was stopped.", name, what)
+	case errors.Is(cause, ErrDiscarded):
+		return KindCancelled, fmt.Sprintf("The call to %s %s: the response was discarded.", name, what)
+	}
+	return KindCancelled, fmt.Sprintf("The call to %s %s: cancelled by the user.", name, what)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// replaceInput validates an input rewritten by a hook or a permission
+// decision and makes it the call's input.
+func (e *Executor) replaceInput(j *job, env *tool.Env, in json.RawMessage, by string) bool {
+	o := &j.out
+	v, coerced, err := e.validate(j.spec, in)
+	if err != nil {
+		e.fail(o, kindOfValidation(err), err, "The call to %s was not run: %s rewrote its input into an invalid one.\n%v", j.spec.Name, by, err)
+		return false
+	}
+	if iv, ok := j.tool.(tool.InputValidator); ok {
+		if err := iv.ValidateInput(j.group.ctx, env, v); err != nil {
+			e.fail(o, KindInvalidInput, err, "The call to %s was not run: %s rewrote its input into an invalid one: %v", j.spec.Name, by, err)
+			return false
+		}
+	}
+	j.input, o.Input = v, v
+	o.Coerced = o.Coerced || coerced
+	o.Traits = tool.TraitsOf(j.tool, v)
+	desc := tool.Describe(j.tool, v)
+	j.emit(func(st *tool.Status) { st.Input, st.Description = v, desc })
+	return true
+}
+
+func (e *Executor) hookInput(ev hook.Event, env *tool.Env, j *job) *hook.Input {
+	return &hook.Input{
+		Event: ev, SessionID: env.SessionID, CWD: env.WorkDir, PermissionMode: env.Mode,
+		ToolName: j.spec.Name, ToolInput: j.input, ToolUseID: j.call.ID,
+	}
+}
+
+// decide makes the permission decision: the decider, then the CanUseTool
+// callback for an Ask. It never returns Ask or Passthrough.
+func (e *Executor) decide(ctx context.Context, req *permission.Request) permission.Decision {
+	d, err := e.cfg.decider.Decide(ctx, req)
+	if err != nil {
+		return permission.Decision{Behavior: tool.Deny, Source: "error",
+			Reason: fmt.Sprintf("the permission check failed (%v), so the call was denied", err)}
+	}
+	switch d.Behavior {
+	case tool.Allow, tool.Deny:
+		return d
+	}
+	// Ask (or a Passthrough, which a final decision must not be: ask).
+	if req.Env != nil && req.Env.Mode == tool.ModeDontAsk {
+		return permission.Decision{Behavior: tool.Deny, Source: "mode", Rule: d.Rule,
+			Reason: firstNonEmpty(d.Reason, "this call needs approval") + "; the session does not ask for approval (dontAsk mode)"}
+	}
+	if e.cfg.canUse == nil {
+		return permission.Decision{Behavior: tool.Deny, Source: "default", Rule: d.Rule,
+			Reason: firstNonEmpty(d.Reason, "this call needs approval") + "; nobody can approve it in this session"}
+	}
+	e.askMu.Lock()
+	defer e.askMu.Unlock()
+	if ctx.Err() != nil {
+		return permission.Decision{Behavior: tool.Deny, Source: "callback", Reason: "cancelled while asking for permission"}
+	}
+	cd, err := e.cfg.canUse(ctx, req, d)
+	if err != nil {
+		return permission.Decision{Behavior: tool.Deny, Source: "callback",
+			Reason: fmt.Sprintf("asking for permission failed (%v)", err)}
+	}
+	if cd.Source == "" {
+		cd.Source = "callback"
+	}
+	if cd.Behavior != tool.Allow && cd.Behavior != tool.Deny {
+		cd.Behavior = tool.Deny
+		cd.Reason = firstNonEmpty(cd.Reason, "the permission callback gave no answer")
+	}
+	return cd
+}
+
+func denyText(name string, d permission.Decision) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Permission to use %s was denied", name)
+	if d.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(d.Reason)
+	}
+	if d.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s)", d.Rule)
+	}
+	b.WriteString(".")
+	switch {
+	case d.Interrupt:
+		b.WriteString(" The user stopped the run; do not continue.")
+	case d.Source == "default" || d.Source == "mode":
+		b.WriteString(" Do not retry the same call. Use a read-only alternative if there is one, or tell the user what you need and why.")
+	default:
+		b.WriteString(" Do not retry the same call; adjust your approach or ask the user.")
+	}
+	return b.String()
+}
+
+// deadline returns the call's timeout.
+func (e *Executor) deadline(t tool.Tool, spec *tool.Spec, input json.RawMessage) time.Duration {
+	d := spec.Timeout
+	if d <= 0 {
+		d = e.cfg.defaultTimeout
+	}
+	if tt, ok := t.(tool.Timeouter); ok {
+		if x := tt.CallTimeout(input); x > 0 {
+			limit := spec.MaxTimeout
+			if limit <= 0 {
+				limit = e.cfg.timeoutCap
+			}
+			if limit > 0 && x > limit {
+				x = limit
+			}
+			d = x
+		}
+	}
+	if c := e.cfg.timeoutCap; c > 0 && d > c {
+		d = c
+	}
+	return d
+}
+
+type callReturn struct {
+	r     *tool.Result
+	err   error
+	panic any
+	isPan bool
+}
+
+// call runs the tool with its deadline, recovering panics. It returns the
+// result (never nil) and the tool's context modifier.
+func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Result, func(*tool.Env)) {
+	o := &j.out
+	spec := j.spec
+	timeout := e.deadline(j.tool, spec, j.input)
+	base := gctx
+	var stopAfter func() bool
+	if spec.Interrupt == tool.InterruptBlock {
+		// Not cancelled by the user's interrupt; still by its deadline and
+		// by a failing sibling.
+		var cancel context.CancelCauseFunc
+		base, cancel = context.WithCancelCause(context.WithoutCancel(gctx))
+		defer cancel(nil)
+		stopAfter = context.AfterFunc(gctx, func() {
+			var se *siblingError
+			if c := context.Cause(gctx); errors.As(c, &se) {
+				cancel(c)
+			}
+		})
+		defer stopAfter()
+	}
+	cctx, cancel := context.WithTimeoutCause(base, timeout, errCallTimeout)
+	defer cancel()
+
+	start := e.cfg.now()
+	o.Start = start
+	j.emit(func(st *tool.Status) {
+		st.Phase, st.Start, st.Input = tool.PhaseDoing, start, j.input
+	})
+
+	ch := make(chan callReturn, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("tool panicked", "tool", spec.Name, "id", j.call.ID, "panic", p, "stack", string(debug.Stack()))
+				ch <- callReturn{panic: p, isPan: true}
+			}
+		}()
+		r, err := j.tool.Call(cctx, env, j.input)
+		ch <- callReturn{r: r, err: err}
+	}()
+	var cr callReturn
+	abandoned := false
+	select {
+	case cr = <-ch:
+	case <-cctx.Done():
+		timer := time.NewTimer(e.cfg.abandonAfter)
+		select {
+		case cr = <-ch:
+		case <-timer.C:
+			abandoned = true
+		}
+		timer.Stop()
+	}
+	o.Duration = e.cfg.now().Sub(start)
+
+	cause := context.Cause(cctx)
+	switch {
+	case cr.isPan:
+		e.fail(o, KindPanic, fmt.Errorf("panic: %v", cr.panic), "Tool %s failed: it panicked: %v. This is a bug in the tool; try another approach.", spec.Name, cr.panic)
+	case abandoned || (cctx.Err() != nil && (cr.err != nil || cr.r == nil || cr.r.IsError)):
+		note := ""
+		if abandoned {
+			note = fmt.Sprintf(" It did not stop within %v of being cancelled and was abandoned.", e.cfg.abandonAfter)
+		}
+		if errors.Is(cause, errCallTimeout) {
+			e.fail(o, KindTimeout, context.DeadlineExceeded, "Tool %s timed out after %v.%s Try a smaller or faster operation, or a longer timeout if the tool accepts one.", spec.Name, timeout, note)
+		} else {
+			k, msg := cancelText(cause, spec.Name, true)
+			e.fail(o, k, cause, "%s%s", msg, note)
+		}
+	case cr.err != nil:
+		e.fail(o, KindToolError, cr.err, "%s", errorText(spec.Name, cr.err))
+		if cr.r != nil {
+			return o.Result, cr.r.ContextModifier
+		}
+	case cr.r == nil:
+		o.Kind, o.Result = KindOK, tool.TextResult("(no output)")
+	default:
+		o.Result = cr.r
+		if cr.r.IsError {
+			o.Kind = KindToolError
+		}
+		return o.Result, cr.r.ContextModifier
+	}
+	return o.Result, nil
+}
+
+func errorText(name string, err error) string {
+	msg := err.Error()
+	if msg == "" {
+		msg = "unknown error"
+	}
+	return fmt.Sprintf("Error: %s", msg)
+}

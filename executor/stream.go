@@ -1,0 +1,385 @@
+package executor
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Stream runs the calls of one model message while the message streams.
+// Feed it with [Stream.Partial] (WAIT updates for a block still streaming)
+// and [Stream.Add] (a complete call); end with [Stream.Wait] (or
+// [Stream.Close] and [Stream.Results]), or with [Stream.Discard] when the
+// model's stream failed or is retried. Exactly one of Wait or Discard must
+// be called, to release the stream's resources.
+//
+// Scheduling: calls start in the model's order. A concurrency-safe call
+// starts at once if everything running is concurrency-safe (and fewer than
+// the concurrency cap run); any other call waits until nothing runs and then
+// runs alone. A call never overtakes an earlier one that is waiting. Calls
+// that fail lookup or validation get their result at once and do not take
+// part in scheduling.
+//
+// The methods are safe for concurrent use, but Add must be called in the
+// model's order.
+type Stream struct {
+	e    *Executor
+	sess *Session
+
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	stopAfter func() bool
+
+	mu            sync.Mutex
+	cond          *sync.Cond
+	jobs          []*job
+	partials      map[string]*job
+	head          int // first job that may still be queued
+	running       int
+	runningUnsafe bool
+	last          *group // group of the last call scheduled
+	closed        bool
+	discarded     bool
+	stop          bool
+	stopReason    string
+	signals       []Signal
+	wg            sync.WaitGroup
+	interrupted   bool
+}
+
+// Stream starts a streaming run of one model message's calls in session s.
+// Cancelling ctx is the user's interrupt: calls whose tool's interrupt
+// behaviour is cancel stop, "block" ones finish within their deadline, and
+// every call still gets an outcome.
+func (e *Executor) Stream(ctx context.Context, s *Session) *Stream {
+	st := &Stream{e: e, sess: s, partials: make(map[string]*job)}
+	st.cond = sync.NewCond(&st.mu)
+	st.ctx, st.cancel = context.WithCancelCause(ctx)
+	st.stopAfter = context.AfterFunc(st.ctx, func() {
+		st.mu.Lock()
+		skipped := st.pump()
+		st.mu.Unlock()
+		st.finishSkipped(skipped)
+	})
+	return st
+}
+
+// Partial reports the input prefix of a tool-use block that is still
+// streaming. It emits a WAIT status event carrying the prefix repaired into
+// valid JSON (see [RepairJSONPrefix]) so that a UI can show the call early.
+// It does nothing without a status receiver.
+func (s *Stream) Partial(id, name string, jsonPrefix []byte) {
+	if s.e.cfg.status == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.closed || s.discarded {
+		s.mu.Unlock()
+		return
+	}
+	j := s.partials[id]
+	if j == nil {
+		j = &job{status: s.e.cfg.status}
+		s.partials[id] = j
+	}
+	s.mu.Unlock()
+	in := RepairJSONPrefix(jsonPrefix)
+	j.emit(func(st *tool.Status) {
+		st.ToolUseID, st.Name, st.Phase = id, name, tool.PhaseWait
+		if in != nil {
+			st.Input = in
+		}
+	})
+}
+
+// Add takes a complete call. It looks the tool up and validates the input
+// at once (emitting WAIT), then starts the call or queues it. Calls added
+// after Close, Wait or Discard are ignored.
+func (s *Stream) Add(c Call) {
+	s.mu.Lock()
+	if s.closed || s.discarded {
+		s.mu.Unlock()
+		return
+	}
+	j := s.partials[c.ID]
+	delete(s.partials, c.ID)
+	if j == nil {
+		j = &job{status: s.e.cfg.status}
+	}
+	j.idx, j.call, j.done = len(s.jobs), c, make(chan struct{})
+	s.jobs = append(s.jobs, j)
+	s.mu.Unlock()
+
+	if !s.e.prepare(s.ctx, j) {
+		s.mu.Lock()
+		j.state = stateDone
+		s.mu.Unlock()
+		s.finalize(j)
+		return
+	}
+	s.mu.Lock()
+	safe := j.out.Traits.ConcurrencySafe
+	if s.last != nil && s.last.safe && safe && s.last.ctx.Err() == nil {
+		j.group = s.last
+	} else {
+		g := &group{safe: safe}
+		g.ctx, g.cancel = context.WithCancelCause(s.ctx)
+		j.group = g
+		s.last = g
+	}
+	skipped := s.pump()
+	s.mu.Unlock()
+	s.finishSkipped(skipped)
+}
+
+// pump starts queued calls that may start, in order, and returns the
+// queued calls that must not run at all (interrupt, stop, sibling failure).
+// s.mu must be held.
+func (s *Stream) pump() []*job {
+	var skipped []*job
+	for i := s.head; i < len(s.jobs); i++ {
+		j := s.jobs[i]
+		if j.state != stateQueued || j.group == nil {
+			if i == s.head && j.state != stateQueued {
+				s.head++
+			}
+			continue
+		}
+		if s.ctx.Err() != nil || s.stop || j.group.ctx.Err() != nil {
+			j.state = stateDone
+			skipped = append(skipped, j)
+			if i == s.head {
+				s.head++
+			}
+			continue
+		}
+		safe := j.out.Traits.ConcurrencySafe
+		if !(s.running == 0 || (safe && !s.runningUnsafe && s.running < s.e.cfg.maxConc)) {
+			break
+		}
+		j.state = stateRunning
+		s.running++
+		if !safe {
+			s.runningUnsafe = true
+		}
+		s.wg.Add(1)
+		go s.exec(j)
+	}
+	return skipped
+}
+
+// finishSkipped gives calls that never ran their outcome.
+func (s *Stream) finishSkipped(js []*job) {
+	for _, j := range js {
+		cause := context.Cause(j.group.ctx)
+		if cause == nil {
+			cause = ErrInterrupted
+		}
+		s.mu.Lock()
+		if s.stop && s.ctx.Err() == nil {
+			cause = ErrInterrupted
+		}
+		s.mu.Unlock()
+		k, msg := cancelText(cause, j.spec.Name, false)
+		s.e.fail(&j.out, k, cause, "%s", msg)
+		s.finalize(j)
+	}
+}
+
+func (s *Stream) exec(j *job) {
+	defer s.wg.Done()
+	s.e.execute(s, j)
+	o := &j.out
+	if j.spec.CancelSiblingsOnError && j.group.safe && (o.Kind == KindToolError || o.Kind == KindPanic || o.Kind == KindTimeout) {
+		j.group.cancel(&siblingError{id: j.call.ID, name: j.spec.Name, text: o.Result.TextContent()})
+	}
+	s.finalize(j)
+	s.mu.Lock()
+	s.running--
+	if !j.out.Traits.ConcurrencySafe || !j.group.safe {
+		s.runningUnsafe = false
+	}
+	j.state = stateDone
+	skipped := s.pump()
+	s.mu.Unlock()
+	s.finishSkipped(skipped)
+}
+
+// finalize budgets the result, records stats and signals, ends the span,
+// emits the final status and releases waiters.
+func (s *Stream) finalize(j *job) {
+	e := s.e
+	o := &j.out
+	if o.Result == nil {
+		o.Result = tool.Errorf("internal error: the call to %s produced no result", j.call.Name)
+		o.Kind = KindInternal
+	}
+	if j.spec != nil {
+		dir := ""
+		if lim := j.spec.ResultLimit(); lim >= 0 && tool.TextLen(o.Result.Content) > lim {
+			dir = e.resultsDir(s.sess.callEnv(j.call.ID))
+			r, path, err := applyBudget(o.Result, lim, e.cfg.previewChars, dir, j.call.ID)
+			if err != nil {
+				e.log.Warn("could not save oversized result", "tool", j.spec.Name, "id", j.call.ID, "err", err)
+			}
+			o.Result, o.ResultPath = r, path
+		}
+	}
+	sigs := e.stats.record(o)
+	if len(sigs) > 0 {
+		s.mu.Lock()
+		s.signals = append(s.signals, sigs...)
+		s.mu.Unlock()
+		if e.cfg.signal != nil {
+			for _, sg := range sigs {
+				e.cfg.signal(sg)
+			}
+		}
+	}
+	if o.Stop {
+		s.mu.Lock()
+		if !s.stop {
+			s.stop, s.stopReason = true, o.StopReason
+		}
+		s.mu.Unlock()
+	}
+	isErr := o.Kind != KindOK || o.Result.IsError
+	if j.span != nil {
+		if isErr {
+			et := string(o.Kind)
+			if et == "" {
+				et = string(KindToolError)
+			}
+			j.span.SetAttributes(attribute.String("error.type", et))
+			j.span.SetStatus(codes.Error, truncate(o.Result.TextContent(), 200))
+		}
+		if o.Tool != "" && o.Tool != o.Name {
+			j.span.SetAttributes(attribute.String("gen_ai.tool.name", o.Tool))
+		}
+		j.span.End()
+	}
+	if e.log.Enabled(s.ctx, -4) {
+		e.log.Debug("tool call", "tool", o.Name, "id", o.ID, "kind", string(o.Kind), "is_error", isErr,
+			"duration", o.Duration, "coerced", o.Coerced)
+	}
+	end := e.cfg.now()
+	j.emit(func(st *tool.Status) {
+		st.ToolUseID, st.Name = j.call.ID, j.call.Name
+		if o.Input != nil {
+			st.Input = o.Input
+		}
+		st.Phase = tool.PhaseSuccess
+		if isErr {
+			st.Phase = tool.PhaseError
+		}
+		st.Result = o.Result
+		st.Progress = nil
+		if !o.Start.IsZero() {
+			st.End, st.Duration = end, o.Duration
+		}
+	})
+	close(j.done)
+	s.mu.Lock()
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+func (s *Stream) isDiscarded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.discarded
+}
+
+// Close says no more calls will be added. Calls keep running; use
+// [Stream.Results] or [Stream.Wait] for their outcomes.
+func (s *Stream) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.partials = nil
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+// Results closes nothing: it yields the outcomes in the model's order as
+// each becomes available, until the stream is closed and every call has
+// been yielded. Call [Stream.Close] (or [Stream.Wait]) for it to end.
+func (s *Stream) Results() iter.Seq[*Outcome] {
+	return func(yield func(*Outcome) bool) {
+		for i := 0; ; i++ {
+			s.mu.Lock()
+			for i >= len(s.jobs) && !s.closed && !s.discarded {
+				s.cond.Wait()
+			}
+			if i >= len(s.jobs) || s.discarded {
+				s.mu.Unlock()
+				return
+			}
+			j := s.jobs[i]
+			s.mu.Unlock()
+			<-j.done
+			if s.isDiscarded() {
+				return
+			}
+			if !yield(&j.out) {
+				return
+			}
+		}
+	}
+}
+
+// Wait closes the stream, waits for every call and returns the batch. It
+// returns an empty batch after [Stream.Discard].
+func (s *Stream) Wait() *Batch {
+	s.Close()
+	b := &Batch{}
+	for o := range s.Results() {
+		b.Outcomes = append(b.Outcomes, o)
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	b.Stop, b.StopReason = s.stop, s.stopReason
+	b.Signals = s.signals
+	b.Interrupted = s.ctx.Err() != nil && context.Cause(s.ctx) != ErrInterrupted
+	discarded := s.discarded
+	s.mu.Unlock()
+	s.release()
+	if discarded {
+		return &Batch{}
+	}
+	return b
+}
+
+func (s *Stream) release() {
+	s.stopAfter()
+	s.cancel(nil)
+}
+
+// Discard abandons the stream: the model's reply failed or is retried, so
+// its tool-use blocks will never be sent and their results must not be
+// either. Calls already started are cancelled (calls whose tool's interrupt
+// behaviour is block finish first), queued ones never run, and every result
+// is dropped. Discard returns when no call of the stream runs any more.
+// Context modifiers of discarded calls are not applied.
+func (s *Stream) Discard() {
+	s.mu.Lock()
+	if s.discarded {
+		s.mu.Unlock()
+		return
+	}
+	s.discarded, s.closed = true, true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.cancel(ErrDiscarded)
+	// The AfterFunc finishes queued calls; wait for running ones.
+	s.wg.Wait()
+	s.mu.Lock()
+	skipped := s.pump()
+	s.mu.Unlock()
+	s.finishSkipped(skipped)
+	s.release()
+}
