@@ -83,6 +83,9 @@ type Options struct {
 	// HTTPClient is the base client of HTTP and SSE servers (headers are
 	// added on top); nil means http.DefaultClient's transport.
 	HTTPClient *http.Client
+	// ProtocolVersion is the MCP protocol version offered to servers; empty
+	// means the SDK's latest (servers that do not speak it negotiate down).
+	ProtocolVersion string
 	// Client names Gantry to servers; nil means "gantry".
 	Client *mcp.Implementation
 	// Transport, if set, replaces the transports built from the
@@ -443,7 +446,11 @@ func (s *server) dial(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(m.ctx, cancel) // Close aborts a pending connect
 	defer stop()
-	cs, err := client.Connect(cctx, t, nil)
+	var copts *mcp.ClientSessionOptions
+	if m.opts.ProtocolVersion != "" {
+		copts = &mcp.ClientSessionOptions{ProtocolVersion: m.opts.ProtocolVersion}
+	}
+	cs, err := client.Connect(cctx, t, copts)
 	if err != nil {
 		return connectErr(cctx, m.opts.ConnectTimeout, err)
 	}
@@ -504,6 +511,7 @@ const maxTools = 10_000
 func (s *server) watch(cs *mcp.ClientSession, gen int) {
 	m := s.m
 	werr := cs.Wait()
+	cs.Close() // releases the session's remaining goroutines
 	s.mu.Lock()
 	if s.gen != gen || s.state == StateClosed || m.ctx.Err() != nil {
 		s.mu.Unlock()

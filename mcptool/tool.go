@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -135,7 +136,7 @@ func (s *server) callErr(parent, cctx context.Context, cs *mcp.ClientSession, wh
 		return fmt.Errorf("MCP %s on %q cancelled: %w", what, s.name, context.Cause(parent))
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("%w: %s on %q got no answer within %s (the request was cancelled)", ErrTimeout, what, s.name, s.m.opts.CallTimeout)
-	case errors.Is(err, mcp.ErrConnectionClosed) || s.sessionGone(cs):
+	case isClosedErr(err) || errors.Is(err, io.ErrUnexpectedEOF) || s.sessionGone(cs):
 		return fmt.Errorf("%w: %q went away during %s (%v); its tools are unavailable until it reconnects", ErrDisconnected, s.name, what, err)
 	}
 	return fmt.Errorf("MCP server %q: %s: %w", s.name, what, err)
