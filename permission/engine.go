@@ -1,0 +1,664 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/internal/shellparse"
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// RuleSet is the rules of one scope.
+type RuleSet struct {
+	// Source names the scope ("policy", "user", "project", "local", "cli",
+	// "session"); it becomes [Decision.Source].
+	Source string
+	// Root is the directory that path rules starting with a single "/" are
+	// relative to ("" means the working directory).
+	Root string
+	// Allow, Deny and Ask are rules as written.
+	Allow, Deny, Ask []string
+}
+
+// Config configures an [Engine]. The zero value of every field is usable.
+type Config struct {
+	// Mode is the mode used for a call whose Env has none; default
+	// tool.ModeDefault. The session's mode normally travels in
+	// [tool.Env.Mode].
+	Mode tool.Mode
+	// Rules are the rules in force, from every scope. Order between scopes
+	// does not matter: deny in any scope beats allow in any other.
+	Rules []RuleSet
+	// WorkDir is used for a call whose Env has none.
+	WorkDir string
+	// AdditionalDirs are directories besides the working directory that the
+	// session may use (added to [tool.Env.AdditionalDirs]).
+	AdditionalDirs []string
+	// Home is the user's home directory (for ~ in rules and paths and for
+	// protected paths). Default $HOME from Getenv.
+	Home string
+	// Getenv looks up environment variables; default: none.
+	Getenv func(string) string
+	// CanUseTool, if set, is asked about every decision that comes out as
+	// Ask (outside dontAsk mode). Without it Decide returns Ask, and a
+	// caller that cannot ask must deny.
+	CanUseTool CanUseTool
+	// PlanModeTools are the tools allowed in plan mode although not
+	// read-only (they plan, ask or track). Nil means [DefaultPlanModeTools].
+	PlanModeTools []string
+	// ReadOnlyCommand, if set, classifies one simple shell command as
+	// read-only (the shared classifier). A Bash call whose whole command
+	// has read-only [Request.Traits] is read-only regardless.
+	ReadOnlyCommand func(cmd *shellparse.Command) bool
+}
+
+// DefaultPlanModeTools are the tools plan mode allows besides read-only
+// calls.
+var DefaultPlanModeTools = []string{
+	"ExitPlanMode", "EnterPlanMode", "TodoWrite", "AskUserQuestion", "ToolSearch",
+	"Agent", "Task", "TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TaskOutput",
+}
+
+// rule is a parsed rule with where it came from.
+type rule struct {
+	Rule
+	raw      string
+	behavior tool.Behavior
+	source   string
+	root     string
+}
+
+// Engine is the permission [Decider]: modes, rules from settings scopes,
+// path policy, shell analysis and the [CanUseTool] callback. It is safe for
+// concurrent use; session updates ([Engine.Apply]) take effect for the next
+// decision.
+type Engine struct {
+	cfg Config
+
+	mu       sync.RWMutex
+	rules    []rule
+	addDirs  []string
+	mode     tool.Mode
+	paths    map[settings.Scope]string
+	planTool map[string]bool
+}
+
+var _ Decider = (*Engine)(nil)
+
+// NewEngine returns an Engine for cfg. Every rule must parse: a deny rule
+// that is silently dropped would be a hole, so a bad rule is an error
+// (joined with the others, each naming its scope).
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = tool.ModeDefault
+	}
+	if !cfg.Mode.Valid() {
+		return nil, fmt.Errorf("permission: unknown mode %q", cfg.Mode)
+	}
+	if cfg.Home == "" && cfg.Getenv != nil {
+		cfg.Home = cfg.Getenv("HOME")
+	}
+	if cfg.PlanModeTools == nil {
+		cfg.PlanModeTools = DefaultPlanModeTools
+	}
+	e := &Engine{cfg: cfg, mode: cfg.Mode, planTool: map[string]bool{}}
+	for _, n := range cfg.PlanModeTools {
+		e.planTool[n] = true
+	}
+	var errs []error
+	for _, rs := range cfg.Rules {
+		for _, list := range []struct {
+			b     tool.Behavior
+			rules []string
+		}{{tool.Deny, rs.Deny}, {tool.Ask, rs.Ask}, {tool.Allow, rs.Allow}} {
+			for _, raw := range list.rules {
+				r, err := ParseRule(raw)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s %s rule: %w", rs.Source, list.b, err))
+					continue
+				}
+				e.rules = append(e.rules, rule{Rule: r, raw: raw, behavior: list.b, source: rs.Source, root: rs.Root})
+			}
+		}
+	}
+	e.addDirs = append(e.addDirs, cfg.AdditionalDirs...)
+	return e, errors.Join(errs...)
+}
+
+// Mode returns the engine's default mode (used when a call's Env has none).
+func (e *Engine) Mode() tool.Mode {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.mode
+}
+
+// Hidden reports whether a bare deny rule in any scope removes the tool
+// called name from what the model sees (Bash, Bash(*), mcp__server,
+// mcp__server__*).
+func (e *Engine) Hidden(name string) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, r := range e.rules {
+		if r.behavior == tool.Deny && r.Bare() && r.matchesName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// HiddenTools returns the tool (or MCP server) names of the bare deny rules,
+// sorted, for filtering a pool without instances at hand.
+func (e *Engine) HiddenTools() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []string
+	for _, r := range e.rules {
+		if r.behavior == tool.Deny && r.Bare() && !slices.Contains(out, r.Tool) {
+			out = append(out, r.Tool)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// call is the per-decision view of a request.
+type call struct {
+	req      *Request
+	names    []string
+	input    map[string]json.RawMessage
+	mode     tool.Mode
+	workDir  string
+	workDirs []string // workDir + additional, absolute and clean
+	home     string
+	rules    []rule
+	kind     toolKind
+	paths    []fileAccess // file tools
+	pathErr  error
+	shell    *shellAnalysis
+	host     string // WebFetch
+}
+
+type fileAccess struct {
+	forms pathForms
+	write bool
+}
+
+type toolKind int
+
+const (
+	kindOther toolKind = iota
+	kindRead           // Read, Glob, Grep, …: a path read
+	kindWrite          // Write, Edit, NotebookEdit: a path written
+	kindBash
+	kindWebFetch
+)
+
+// pathField names the input field holding the path of each file tool.
+var pathField = map[string]string{
+	"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+	"NotebookEdit": "notebook_path", "NotebookRead": "notebook_path",
+	"Glob": "path", "Grep": "path", "LS": "path",
+}
+
+func kindOf(name string) toolKind {
+	switch name {
+	case "Read", "Glob", "Grep", "NotebookRead", "LS":
+		return kindRead
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return kindWrite
+	case "Bash":
+		return kindBash
+	case "WebFetch":
+		return kindWebFetch
+	}
+	return kindOther
+}
+
+func (e *Engine) newCall(req *Request) (*call, error) {
+	if req == nil {
+		return nil, errors.New("permission: nil request")
+	}
+	c := &call{req: req}
+	var env tool.Env
+	if req.Env != nil {
+		env = *req.Env
+	}
+	e.mu.RLock()
+	c.rules = e.rules
+	c.mode = e.mode
+	addDirs := append(append([]string(nil), e.addDirs...), env.AdditionalDirs...)
+	e.mu.RUnlock()
+	if env.Mode != "" {
+		c.mode = env.Mode
+	}
+	if !c.mode.Valid() {
+		return nil, fmt.Errorf("permission: unknown mode %q", c.mode)
+	}
+	c.workDir = env.WorkDir
+	if c.workDir == "" {
+		c.workDir = e.cfg.WorkDir
+	}
+	if c.workDir == "" || !filepath.IsAbs(c.workDir) {
+		return nil, fmt.Errorf("permission: working directory %q is not absolute", c.workDir)
+	}
+	c.workDir = filepath.Clean(c.workDir)
+	c.home = e.cfg.Home
+	c.workDirs = []string{c.workDir}
+	for _, d := range addDirs {
+		a, err := absPath(d, c.workDir, c.home)
+		if err == nil {
+			c.workDirs = append(c.workDirs, a)
+		}
+	}
+	// Resolved forms of the working directories too, so a path reached
+	// through a symlinked working directory is inside in both forms.
+	for _, d := range slices.Clone(c.workDirs) {
+		if r := resolvePath(d); r != d {
+			c.workDirs = append(c.workDirs, r)
+		}
+	}
+	if req.Tool != nil {
+		c.names = append(c.names, req.Tool.Spec().Names()...)
+	}
+	if req.Name != "" && !slices.Contains(c.names, req.Name) {
+		c.names = append(c.names, req.Name)
+	}
+	if len(c.names) == 0 {
+		return nil, errors.New("permission: request names no tool")
+	}
+	if len(req.Input) > 0 {
+		_ = json.Unmarshal(req.Input, &c.input) // non-objects: no fields
+	}
+	c.kind = kindOf(c.names[0])
+	switch c.kind {
+	case kindRead, kindWrite:
+		field := pathField[c.names[0]]
+		p, present := c.str(field)
+		if !present && c.kind == kindRead {
+			p = "." // Glob/Grep without a path search the working directory
+		}
+		if !present && c.kind == kindWrite {
+			c.pathErr = fmt.Errorf("input has no %s", field)
+			break
+		}
+		f, err := newPathForms(p, c.workDir, c.home)
+		if err != nil {
+			c.pathErr = fmt.Errorf("%s: %w", field, err)
+			break
+		}
+		c.paths = []fileAccess{{forms: f, write: c.kind == kindWrite}}
+	case kindBash:
+		cmd, _ := c.str("command")
+		if strings.IndexByte(cmd, 0) >= 0 {
+			c.pathErr = errors.New("command contains a NUL byte")
+		}
+		c.shell = analyseShell(cmd)
+	case kindWebFetch:
+		u, _ := c.str("url")
+		if pu, err := url.Parse(u); err == nil {
+			c.host = pu.Hostname()
+		}
+	}
+	return c, nil
+}
+
+func (c *call) str(field string) (string, bool) {
+	raw, ok := c.input[field]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func (c *call) inside(p string) bool {
+	for _, d := range c.workDirs {
+		if settings.Within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide implements [Decider]. The order, first verdict wins:
+//
+//  1. a request that cannot be analysed (NUL byte in a path) → deny;
+//  2. deny rules of every scope → deny (in every mode, bypass included);
+//  3. ask rules → ask (bypass included);
+//  4. the tool's own deny, a hook's deny → deny; a hook's ask → ask;
+//  5. safety checks: removal of critical paths and unparseable shell →
+//     ask in every mode; writes to protected paths, substitutions, the tool's
+//     own ask → ask outside bypass;
+//  6. bypassPermissions → allow;
+//  7. plan mode: a call that is not read-only (and not a planning tool) →
+//     deny;
+//  8. a hook's allow, the tool's own allow → allow;
+//  9. allow rules, read-only calls, reads inside the working directories,
+//     acceptEdits edits inside them → allow;
+//  10. otherwise ask.
+//
+// An Ask then becomes deny in dontAsk mode, or goes to [Config.CanUseTool]
+// if set. MCP tools (mcp__…) are never allowed by their read-only traits,
+// which come from an untrusted server's annotations.
+func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
+	c, err := e.newCall(req)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := e.decide(c)
+	if d.Behavior == tool.Allow && d.UpdatedInput == nil && req.ToolCheck.Behavior == tool.Allow {
+		d.UpdatedInput = req.ToolCheck.UpdatedInput
+	}
+	if d.Behavior != tool.Ask {
+		return d, nil
+	}
+	if c.mode == tool.ModeDontAsk {
+		d.Behavior = tool.Deny
+		d.Reason += " (dontAsk mode denies what would ask)"
+		return d, nil
+	}
+	if e.cfg.CanUseTool == nil {
+		return d, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err
+	}
+	ans, err := e.cfg.CanUseTool(ctx, req, d)
+	if err != nil {
+		return Decision{}, fmt.Errorf("permission: CanUseTool: %w", err)
+	}
+	switch ans.Behavior {
+	case tool.Allow, tool.Deny:
+	default:
+		return Decision{}, fmt.Errorf("permission: CanUseTool answered %q (want allow or deny)", ans.Behavior)
+	}
+	if ans.Source == "" {
+		ans.Source = "callback"
+	}
+	if ans.Behavior == tool.Deny && ans.Reason == "" {
+		ans.Reason = "denied by the user"
+	}
+	return ans, nil
+}
+
+func deny(reason, source, rule string) Decision {
+	return Decision{Behavior: tool.Deny, Reason: reason, Source: source, Rule: rule}
+}
+
+func ask(reason, source, rule string) Decision {
+	return Decision{Behavior: tool.Ask, Reason: reason, Source: source, Rule: rule}
+}
+
+func allow(reason, source, rule string) Decision {
+	return Decision{Behavior: tool.Allow, Reason: reason, Source: source, Rule: rule}
+}
+
+func (e *Engine) decide(c *call) Decision {
+	req := c.req
+	name := c.names[0]
+	if c.pathErr != nil {
+		return deny(fmt.Sprintf("%s: %v", name, c.pathErr), "tool", "")
+	}
+	// 2, 3: deny then ask rules.
+	for _, b := range []tool.Behavior{tool.Deny, tool.Ask} {
+		for i := range c.rules {
+			r := &c.rules[i]
+			if r.behavior != b {
+				continue
+			}
+			if why, ok := e.ruleMatches(c, r); ok {
+				reason := fmt.Sprintf("%s rule %s (%s settings)%s", b, r.raw, r.source, why)
+				return Decision{Behavior: b, Reason: reason, Rule: r.raw, Source: r.source}
+			}
+		}
+	}
+	// 4: the tool's and the hooks' objections.
+	if req.ToolCheck.Behavior == tool.Deny {
+		return deny(orDefault(req.ToolCheck.Reason, name+" refused this input"), "tool", "")
+	}
+	switch req.HookVerdict {
+	case tool.Deny:
+		return deny(orDefault(req.HookReason, "blocked by a PreToolUse hook"), "hook", "")
+	case tool.Ask:
+		return ask(orDefault(req.HookReason, "a PreToolUse hook asks for confirmation"), "hook", "")
+	}
+	bypass := c.mode == tool.ModeBypassPermissions
+	// 5: safety checks.
+	if d, ok := e.safety(c, bypass); ok {
+		return d
+	}
+	if req.ToolCheck.Behavior == tool.Ask && !bypass {
+		return ask(orDefault(req.ToolCheck.Reason, name+" asks for confirmation"), "tool", "")
+	}
+	// 6: bypass.
+	if bypass {
+		return allow("bypassPermissions mode", "mode", "")
+	}
+	// 7: plan mode.
+	readOnly := e.readOnly(c)
+	if c.mode == tool.ModePlan && !readOnly && !e.planTool[name] {
+		return deny(fmt.Sprintf("plan mode is read-only: %s would change things; present the plan with ExitPlanMode first", name), "mode", "")
+	}
+	// 8: hook and tool allow.
+	if req.HookVerdict == tool.Allow {
+		return allow(orDefault(req.HookReason, "allowed by a PreToolUse hook"), "hook", "")
+	}
+	if req.ToolCheck.Behavior == tool.Allow {
+		return allow(orDefault(req.ToolCheck.Reason, name+" allows this input"), "tool", "")
+	}
+	// 9: allow rules and automatic approvals.
+	switch c.kind {
+	case kindBash:
+		return e.decideBash(c, readOnly)
+	case kindRead, kindWrite:
+		return e.decideFile(c)
+	}
+	for i := range c.rules {
+		r := &c.rules[i]
+		if r.behavior != tool.Allow {
+			continue
+		}
+		if _, ok := e.ruleMatches(c, r); ok {
+			return allow("allowed by rule "+r.raw, r.source, r.raw)
+		}
+	}
+	if readOnly && !strings.HasPrefix(name, "mcp__") {
+		return allow(name+" is read-only", "default", "")
+	}
+	if c.mode == tool.ModePlan && e.planTool[name] {
+		return allow(name+" is allowed in plan mode", "mode", "")
+	}
+	return ask(fmt.Sprintf("%s needs permission", name), "default", "")
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// readOnly reports whether the call only reads.
+func (e *Engine) readOnly(c *call) bool {
+	if c.req.Traits.ReadOnly {
+		return true
+	}
+	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && e.cfg.ReadOnlyCommand != nil && len(c.shell.cmds) > 0 {
+		for _, sc := range c.shell.cmds {
+			if !e.cfg.ReadOnlyCommand(sc.cmd) {
+				return false
+			}
+		}
+		for _, r := range c.shell.script.Redirects {
+			if r.Write && !r.IsDevNull() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// ruleMatches reports whether a deny or ask (or allow, for tools other than
+// Bash and the file tools) rule covers the call, with a short explanation.
+func (e *Engine) ruleMatches(c *call, r *rule) (string, bool) {
+	// Path rules reach across tools: Edit covers every write, Read deny
+	// blocks writes too.
+	if c.kind == kindRead || c.kind == kindWrite {
+		if !e.pathRuleApplies(c, r) {
+			return "", false
+		}
+		if r.Bare() {
+			return "", true
+		}
+		for _, fa := range c.paths {
+			if e.pathMatches(c, r, fa.forms, r.behavior != tool.Allow) {
+				return "", true
+			}
+		}
+		return "", false
+	}
+	if c.kind == kindBash && (r.Tool == "Edit" || r.Tool == "Read") && r.behavior != tool.Allow {
+		// Redirect targets are file accesses.
+		return e.bashRedirectRule(c, r)
+	}
+	if !slices.ContainsFunc(c.names, r.matchesName) {
+		return "", false
+	}
+	if r.Bare() {
+		return "", true
+	}
+	switch c.kind {
+	case kindBash:
+		return e.bashRuleMatches(c, r)
+	case kindWebFetch:
+		if spec, ok := strings.CutPrefix(r.Specifier, "domain:"); ok {
+			return "", matchHost(spec, c.host)
+		}
+	}
+	if m, ok := c.req.Tool.(tool.RuleMatcher); ok && c.req.Tool != nil && m.MatchRule(r.Specifier, c.req.Input) {
+		return "", true
+	}
+	return "", c.paramMatches(r.Specifier)
+}
+
+// paramMatches implements Tool(param:value): the input's top-level field
+// param is a string equal to value (* is a wildcard), or a non-string
+// whose JSON text equals value.
+func (c *call) paramMatches(spec string) bool {
+	param, value, ok := strings.Cut(spec, ":")
+	if !ok || param == "" {
+		return false
+	}
+	raw, ok := c.input[param]
+	if !ok {
+		return false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
+	}
+	if hasWildcard(value) {
+		return globMatch1(value, s)
+	}
+	return unescapeStars(value) == s
+}
+
+// pathRuleApplies reports whether a rule's tool covers this file call.
+func (e *Engine) pathRuleApplies(c *call, r *rule) bool {
+	if slices.ContainsFunc(c.names, r.matchesName) {
+		return true
+	}
+	switch r.Tool {
+	case "Edit":
+		return c.kind == kindWrite
+	case "Read":
+		// Read rules cover every read; a Read deny or ask covers writes
+		// too (a file that may not be read may not be overwritten).
+		return c.kind == kindRead || r.behavior != tool.Allow
+	}
+	return false
+}
+
+// pathMatches matches a path rule against a path: for deny/ask either form
+// (as written or resolved) matching is enough, for allow both must.
+func (e *Engine) pathMatches(c *call, r *rule, f pathForms, either bool) bool {
+	root := r.root
+	if root == "" {
+		root = c.workDir
+	}
+	pp, ok := compilePathPattern(r.Specifier, root, c.workDir, c.home)
+	if !ok {
+		return false
+	}
+	if either {
+		return f.any(pp.match)
+	}
+	return f.both(pp.match)
+}
+
+// safety runs the checks no allow rule or hook overrides.
+func (e *Engine) safety(c *call, bypass bool) (Decision, bool) {
+	switch c.kind {
+	case kindWrite:
+		for _, fa := range c.paths {
+			if !bypass && fa.forms.any(func(p string) bool { return isProtected(p, c.home) }) {
+				return ask(fmt.Sprintf("%s is a protected path (version control, editor, shell or agent configuration)", fa.forms.lexical), "safety", ""), true
+			}
+		}
+	case kindBash:
+		return e.shellSafety(c, bypass)
+	}
+	return Decision{}, false
+}
+
+func (e *Engine) decideFile(c *call) Decision {
+	name := c.names[0]
+	// Allow rules: both forms of every path must match.
+	for i := range c.rules {
+		r := &c.rules[i]
+		if r.behavior != tool.Allow || !e.pathRuleApplies(c, r) {
+			continue
+		}
+		all := true
+		for _, fa := range c.paths {
+			if !r.Bare() && !e.pathMatches(c, r, fa.forms, false) {
+				all = false
+			}
+		}
+		if all {
+			return allow("allowed by rule "+r.raw, r.source, r.raw)
+		}
+	}
+	in := true
+	for _, fa := range c.paths {
+		if !fa.forms.both(c.inside) {
+			in = false
+		}
+	}
+	switch {
+	case c.kind == kindRead && in:
+		return allow("reading inside the working directories", "default", "")
+	case c.kind == kindWrite && in && c.mode == tool.ModeAcceptEdits:
+		return allow("acceptEdits mode: editing inside the working directories", "mode", "")
+	case !in:
+		p := c.paths[0].forms
+		where := p.lexical
+		if p.resolved != p.lexical {
+			where += " (resolves to " + p.resolved + ")"
+		}
+		return ask(fmt.Sprintf("%s outside the working directories: %s", name, where), "default", "")
+	}
+	return ask(fmt.Sprintf("%s needs permission to change %s", name, c.paths[0].forms.lexical), "default", "")
+}

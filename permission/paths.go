@@ -1,0 +1,210 @@
+package permission
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/gantry-dev/gantry/settings"
+)
+
+// ErrNULPath is reported (in a deny's reason) for a path containing a NUL
+// byte.
+var ErrNULPath = errors.New("path contains a NUL byte")
+
+// absPath makes p absolute against base, expanding a leading ~ or ~/ with
+// home, and cleans it lexically. It fails on a NUL byte or an empty path.
+func absPath(p, base, home string) (string, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", ErrNULPath
+	}
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	switch {
+	case p == "~":
+		p = home
+	case strings.HasPrefix(p, "~/"):
+		p = filepath.Join(home, p[2:])
+	case !filepath.IsAbs(p):
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// resolvePath resolves symlinks in the longest existing prefix of the
+// absolute, clean path p and appends the rest: the file a write to p would
+// reach. Links in the missing part cannot exist yet.
+func resolvePath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	dir, rest := p, ""
+	for i := 0; i < 4096; i++ {
+		parent := filepath.Dir(dir)
+		rest = filepath.Join(filepath.Base(dir), rest)
+		if parent == dir {
+			return p
+		}
+		dir = parent
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+	}
+	return p
+}
+
+// pathForms are the two forms of a path a policy checks: as written
+// (absolute, clean) and with symlinks resolved. An allow needs both; a deny
+// takes either.
+type pathForms struct {
+	lexical, resolved string
+}
+
+func newPathForms(p, base, home string) (pathForms, error) {
+	a, err := absPath(p, base, home)
+	if err != nil {
+		return pathForms{}, err
+	}
+	return pathForms{lexical: a, resolved: resolvePath(a)}, nil
+}
+
+func (f pathForms) any(pred func(string) bool) bool  { return pred(f.lexical) || pred(f.resolved) }
+func (f pathForms) both(pred func(string) bool) bool { return pred(f.lexical) && pred(f.resolved) }
+
+// pathPattern is a gitignore-style path specifier anchored at a root.
+type pathPattern struct {
+	root string
+	pat  gitignore.Pattern
+}
+
+// compilePathPattern interprets a Read/Edit specifier:
+//
+//	//abs/path   absolute (root /)
+//	~/x          relative to the home directory
+//	/x           relative to ruleRoot (the settings file's project root)
+//	./x, x/y     relative to the working directory (anchored)
+//	name         a bare name: matches at any depth below the working directory
+//
+// It returns ok=false for a specifier that is not a path (it then never
+// matches).
+func compilePathPattern(spec, ruleRoot, workDir, home string) (pathPattern, bool) {
+	if strings.IndexByte(spec, 0) >= 0 || spec == "" {
+		return pathPattern{}, false
+	}
+	var root, pat string
+	switch {
+	case strings.HasPrefix(spec, "//"):
+		root, pat = "/", spec[1:]
+	case spec == "~":
+		root, pat = home, "**"
+	case strings.HasPrefix(spec, "~/"):
+		root, pat = home, spec[1:]
+	case strings.HasPrefix(spec, "/"):
+		root, pat = ruleRoot, spec
+	case strings.HasPrefix(spec, "./"):
+		root, pat = workDir, spec[1:]
+	default:
+		root, pat = workDir, spec
+	}
+	if root == "" {
+		return pathPattern{}, false
+	}
+	// Clean "." and ".." segments out of the pattern so that ./a/../b means b;
+	// a pattern that climbs above its root is anchored at the climbed-to
+	// directory.
+	if strings.HasPrefix(pat, "/") {
+		trailing := strings.HasSuffix(pat, "/") && len(pat) > 1
+		joined := filepath.Join(root, pat)
+		root = "/"
+		pat = joined
+		if trailing {
+			pat += "/"
+		}
+		if pat == "/" {
+			pat = "/**"
+		}
+	}
+	return pathPattern{root: root, pat: gitignore.ParsePattern(pat, nil)}, true
+}
+
+// match reports whether the absolute clean path p matches.
+func (pp pathPattern) match(p string) bool {
+	if !settings.Within(p, pp.root) {
+		return false
+	}
+	rel, err := filepath.Rel(pp.root, p)
+	if err != nil || rel == "." {
+		return false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	isDir := false
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		isDir = true
+	}
+	return pp.pat.Match(parts, isDir) == gitignore.Exclude
+}
+
+// protectedNames are directory or file names that are never written without
+// a prompt outside bypass mode, at any depth.
+var protectedDirNames = map[string]bool{
+	".git": true, ".gantry": true, ".claude": true, ".vscode": true, ".idea": true, ".husky": true,
+}
+
+var protectedFileNames = map[string]bool{
+	".gitconfig": true, ".gitmodules": true, ".npmrc": true, ".mcp.json": true,
+	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
+	".zshrc": true, ".zprofile": true, ".zshenv": true, ".zlogin": true, ".zlogout": true,
+	".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true,
+	".pypirc": true, ".netrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".ripgreprc": true,
+}
+
+// protectedHomeDirs are directories under the home directory whose contents
+// are protected (keys, shell and tool configuration).
+var protectedHomeDirs = []string{".ssh", ".gnupg", ".aws", ".config/fish", ".kube", ".docker"}
+
+// isProtected reports whether writing p (absolute, clean) touches a
+// protected path.
+func isProtected(p, home string) bool {
+	parts := strings.Split(filepath.ToSlash(p), "/")
+	for i, part := range parts {
+		if protectedDirNames[part] && i < len(parts) {
+			return true
+		}
+	}
+	if protectedFileNames[filepath.Base(p)] {
+		return true
+	}
+	if home != "" {
+		for _, d := range protectedHomeDirs {
+			if settings.Within(p, filepath.Join(home, d)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// criticalRmTarget reports whether removing p (absolute, clean) would be a
+// disaster: the root, a top-level system directory, the home directory or a
+// parent of it, a working directory or a parent of one.
+func criticalRmTarget(p, home string, workDirs []string) bool {
+	if p == "/" {
+		return true
+	}
+	if filepath.Dir(p) == "/" {
+		return true // /etc, /usr, /home, /tmp …: any top-level directory
+	}
+	if home != "" && settings.Within(home, p) {
+		return true
+	}
+	for _, w := range workDirs {
+		if settings.Within(w, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,200 @@
+package settings
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TrustFile is the name of the trust record under the Gantry home.
+const TrustFile = "trusted-folders.json"
+
+// TrustStore is the record of folders the user trusts, a JSON file
+// (default $GANTRY_HOME/trusted-folders.json):
+//
+//	{"folders": [{"path": "/home/u/project", "trusted_at": "2026-01-02T15:04:05Z"}]}
+//
+// A folder is trusted if it or one of its parents is recorded. Paths are
+// compared after symlinks are resolved, element by element (never by string
+// prefix). A TrustStore is safe for concurrent use within a process; writes
+// are atomic (temp file and rename).
+type TrustStore struct {
+	// Path is the record's file.
+	Path string
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+
+	mu sync.Mutex
+}
+
+// TrustRecord is one trusted folder.
+type TrustRecord struct {
+	Path      string    `json:"path"`
+	TrustedAt time.Time `json:"trusted_at"`
+}
+
+type trustDoc struct {
+	Folders []TrustRecord `json:"folders"`
+}
+
+func (t *TrustStore) read() (trustDoc, error) {
+	var d trustDoc
+	b, err := os.ReadFile(t.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return d, fmt.Errorf("settings: trust record: %w", err)
+	}
+	if len(trimSpace(b)) == 0 {
+		return d, nil
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("settings: trust record %s: %w", t.Path, err)
+	}
+	return d, nil
+}
+
+// Canonical returns the absolute, cleaned path of dir with symlinks
+// resolved (as far as the path exists).
+func Canonical(dir string) (string, error) {
+	if strings.IndexByte(dir, 0) >= 0 {
+		return "", errors.New("settings: path contains a NUL byte")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r, nil
+	}
+	return abs, nil
+}
+
+// Within reports whether path is dir or inside it, comparing cleaned
+// absolute paths element by element.
+func Within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// IsTrusted reports whether dir (or a parent) is recorded as trusted.
+func (t *TrustStore) IsTrusted(dir string) (bool, error) {
+	c, err := Canonical(dir)
+	if err != nil {
+		return false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, err := t.read()
+	if err != nil {
+		return false, err
+	}
+	for _, r := range d.Folders {
+		if Within(c, r.Path) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Trust records dir as trusted. Trusting a folder already trusted (or
+// inside a trusted one) is a no-op.
+func (t *TrustStore) Trust(dir string) error {
+	c, err := Canonical(dir)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, err := t.read()
+	if err != nil {
+		return err
+	}
+	for _, r := range d.Folders {
+		if Within(c, r.Path) {
+			return nil
+		}
+	}
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	d.Folders = append(d.Folders, TrustRecord{Path: c, TrustedAt: now().UTC()})
+	slices.SortFunc(d.Folders, func(a, b TrustRecord) int { return strings.Compare(a.Path, b.Path) })
+	return writeJSON(t.Path, d)
+}
+
+// Revoke removes dir's own record (parents stay trusted).
+func (t *TrustStore) Revoke(dir string) error {
+	c, err := Canonical(dir)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, err := t.read()
+	if err != nil {
+		return err
+	}
+	n := len(d.Folders)
+	d.Folders = slices.DeleteFunc(d.Folders, func(r TrustRecord) bool { return r.Path == c })
+	if len(d.Folders) == n {
+		return nil
+	}
+	return writeJSON(t.Path, d)
+}
+
+// Folders lists the trusted folders.
+func (t *TrustStore) Folders() ([]TrustRecord, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, err := t.read()
+	return d.Folders, err
+}
+
+// PromptTrust asks the person at a terminal whether to trust dir, reading
+// one line from in: "y" or "yes" (any case) trusts and records it in t;
+// anything else, end of input or a cancelled ctx does not. The CLI calls it
+// only when stdin is a TTY; elsewhere use --trust.
+func PromptTrust(ctx context.Context, t *TrustStore, in io.Reader, out io.Writer, dir string) (bool, error) {
+	fmt.Fprintf(out, "Do you trust the files in %s?\n"+
+		"Its settings may run hooks and commands, set environment variables and allow tools.\n"+
+		"Trust this folder? [y/N] ", dir)
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case a = <-ch:
+	}
+	if a.err != nil && !errors.Is(a.err, io.EOF) {
+		return false, fmt.Errorf("settings: reading answer: %w", a.err)
+	}
+	switch strings.ToLower(strings.TrimSpace(a.line)) {
+	case "y", "yes":
+		return true, t.Trust(dir)
+	}
+	return false, nil
+}

@@ -1,0 +1,158 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// writeJSON writes v as indented JSON to path atomically: a temp file in the
+// same directory, fsync, rename. The directory is created (0700) if needed;
+// an existing file keeps its mode, a new one gets 0600.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings: encode %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	return writeAtomic(path, b)
+}
+
+func writeAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	mode := fs.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("settings: write %s: %w", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("settings: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	ok = true
+	return nil
+}
+
+// RuleKind is one of the permission rule lists.
+type RuleKind string
+
+const (
+	Allow RuleKind = "allow"
+	Deny  RuleKind = "deny"
+	Ask   RuleKind = "ask"
+)
+
+// Change is one permission update written by [Update].
+type Change struct {
+	// AddRules appends rules (not already present) to the Kind list.
+	Kind     RuleKind
+	AddRules []string
+	// Mode, if set, becomes permissions.defaultMode.
+	Mode tool.Mode
+	// AddDirectories are appended to permissions.additionalDirectories.
+	AddDirectories []string
+}
+
+// Update applies c to the settings file at path, atomically, keeping every
+// key Gantry does not know and the order of the existing lists. A missing
+// file is created.
+func Update(path string, c Change) error {
+	doc := map[string]json.RawMessage{}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("settings: %w", err)
+	case len(bytes.TrimSpace(b)) > 0:
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("settings: %s: %w", path, err)
+		}
+	}
+	perms := map[string]json.RawMessage{}
+	if raw, ok := doc["permissions"]; ok {
+		if err := json.Unmarshal(raw, &perms); err != nil {
+			return fmt.Errorf("settings: %s: permissions: %w", path, err)
+		}
+	}
+	addList := func(key string, add []string) error {
+		if len(add) == 0 {
+			return nil
+		}
+		var list []string
+		if raw, ok := perms[key]; ok {
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("settings: %s: permissions.%s: %w", path, key, err)
+			}
+		}
+		for _, r := range add {
+			if !slices.Contains(list, r) {
+				list = append(list, r)
+			}
+		}
+		raw, _ := json.Marshal(list)
+		perms[key] = raw
+		return nil
+	}
+	if len(c.AddRules) > 0 {
+		switch c.Kind {
+		case Allow, Deny, Ask:
+		default:
+			return fmt.Errorf("settings: unknown rule kind %q", c.Kind)
+		}
+		if err := addList(string(c.Kind), c.AddRules); err != nil {
+			return err
+		}
+	}
+	if err := addList("additionalDirectories", c.AddDirectories); err != nil {
+		return err
+	}
+	if c.Mode != "" {
+		if !c.Mode.Valid() {
+			return fmt.Errorf("settings: unknown mode %q", c.Mode)
+		}
+		raw, _ := json.Marshal(c.Mode)
+		perms["defaultMode"] = raw
+	}
+	raw, err := json.Marshal(perms)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	doc["permissions"] = raw
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	return writeAtomic(path, append(out, '\n'))
+}
