@@ -169,6 +169,26 @@ func fieldErrors(root *validator.Schema, err error) []FieldError {
 		if _, ok := e.ErrorKind.(*kind.Group); ok {
 			return
 		}
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			// One error per missing property, at its own path, with its
+			// expected type.
+			for _, name := range k.Missing {
+				loc := append(slices.Clip(e.InstanceLocation), name)
+				fe := FieldError{Path: jsonPointer(loc), Message: "required property is missing"}
+				if s := schemaAt(root, loc); s != nil && s.Types != nil {
+					fe.Expected = s.Types.ToStrings()
+				}
+				out = append(out, fe)
+			}
+			return
+		case *kind.AdditionalProperties:
+			for _, name := range k.Properties {
+				loc := append(slices.Clip(e.InstanceLocation), name)
+				out = append(out, FieldError{Path: jsonPointer(loc), Message: "unknown property (not in the schema; remove it)"})
+			}
+			return
+		}
 		fe := FieldError{Path: jsonPointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)}
 		if s := schemaAt(root, e.InstanceLocation); s != nil && s.Types != nil {
 			fe.Expected = s.Types.ToStrings()
