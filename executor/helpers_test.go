@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type noInput struct{}
 
 type sleepIn struct {
-	MS int    `json:"ms"`
+	MS int    `json:"ms,omitempty"`
 	ID string `json:"id,omitempty"`
 }
 
@@ -229,7 +229,9 @@ func call(id, name, input string) Call {
 	return Call{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
-func session() *Session { return NewSession(&tool.Env{WorkDir: "/w", SessionID: "s1", Mode: tool.ModeDefault}) }
+func session() *Session {
+	return NewSession(&tool.Env{WorkDir: "/w", SessionID: "s1", Mode: tool.ModeDefault})
+}
 
 func run(t testing.TB, e *Executor, calls ...Call) *Batch {
 	t.Helper()
@@ -288,3 +290,8 @@ func (l *statusLog) all(id string) []tool.Status {
 	}
 	return out
 }
+
+type (
+	permissionRequest  = permission.Request
+	permissionDecision = permission.Decision
+)

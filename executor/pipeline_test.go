@@ -371,10 +371,10 @@ func TestDefaultDeciderHookVerdicts(t *testing.T) {
 	d := DefaultDecider()
 	write := tool.Must(tool.NewNoInput("W", "w", func(context.Context, *tool.Env) (*tool.Result, error) { return nil, nil }))
 	tests := []struct {
-		name  string
-		req   permission.Request
-		want  tool.Behavior
-		mode  tool.Mode
+		name   string
+		req    permission.Request
+		want   tool.Behavior
+		mode   tool.Mode
 		reason string
 	}{
 		{"hook allow allows a write", permission.Request{HookVerdict: tool.Allow}, tool.Allow, "", ""},

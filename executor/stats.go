@@ -183,8 +183,11 @@ func normalizeError(s string) string {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		if isHexID(w) {
+		if core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }); isHexID(core) {
+			i := strings.Index(w, core)
+			b.WriteString(w[:i])
 			b.WriteByte('X')
+			b.WriteString(w[i+len(core):])
 			continue
 		}
 		digits := false
