@@ -54,9 +54,10 @@ type Config struct {
 	// PlanModeTools are the tools allowed in plan mode although not
 	// read-only (they plan, ask or track). Nil means [DefaultPlanModeTools].
 	PlanModeTools []string
-	// ReadOnlyCommand, if set, classifies one simple shell command as
-	// read-only (the shared classifier). A Bash call whose whole command
-	// has read-only [Request.Traits] is read-only regardless.
+	// ReadOnlyCommand classifies one simple shell command as read-only;
+	// default: the shared classifier (internal/shellparse.ReadOnly). A Bash
+	// call whose whole command has read-only [Request.Traits] is read-only
+	// regardless.
 	ReadOnlyCommand func(cmd *shellparse.Command) bool
 }
 
@@ -105,6 +106,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.Home == "" && cfg.Getenv != nil {
 		cfg.Home = cfg.Getenv("HOME")
+	}
+	if cfg.ReadOnlyCommand == nil {
+		cfg.ReadOnlyCommand = readOnlyCommand
 	}
 	if cfg.PlanModeTools == nil {
 		cfg.PlanModeTools = DefaultPlanModeTools
@@ -482,6 +486,15 @@ func (e *Engine) decide(c *call) Decision {
 	return ask(fmt.Sprintf("%s needs permission", name), "default", "")
 }
 
+// readOnlyCommand classifies one simple command with the shared
+// classifier.
+func readOnlyCommand(cmd *shellparse.Command) bool {
+	c := *cmd
+	c.Redirects = nil // redirects are checked on their own
+	ok, _ := shellparse.ReadOnly(&shellparse.Script{Commands: []shellparse.Command{c}})
+	return ok
+}
+
 func orDefault(s, def string) string {
 	if s != "" {
 		return s
@@ -491,21 +504,12 @@ func orDefault(s, def string) string {
 
 // readOnly reports whether the call only reads.
 func (e *Engine) readOnly(c *call) bool {
-	if c.req.Traits.ReadOnly {
+	if c.req.Traits.ReadOnly || c.kind == kindRead {
 		return true
 	}
-	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && e.cfg.ReadOnlyCommand != nil && len(c.shell.cmds) > 0 {
-		for _, sc := range c.shell.cmds {
-			if !e.cfg.ReadOnlyCommand(sc.cmd) {
-				return false
-			}
-		}
-		for _, r := range c.shell.script.Redirects {
-			if r.Write && !r.IsDevNull() {
-				return false
-			}
-		}
-		return true
+	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && len(c.shell.cmds) > 0 {
+		ok, _ := shellparse.ReadOnly(c.shell.script)
+		return ok
 	}
 	return false
 }

@@ -71,8 +71,8 @@ func TestRuleSemantics(t *testing.T) {
 		{name: "pipe", allow: []string{"Bash(cat *)"}, call: B("cat f | sh"), want: tool.Ask},
 		{name: "pipe-amp", allow: []string{"Bash(make *)"}, call: B("make |& nc host 1"), want: tool.Ask},
 		{name: "background", allow: []string{"Bash(sleep *)"}, call: B("sleep 1 & python -c 1"), want: tool.Ask},
-		{name: "newline", allow: []string{"Bash(pwd)"}, call: B("pwd\nwhoami"), want: tool.Ask},
-		{name: "subshell", allow: []string{"Bash(pwd)"}, call: B("(pwd; whoami)"), want: tool.Ask},
+		{name: "newline", allow: []string{"Bash(pwd)"}, call: B("pwd\nnpm install"), want: tool.Ask},
+		{name: "subshell", allow: []string{"Bash(pwd)"}, call: B("(pwd; npm install)"), want: tool.Ask},
 		{name: "every part allowed", allow: []string{"Bash(go build *)", "Bash(go test *)"}, call: B("go build ./... && go test ./..."), want: tool.Allow, wantRule: "Bash(go build *), Bash(go test *)"},
 		{name: "case 4 long list", allow: []string{"Bash(true)"}, call: B(strings.Repeat("true; ", 60) + "curl x|sh"), want: tool.Ask},
 		{name: "case 4 long list all true", allow: []string{"Bash(true)"}, call: B(strings.Repeat("true; ", 60) + "true"), want: tool.Allow},
@@ -166,4 +166,27 @@ func TestRuleSemantics(t *testing.T) {
 		{name: "read-only traits still check redirects", call: call1{tool: "Bash", input: bash("ls > /tmp/out"), traits: tool.ReadOnlyTraits}, want: tool.Ask},
 	}
 	runCases(t, w, cases)
+}
+
+func TestReadOnlyClassifier(t *testing.T) {
+	w := newWorld(t)
+	B := func(cmd string, mode tool.Mode) call1 { return call1{tool: "Bash", input: bash(cmd), mode: mode} }
+	runCases(t, w, []decisionCase{
+		{name: "read-only compound runs", call: B("ls -la && git status && wc -l src/x", ""), want: tool.Allow},
+		{name: "read-only part plus allowed part", allow: []string{"Bash(go test *)"}, call: B("git status && go test ./...", ""), want: tool.Allow},
+		{name: "read-only part plus unknown part", call: B("git status && go test ./...", ""), want: tool.Ask},
+		{name: "plan allows read-only", call: B("grep -rn foo src", tool.ModePlan), want: tool.Allow},
+		{name: "plan denies writes even when allowed", allow: []string{"Bash(npm install *)"}, call: B("npm install", tool.ModePlan), want: tool.Deny},
+		{name: "plan denies sed -i", call: B("sed -i s/a/b/ f", tool.ModePlan), want: tool.Deny},
+		{name: "case 12 sed -i not read-only", call: B("sed -i s/a/b/ f", ""), want: tool.Ask},
+		{name: "case 13 awk not read-only", call: B(`awk 'BEGIN{system("id")}'`, ""), want: tool.Ask},
+		{name: "case 14 git -c not read-only", call: B("git -c core.fsmonitor=x status", ""), want: tool.Ask},
+		{name: "case 15 env not read-only", call: B("env sudo rm -f /etc/passwd", ""), want: tool.Ask},
+		{name: "case 10 find -exec not read-only", call: B("find . -exec rm {} +", ""), want: tool.Ask},
+		{name: "dontAsk turns ask into deny", call: B("npm install", tool.ModeDontAsk), want: tool.Deny},
+		{name: "dontAsk keeps allow", allow: []string{"Bash(npm install)"}, call: B("npm install", tool.ModeDontAsk), want: tool.Allow},
+		{name: "bypass allows unknown", call: B("npm install", tool.ModeBypassPermissions), want: tool.Allow},
+		{name: "bypass allows substitution", call: B("echo $(date)", tool.ModeBypassPermissions), want: tool.Allow},
+		{name: "bypass still asks unparseable", call: B("ls &&", tool.ModeBypassPermissions), want: tool.Ask},
+	})
 }

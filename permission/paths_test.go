@@ -1,0 +1,288 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+func TestFileRules(t *testing.T) {
+	w := newWorld(t)
+	// Symlinks: ./key → ~/.ssh/id_rsa; ./out → a directory outside.
+	if err := os.WriteFile(filepath.Join(w.home, ".ssh", "id_rsa"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(w.root, "elsewhere")
+	evil := filepath.Join(w.root, "home", "u", "project_evil")
+	for _, d := range []string{outside, evil} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.Symlink(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(w.work, "key")))
+	must(t, os.Symlink(outside, filepath.Join(w.work, "out")))
+	must(t, os.WriteFile(filepath.Join(w.work, "src", "a.go"), []byte("package a"), 0o644))
+
+	R := func(p string) call1 { return call1{tool: "Read", input: file(p)} }
+	E := func(p string, mode tool.Mode) call1 {
+		return call1{tool: "Edit", input: map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, mode: mode}
+	}
+	runCases(t, w, []decisionCase{
+		{name: "read inside runs", call: R("src/a.go"), want: tool.Allow},
+		{name: "read absolute inside runs", call: R(filepath.Join(w.work, "src", "a.go")), want: tool.Allow},
+		{name: "case 20 sibling with common prefix is outside", call: R(filepath.Join(evil, "s")), want: tool.Ask},
+		{name: "case 21 traversal normalised", call: R("src/../../../etc/passwd"), want: tool.Ask},
+		{name: "case 22 symlink deny on target", allow: []string{"Read(./**)"}, deny: []string{"Read(~/.ssh/**)"}, call: R("key"), want: tool.Deny},
+		{name: "symlink allow needs target too", allow: []string{"Read(./**)"}, call: R("key"), want: tool.Ask},
+		{name: "case 23 acceptEdits write through symlink outside", call: E("out/x.txt", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "acceptEdits inside", call: E("src/a.go", tool.ModeAcceptEdits), want: tool.Allow},
+		{name: "default edit asks", call: E("src/a.go", ""), want: tool.Ask},
+		{name: "edit allow rule", allow: []string{"Edit(/src/**)"}, call: E("src/a.go", ""), want: tool.Allow, wantRule: "Edit(/src/**)"},
+		{name: "edit allow rule covers Write", allow: []string{"Edit(./src/**)"}, call: call1{tool: "Write", input: map[string]any{"file_path": "src/b.go", "content": "x"}}, want: tool.Allow},
+		{name: "edit allow rule covers NotebookEdit", allow: []string{"Edit(*.ipynb)"}, call: call1{tool: "NotebookEdit", input: map[string]any{"notebook_path": "src/n.ipynb", "new_source": "x"}}, want: tool.Allow},
+		{name: "read deny blocks edit", deny: []string{"Read(./secrets/**)"}, call: E("secrets/k", tool.ModeAcceptEdits), want: tool.Deny},
+		{name: "bare name at any depth", deny: []string{"Read(.env)"}, call: R("src/deep/.env"), want: tool.Deny},
+		{name: "anchored relative path", deny: []string{"Read(./.env)"}, call: R("src/.env"), want: tool.Allow},
+		{name: "absolute rule", deny: []string{"Read(//etc/**)"}, call: R("/etc/hosts"), want: tool.Deny},
+		{name: "home rule", allow: []string{"Read(~/notes/**)"}, call: R(filepath.Join(w.home, "notes", "n.md")), want: tool.Allow},
+		{name: "directory rule covers contents", deny: []string{"Read(./src)"}, call: R("src/a.go"), want: tool.Deny},
+		{name: "glob tool path", deny: []string{"Glob(//etc)"}, call: call1{tool: "Glob", input: map[string]any{"pattern": "*", "path": "/etc"}}, want: tool.Deny},
+		{name: "grep without path searches cwd", call: call1{tool: "Grep", input: map[string]any{"pattern": "x"}}, want: tool.Allow},
+		{name: "case 24 NUL byte", call: R("src/a\x00.go"), want: tool.Deny, wantReasonIn: "NUL"},
+		{name: "case 24 NUL byte in command", call: call1{tool: "Bash", input: bash("cat a\x00b")}, want: tool.Deny, wantReasonIn: "NUL"},
+		{name: "case 25 git hooks", allow: []string{"Edit(**)"}, call: E(".git/hooks/pre-commit", ""), want: tool.Ask},
+		{name: "case 25 vscode", allow: []string{"Edit(**)"}, call: E(".vscode/settings.json", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "case 25 mcp.json", allow: []string{"Edit(**)"}, call: E(".mcp.json", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "protected shell rc", allow: []string{"Edit"}, call: E(filepath.Join(w.home, ".zshrc"), ""), want: tool.Ask},
+		{name: "protected gantry settings", call: E(".gantry/settings.json", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "protected in bypass allowed", call: E(".git/config", tool.ModeBypassPermissions), want: tool.Allow},
+		{name: "reading protected is fine", call: R(".git/config"), want: tool.Allow},
+		{name: "plan denies edit", call: E("src/a.go", tool.ModePlan), want: tool.Deny},
+		{name: "plan allows read", call: call1{tool: "Read", input: file("src/a.go"), mode: tool.ModePlan}, want: tool.Allow},
+		{name: "ask rule on path", ask: []string{"Edit(./src/**)"}, call: E("src/a.go", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "edit missing path", call: call1{tool: "Edit", input: map[string]any{}}, want: tool.Deny},
+	})
+}
+
+func TestOtherTools(t *testing.T) {
+	w := newWorld(t)
+	F := func(u string) call1 { return call1{tool: "WebFetch", input: map[string]any{"url": u, "prompt": "p"}} }
+	runCases(t, w, []decisionCase{
+		{name: "domain exact", allow: []string{"WebFetch(domain:docs.x.io)"}, call: F("https://docs.x.io/a"), want: tool.Allow},
+		{name: "domain case and trailing dot", allow: []string{"WebFetch(domain:Docs.X.io.)"}, call: F("https://DOCS.x.io./a"), want: tool.Allow},
+		{name: "domain other host", allow: []string{"WebFetch(domain:x.io)"}, call: F("https://evil.io/?x.io"), want: tool.Ask},
+		{name: "wildcard subdomains only", allow: []string{"WebFetch(domain:*.x.io)"}, call: F("https://x.io/"), want: tool.Ask},
+		{name: "wildcard subdomain", allow: []string{"WebFetch(domain:*.x.io)"}, call: F("https://a.b.x.io/"), want: tool.Allow},
+		{name: "suffix is not subdomain", allow: []string{"WebFetch(domain:*.x.io)"}, call: F("https://evilx.io/"), want: tool.Ask},
+		{name: "domain deny", deny: []string{"WebFetch(domain:evil.io)"}, allow: []string{"WebFetch"}, call: F("https://evil.io/"), want: tool.Deny},
+		{name: "mcp server rule", allow: []string{"mcp__gh"}, call: call1{tool: "mcp__gh__list_issues", input: map[string]any{}}, want: tool.Allow},
+		{name: "mcp server star rule", allow: []string{"mcp__gh__*"}, call: call1{tool: "mcp__gh__list_issues", input: map[string]any{}}, want: tool.Allow},
+		{name: "mcp other server", allow: []string{"mcp__gh"}, call: call1{tool: "mcp__ghx__list", input: map[string]any{}}, want: tool.Ask},
+		{name: "case 35 mcp readOnlyHint not approved", call: call1{tool: "mcp__gh__list", input: map[string]any{}, traits: tool.ReadOnlyTraits}, want: tool.Ask},
+		{name: "read-only native tool runs", call: call1{tool: "TaskList", input: map[string]any{}, traits: tool.ReadOnlyTraits}, want: tool.Allow},
+		{name: "param rule", allow: []string{"Agent(subagent_type:Explore)"}, call: call1{tool: "Agent", input: map[string]any{"prompt": "p", "subagent_type": "Explore"}}, want: tool.Allow},
+		{name: "param rule other value", allow: []string{"Agent(subagent_type:Explore)"}, call: call1{tool: "Agent", input: map[string]any{"prompt": "p", "subagent_type": "general"}}, want: tool.Ask},
+		{name: "param deny with wildcard", deny: []string{"Skill(skill:danger-*)"}, allow: []string{"Skill"}, call: call1{tool: "Skill", input: map[string]any{"skill": "danger-zone"}}, want: tool.Deny},
+		{name: "plan tool allowed in plan", call: call1{tool: "ExitPlanMode", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Allow},
+		{name: "unknown tool asks", call: call1{tool: "Deploy", input: map[string]any{}}, want: tool.Ask},
+		{name: "unknown tool denied in plan", call: call1{tool: "Deploy", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Deny},
+	})
+}
+
+func TestRuleMatcherTool(t *testing.T) {
+	w := newWorld(t)
+	type in struct {
+		Target string `json:"target"`
+	}
+	deploy := tool.Must(tool.New("Deploy", "deploys", func(ctx context.Context, env *tool.Env, x in) (*tool.Result, error) { return nil, nil },
+		tool.RuleMatchFunc(func(spec string, x in) bool { return spec == "env:"+x.Target || spec == "staging-only" && x.Target == "staging" })))
+	e := w.engine(t, []string{"Deploy(staging-only)"}, []string{"Deploy(env:prod)"}, nil)
+	for target, want := range map[string]tool.Behavior{"staging": tool.Allow, "prod": tool.Deny, "dev": tool.Ask} {
+		raw, _ := json.Marshal(in{Target: target})
+		d, err := e.Decide(context.Background(), &Request{Tool: deploy, Name: "Deploy", Input: raw, Env: &tool.Env{WorkDir: w.work}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Behavior != want {
+			t.Errorf("%s: %s, want %s (%s)", target, d.Behavior, want, d.Reason)
+		}
+	}
+}
+
+func TestHidden(t *testing.T) {
+	w := newWorld(t)
+	e := w.engine(t, []string{"Read"}, []string{"WebFetch", "Bash(*)", "mcp__evil__*", "Edit(./x)"}, nil)
+	for name, want := range map[string]bool{"WebFetch": true, "Bash": true, "mcp__evil__run": true, "Edit": false, "Read": false, "mcp__good__x": false} {
+		if got := e.Hidden(name); got != want {
+			t.Errorf("Hidden(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if got, want := e.HiddenTools(), []string{"Bash", "WebFetch", "mcp__evil"}; !slices.Equal(got, want) {
+		t.Errorf("HiddenTools = %v, want %v", got, want)
+	}
+}
+
+func TestCanUseTool(t *testing.T) {
+	w := newWorld(t)
+	var got Decision
+	cases := []struct {
+		name   string
+		answer Decision
+		err    error
+		want   Decision
+		fail   bool
+	}{
+		{name: "allow with updated input", answer: Decision{Behavior: tool.Allow, UpdatedInput: json.RawMessage(`{"command":"ls"}`)}, want: Decision{Behavior: tool.Allow, Source: "callback", UpdatedInput: json.RawMessage(`{"command":"ls"}`)}},
+		{name: "deny with message", answer: Decision{Behavior: tool.Deny, Reason: "not now"}, want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "not now"}},
+		{name: "interrupt", answer: Decision{Behavior: tool.Deny, Interrupt: true}, want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "denied by the user", Interrupt: true}},
+		{name: "bad answer", answer: Decision{Behavior: tool.Ask}, fail: true},
+		{name: "callback error", err: errors.New("tty gone"), fail: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEngine(Config{Home: w.home, CanUseTool: func(ctx context.Context, req *Request, s Decision) (Decision, error) {
+				got = s
+				return tc.answer, tc.err
+			}})
+			must(t, err)
+			d, err := e.Decide(context.Background(), &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work}})
+			if tc.fail {
+				if err == nil {
+					t.Fatalf("want error, got %+v", d)
+				}
+				return
+			}
+			must(t, err)
+			if got.Behavior != tool.Ask || got.Reason == "" {
+				t.Errorf("callback saw %+v, want an ask with a reason", got)
+			}
+			if d.Behavior != tc.want.Behavior || d.Reason != tc.want.Reason || d.Source != tc.want.Source || d.Interrupt != tc.want.Interrupt || string(d.UpdatedInput) != string(tc.want.UpdatedInput) {
+				t.Errorf("decision %+v, want %+v", d, tc.want)
+			}
+		})
+	}
+	// dontAsk never calls back.
+	called := false
+	e, _ := NewEngine(Config{CanUseTool: func(context.Context, *Request, Decision) (Decision, error) { called = true; return Decision{Behavior: tool.Allow}, nil }})
+	d, err := e.Decide(context.Background(), &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work, Mode: tool.ModeDontAsk}})
+	if err != nil || d.Behavior != tool.Deny || called {
+		t.Errorf("dontAsk: %+v %v called=%v", d, err, called)
+	}
+}
+
+func TestApplyUpdates(t *testing.T) {
+	w := newWorld(t)
+	paths := map[settings.Scope]string{
+		settings.ScopeLocal: filepath.Join(w.work, ".gantry", "settings.local.json"),
+		settings.ScopeUser:  filepath.Join(w.home, ".gantry", "settings.json"),
+	}
+	must(t, os.MkdirAll(filepath.Dir(paths[settings.ScopeLocal]), 0o755))
+	must(t, os.WriteFile(paths[settings.ScopeLocal], []byte(`{"model":"x","permissions":{"allow":["Bash(ls)"]}}`), 0o644))
+	e := w.engine(t, nil, nil, nil)
+	c := call1{tool: "Bash", input: bash("npm test")}
+	if d := w.decide(t, e, c); d.Behavior != tool.Ask {
+		t.Fatalf("before: %+v", d)
+	}
+	must(t, e.Apply(Update{Destination: ToSession, Kind: settings.Allow, Rules: []string{"Bash(npm test)"}}, nil))
+	if d := w.decide(t, e, c); d.Behavior != tool.Allow || d.Source != "session" {
+		t.Fatalf("after session update: %+v", d)
+	}
+	must(t, e.Apply(Update{Destination: ToLocal, Kind: settings.Deny, Rules: []string{"Bash(npm test)"}, Mode: tool.ModePlan}, paths))
+	if d := w.decide(t, e, c); d.Behavior != tool.Deny || d.Source != "local" {
+		t.Fatalf("after local deny: %+v", d)
+	}
+	f, err := settings.ReadFile(paths[settings.ScopeLocal])
+	must(t, err)
+	if !slices.Equal(f.Permissions.Deny, []string{"Bash(npm test)"}) || !slices.Equal(f.Permissions.Allow, []string{"Bash(ls)"}) || f.Permissions.DefaultMode != tool.ModePlan {
+		t.Errorf("file = %+v", f.Permissions)
+	}
+	raw, _ := os.ReadFile(paths[settings.ScopeLocal])
+	var doc map[string]any
+	must(t, json.Unmarshal(raw, &doc))
+	if doc["model"] != "x" {
+		t.Errorf("unknown key lost: %s", raw)
+	}
+	if e.Mode() != tool.ModePlan {
+		t.Errorf("mode = %s", e.Mode())
+	}
+	if err := e.Apply(Update{Destination: ToSession, Kind: settings.Allow, Rules: []string{"Bash(("}}, nil); err == nil {
+		t.Error("bad rule accepted")
+	}
+	if err := e.Apply(Update{Destination: ToProject, Kind: settings.Allow, Rules: []string{"Read"}}, paths); err == nil {
+		t.Error("missing path accepted")
+	}
+	// Additional directory for the session.
+	other := filepath.Join(w.root, "shared")
+	must(t, os.MkdirAll(other, 0o755))
+	r := call1{tool: "Read", input: file(filepath.Join(other, "x"))}
+	e2 := w.engine(t, nil, nil, nil)
+	if d := w.decide(t, e2, r); d.Behavior != tool.Ask {
+		t.Fatalf("outside before: %+v", d)
+	}
+	must(t, e2.Apply(Update{Destination: ToSession, Directories: []string{other}}, nil))
+	if d := w.decide(t, e2, r); d.Behavior != tool.Allow {
+		t.Fatalf("after add dir: %+v", d)
+	}
+}
+
+func TestCheckBypass(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	cases := []struct {
+		mode tool.Mode
+		uid  int
+		env  func(string) string
+		ok   bool
+	}{
+		{tool.ModeBypassPermissions, 0, env(), false},
+		{tool.ModeBypassPermissions, 0, env("IS_SANDBOX", "1"), true},
+		{tool.ModeBypassPermissions, 0, env("GANTRY_ALLOW_ROOT", "1"), true},
+		{tool.ModeBypassPermissions, 0, env("IS_SANDBOX", "true"), false},
+		{tool.ModeBypassPermissions, 1000, env(), true},
+		{tool.ModeDefault, 0, env(), true},
+	}
+	for _, c := range cases {
+		err := CheckBypass(c.mode, c.uid, c.env)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrRootBypass) {
+			t.Errorf("CheckBypass(%s, %d) = %v, want ok=%v", c.mode, c.uid, err, c.ok)
+		}
+	}
+}
+
+func TestBadRulesAreErrors(t *testing.T) {
+	_, err := NewEngine(Config{Rules: []RuleSet{{Source: "user", Deny: []string{"Bash(rm *"}}}})
+	if !errors.Is(err, ErrBadRule) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDecideErrors(t *testing.T) {
+	e, _ := NewEngine(Config{})
+	for _, req := range []*Request{nil, {Tool: named("Read")}, {Tool: named("Read"), Env: &tool.Env{WorkDir: "rel"}}, {Env: &tool.Env{WorkDir: "/"}}, {Tool: named("Read"), Env: &tool.Env{WorkDir: "/", Mode: "yolo"}}} {
+		if _, err := e.Decide(context.Background(), req); err == nil {
+			t.Errorf("Decide(%+v) succeeded", req)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
