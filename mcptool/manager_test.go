@@ -402,7 +402,7 @@ func TestOtherServersUnaffected(t *testing.T) {
 		"bad":  {Command: "unused"},
 	}}, &Options{ConnectTimeout: 2 * time.Second, Transport: func(n string, sc ServerConfig) (mcp.Transport, error) {
 		if n == "bad" {
-			return &mcp.CommandTransport{Command: exec.Command("sleep", "30")}, nil // never answers
+			return &mcp.CommandTransport{Command: exec.Command("sleep", "30"), TerminateDuration: 50 * time.Millisecond}, nil // never answers
 		}
 		return mem(n, sc)
 	}})
