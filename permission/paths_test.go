@@ -102,7 +102,9 @@ func TestRuleMatcherTool(t *testing.T) {
 		Target string `json:"target"`
 	}
 	deploy := tool.Must(tool.New("Deploy", "deploys", func(ctx context.Context, env *tool.Env, x in) (*tool.Result, error) { return nil, nil },
-		tool.RuleMatchFunc(func(spec string, x in) bool { return spec == "env:"+x.Target || spec == "staging-only" && x.Target == "staging" })))
+		tool.RuleMatchFunc(func(spec string, x in) bool {
+			return spec == "env:"+x.Target || spec == "staging-only" && x.Target == "staging"
+		})))
 	e := w.engine(t, []string{"Deploy(staging-only)"}, []string{"Deploy(env:prod)"}, nil)
 	for target, want := range map[string]tool.Behavior{"staging": tool.Allow, "prod": tool.Deny, "dev": tool.Ask} {
 		raw, _ := json.Marshal(in{Target: target})
@@ -170,7 +172,10 @@ func TestCanUseTool(t *testing.T) {
 	}
 	// dontAsk never calls back.
 	called := false
-	e, _ := NewEngine(Config{CanUseTool: func(context.Context, *Request, Decision) (Decision, error) { called = true; return Decision{Behavior: tool.Allow}, nil }})
+	e, _ := NewEngine(Config{CanUseTool: func(context.Context, *Request, Decision) (Decision, error) {
+		called = true
+		return Decision{Behavior: tool.Allow}, nil
+	}})
 	d, err := e.Decide(context.Background(), &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work, Mode: tool.ModeDontAsk}})
 	if err != nil || d.Behavior != tool.Deny || called {
 		t.Errorf("dontAsk: %+v %v called=%v", d, err, called)
