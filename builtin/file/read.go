@@ -483,7 +483,7 @@ func imageMIME(head []byte) string {
 }
 
 // looksBinary reports content that is not text: a NUL byte, or more than
-// 10% control bytes (other than tab, newline, CR, form feed, ESC) or invalid
+// 30% control bytes (other than tab, newline, CR, form feed, ESC) or invalid
 // UTF-8 in the sample.
 func looksBinary(head []byte) bool {
 	if len(head) == 0 {
@@ -512,7 +512,7 @@ func looksBinary(head []byte) bool {
 		}
 		i += size
 	}
-	return bad*10 > len(head)
+	return bad*10 > len(head)*3
 }
 
 // failure is an error result whose display copy is escaped.
