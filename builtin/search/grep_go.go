@@ -1,0 +1,253 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// searchGo runs q with the pure Go engine.
+func searchGo(ctx context.Context, q *Query, o Options, isDir bool, c *collector) error {
+	if !isDir {
+		// A file named explicitly is searched whatever the filters say.
+		searchFile(q, o, &worker{}, q.Root, c)
+		return ctx.Err()
+	}
+	ov, err := newOverrides(q.Root, q.Globs)
+	if err != nil {
+		return err
+	}
+	var tf *typeFilter
+	if q.TypeGlobs != nil {
+		tf = &typeFilter{globs: q.TypeGlobs}
+	}
+	cfg := &walkConfig{
+		root:    q.Root,
+		workers: o.Workers,
+		filter:  filter{overrides: ov, types: tf, skipHidden: true},
+		batch:   16,
+	}
+	return walk(ctx, cfg, func(w *worker, path, _ string, _ fs.DirEntry) {
+		searchFile(q, o, w, path, c)
+	})
+}
+
+// bigBuffer is the size above which a worker's file buffer is released
+// after use rather than kept for the next file.
+const bigBuffer = 8 << 20
+
+// searchFile searches one file and adds its result to c.
+func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > o.MaxFileSize {
+		return
+	}
+	buf, ok := readInto(w, f, fi.Size(), o.MaxFileSize)
+	defer func() {
+		if cap(w.buf) > bigBuffer {
+			w.buf, w.low = nil, nil
+		}
+	}()
+	if !ok {
+		return
+	}
+	// Binary files: a NUL byte in the first chunk skips the file; a later
+	// NUL ends the search before the line that holds it (ripgrep stops
+	// there too). With multiline the whole file is one chunk.
+	if bytes.IndexByte(buf[:min(len(buf), binaryChunk)], 0) >= 0 {
+		return
+	}
+	if i := bytes.IndexByte(buf, 0); i >= 0 {
+		if q.Multiline {
+			return
+		}
+		buf = buf[:bytes.LastIndexByte(buf[:i], '\n')+1]
+	}
+	fl := newFileLines(q, o)
+	if !q.m.scan(buf, w, q.Mode == ModeFiles, fl) {
+		return
+	}
+	fr := FileResult{Path: path}
+	switch q.Mode {
+	case ModeFiles:
+		fr.ModTime = fi.ModTime()
+	case ModeCount:
+		fr.MatchedLines, fr.Matches = fl.matched, fl.matches
+	default:
+		if q.Before > 0 || q.After > 0 {
+			addContextGo(buf, fl, q.Before, q.After)
+		}
+		fr.Lines = fl.finish()
+		fr.MatchedLines, fr.Matches = fl.matched, fl.matches
+	}
+	c.add(fr)
+}
+
+// readInto reads the whole file into w's buffer. ok is false when the file
+// cannot be read or grew past max.
+func readInto(w *worker, f *os.File, size, max int64) ([]byte, bool) {
+	need := int(size) + 1
+	if cap(w.buf) < need {
+		w.buf = make([]byte, need+need/8+512)
+	}
+	buf := w.buf[:cap(w.buf)]
+	n := 0
+	for {
+		m, err := f.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		if n == len(buf) {
+			if int64(n) > max {
+				return nil, false
+			}
+			nb := make([]byte, 2*len(buf))
+			copy(nb, buf)
+			buf = nb
+			w.buf = nb
+		}
+	}
+	return buf[:n], true
+}
+
+func readFull(r io.Reader, buf []byte) (int, error) {
+	n, err := io.ReadFull(r, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// scan finds the matches of m in buf and records them in fl. With first it
+// returns at the first match. It reports whether there was a match.
+func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
+	if m.multiline {
+		return m.scanMultiline(buf, first, fl)
+	}
+	hay := buf
+	if m.fold {
+		w.low = lowerASCII(w.low, buf)
+		hay = w.low
+	}
+	found := false
+	pos, num, numPos := 0, 1, 0
+	var subs [][2]int
+	for pos < len(buf) && !fl.full() {
+		var at int
+		if m.lit != nil {
+			i := bytes.Index(hay[pos:], m.lit)
+			if i < 0 {
+				break
+			}
+			at = pos + i
+		} else {
+			loc := m.re.FindIndex(buf[pos:])
+			if loc == nil {
+				break
+			}
+			at = pos + loc[0]
+		}
+		ls := pos + bytes.LastIndexByte(buf[pos:min(at, len(buf))], '\n') + 1
+		if ls >= len(buf) {
+			break // an empty match after the final line break: no line there
+		}
+		le := len(buf)
+		if i := bytes.IndexByte(buf[at:], '\n'); i >= 0 {
+			le = at + i
+		}
+		var low []byte
+		if m.fold {
+			low = hay[ls:le]
+		}
+		subs = m.lineMatches(subs[:0], buf[ls:le], low)
+		if len(subs) > 0 {
+			found = true
+			if first {
+				return true
+			}
+			num += bytes.Count(buf[numPos:ls], []byte{'\n'})
+			numPos = ls
+			fl.addMatch(buf[ls:le], num, subs)
+		}
+		pos = le + 1
+	}
+	return found
+}
+
+func (m *matcher) scanMultiline(buf []byte, first bool, fl *fileLines) bool {
+	n := -1
+	if first {
+		n = 1
+	}
+	locs := m.re.FindAllIndex(buf, n)
+	num, numPos := 1, 0
+	found := false
+	for _, loc := range locs {
+		s, e := loc[0], loc[1]
+		ls := bytes.LastIndexByte(buf[:s], '\n') + 1
+		if ls >= len(buf) {
+			break
+		}
+		found = true
+		if first {
+			return true
+		}
+		last := s
+		if e > s {
+			last = e - 1
+		}
+		le := len(buf)
+		if i := bytes.IndexByte(buf[last:], '\n'); i >= 0 {
+			le = last + i
+		}
+		num += bytes.Count(buf[numPos:ls], []byte{'\n'})
+		numPos = ls
+		fl.addMatch(buf[ls:le], num, [][2]int{{s - ls, e - ls}})
+		if fl.full() {
+			break
+		}
+	}
+	return found
+}
+
+// addContextGo adds the context lines around fl's match lines.
+func addContextGo(buf []byte, fl *fileLines, before, after int) {
+	type span struct{ lo, hi int }
+	var spans []span
+	for _, l := range fl.lines {
+		if !l.Match {
+			continue
+		}
+		lo, hi := max(1, l.Num-before), l.Num+after
+		if n := len(spans); n > 0 && lo <= spans[n-1].hi+1 {
+			spans[n-1].hi = max(spans[n-1].hi, hi)
+			continue
+		}
+		spans = append(spans, span{lo, hi})
+	}
+	si := 0
+	for start, num := 0, 1; start < len(buf) && si < len(spans); num++ {
+		end := len(buf)
+		if i := bytes.IndexByte(buf[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		for si < len(spans) && num > spans[si].hi {
+			si++
+		}
+		if si < len(spans) && num >= spans[si].lo {
+			fl.addContext(buf[start:end], num)
+		}
+		start = end + 1
+	}
+}

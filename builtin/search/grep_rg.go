@@ -1,0 +1,259 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ripgrepError is ripgrep refusing a query (exit status 2 before any
+// result): Search in auto mode falls back to the Go engine.
+type ripgrepError struct{ msg string }
+
+func (e *ripgrepError) Error() string { return "ripgrep: " + e.msg }
+
+// ripgrepArgs returns the rg command line of q. The flags make ripgrep's
+// file selection the Go engine's: no config file, .gitignore without
+// requiring a repository, no global excludes, no .ignore files, the same
+// size cap, the same type globs, .git skipped.
+func ripgrepArgs(q *Query, o Options) []string {
+	args := []string{
+		"--no-config", "--no-messages",
+		"--no-ignore-global", "--no-ignore-dot", "--no-require-git",
+		"--max-filesize=" + strconv.FormatInt(o.MaxFileSize, 10),
+		"--threads=" + strconv.Itoa(o.Workers),
+	}
+	if q.Mode == ModeFiles {
+		args = append(args, "--files-with-matches", "--null")
+	} else {
+		args = append(args, "--json")
+	}
+	if q.Multiline {
+		args = append(args, "--multiline", "--multiline-dotall")
+	}
+	if q.Mode == ModeContent {
+		if q.Before > 0 {
+			args = append(args, "--before-context="+strconv.Itoa(q.Before))
+		}
+		if q.After > 0 {
+			args = append(args, "--after-context="+strconv.Itoa(q.After))
+		}
+	}
+	if q.TypeGlobs != nil {
+		for _, g := range q.TypeGlobs {
+			args = append(args, "--type-add=gantrysel:"+g)
+		}
+		args = append(args, "--type=gantrysel")
+	}
+	for _, g := range q.Globs {
+		args = append(args, "--glob="+g)
+	}
+	args = append(args, "--glob=!.git", "--regexp="+q.m.rust, "--", q.Root)
+	return args
+}
+
+// searchRipgrep runs q with ripgrep at rg.
+func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bool, c *collector) error {
+	if !isDir {
+		// Named files are searched whatever the filters say, but binary
+		// files are skipped like in the Go engine (ripgrep would search
+		// them up to the first NUL).
+		bin, err := isBinaryFile(q.Root)
+		if err != nil || bin {
+			return nil
+		}
+	}
+	cmd := exec.CommandContext(ctx, rg, ripgrepArgs(q, o)...)
+	cmd.WaitDelay = 2 * time.Second
+	var stderr limitedBuffer
+	stderr.max = 4096
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("ripgrep: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("ripgrep: %w", err)
+	}
+	var results int
+	var perr error
+	if q.Mode == ModeFiles {
+		results, perr = parseRipgrepFiles(ctx, out, c)
+	} else {
+		results, perr = parseRipgrepJSON(ctx, out, q, o, c)
+	}
+	if perr != nil {
+		_ = cmd.Process.Kill()
+	}
+	_, _ = io.Copy(io.Discard, out)
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if perr != nil {
+		return perr
+	}
+	var exit *exec.ExitError
+	if errors.As(werr, &exit) {
+		if exit.ExitCode() == 1 {
+			return nil // no match
+		}
+		if results == 0 {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = werr.Error()
+			}
+			return &ripgrepError{msg: msg}
+		}
+		return nil // some files could not be read: like --no-messages
+	}
+	if werr != nil {
+		return fmt.Errorf("ripgrep: %w", werr)
+	}
+	return nil
+}
+
+func parseRipgrepFiles(ctx context.Context, out io.Reader, c *collector) (int, error) {
+	r := bufio.NewReaderSize(out, 64<<10)
+	n := 0
+	for {
+		path, err := r.ReadString(0)
+		if path = strings.TrimSuffix(path, "\x00"); path != "" {
+			fr := FileResult{Path: path}
+			if fi, err := os.Stat(path); err == nil {
+				fr.ModTime = fi.ModTime()
+			}
+			c.add(fr)
+			n++
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("ripgrep: read output: %w", err)
+		}
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+	}
+}
+
+// rgData is ripgrep's JSON form of bytes: text when valid UTF-8, else
+// base64.
+type rgData struct {
+	Text  *string `json:"text"`
+	Bytes []byte  `json:"bytes"`
+}
+
+func (d rgData) get() []byte {
+	if d.Text != nil {
+		return []byte(*d.Text)
+	}
+	return d.Bytes
+}
+
+type rgEvent struct {
+	Type string `json:"type"`
+	Data struct {
+		Path       rgData `json:"path"`
+		Lines      rgData `json:"lines"`
+		LineNumber int    `json:"line_number"`
+		Submatches []struct {
+			Start int `json:"start"`
+			End   int `json:"end"`
+		} `json:"submatches"`
+	} `json:"data"`
+}
+
+func parseRipgrepJSON(ctx context.Context, out io.Reader, q *Query, o Options, c *collector) (int, error) {
+	r := bufio.NewReaderSize(out, 256<<10)
+	files := map[string]*fileLines{}
+	n := 0
+	var line []byte
+	var subs [][2]int
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		line = append(line[:0], chunk...)
+		for isPrefix && err == nil {
+			chunk, isPrefix, err = r.ReadLine()
+			line = append(line, chunk...)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("ripgrep: read output: %w", err)
+		}
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if !bytes.HasPrefix(line, []byte(`{"type":"match"`)) &&
+			!bytes.HasPrefix(line, []byte(`{"type":"context"`)) &&
+			!bytes.HasPrefix(line, []byte(`{"type":"end"`)) {
+			continue
+		}
+		var ev rgEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return n, fmt.Errorf("ripgrep: bad JSON output: %w", err)
+		}
+		path := string(ev.Data.Path.get())
+		fl := files[path]
+		switch ev.Type {
+		case "match":
+			if fl == nil {
+				fl = newFileLines(q, o)
+				files[path] = fl
+			}
+			if fl.full() {
+				continue
+			}
+			subs = subs[:0]
+			for _, s := range ev.Data.Submatches {
+				subs = append(subs, [2]int{s.Start, s.End})
+			}
+			fl.addMatch(ev.Data.Lines.get(), ev.Data.LineNumber, subs)
+		case "context":
+			if fl == nil {
+				fl = newFileLines(q, o)
+				files[path] = fl
+			}
+			if !fl.full() {
+				fl.addContext(ev.Data.Lines.get(), ev.Data.LineNumber)
+			}
+		case "end":
+			if fl == nil || fl.matched == 0 {
+				delete(files, path)
+				continue
+			}
+			fr := FileResult{Path: path, MatchedLines: fl.matched, Matches: fl.matches}
+			if q.Mode == ModeContent {
+				fr.Lines = fl.finish()
+			}
+			c.add(fr)
+			delete(files, path)
+			n++
+		}
+	}
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

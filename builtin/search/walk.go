@@ -1,0 +1,307 @@
+package search
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// walkConfig configures one parallel walk.
+type walkConfig struct {
+	// root is the absolute, cleaned directory to walk.
+	root string
+	// workers is the number of goroutines (at least 1).
+	workers int
+	// filter decides which entries are skipped.
+	filter filter
+	// noIgnore turns off .gitignore handling.
+	noIgnore bool
+	// maxDepth, if > 0, stops descending below that many directory levels
+	// under root (files at depth maxDepth are still visited).
+	maxDepth int
+	// batch is the number of files handed to a worker as one job. Zero
+	// visits files on the goroutine that listed their directory.
+	batch int
+}
+
+// visitFunc is called for every file the walk keeps, concurrently from
+// several goroutines. w is the calling worker's scratch state. path is
+// absolute; rel is relative to the root, with "/" separators.
+type visitFunc func(w *worker, path, rel string, d fs.DirEntry)
+
+// worker is the per-goroutine scratch state of a walk.
+type worker struct {
+	id  int
+	buf []byte // file contents (see readFile)
+	low []byte // ASCII-lower-cased copy, for case-insensitive literals
+}
+
+type dirJob struct {
+	path  string // absolute
+	rel   string // relative to root ("" for root)
+	depth int
+	ign   *ignoreNode
+}
+
+type fileJob struct {
+	dir   *dirJob
+	names []fs.DirEntry
+}
+
+type job struct {
+	dir   *dirJob
+	files *fileJob
+}
+
+type walker struct {
+	cfg   *walkConfig
+	visit visitFunc
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	stack   []job
+	pending int
+	done    bool
+}
+
+// walk visits the files under cfg.root in parallel. It returns ctx.Err() if
+// the context ended before the walk did; unreadable directories and files
+// are skipped silently (like ripgrep with --no-messages).
+func walk(ctx context.Context, cfg *walkConfig, visit visitFunc) error {
+	if cfg.workers < 1 {
+		cfg.workers = 1
+	}
+	w := &walker{cfg: cfg, visit: visit}
+	w.cond.L = &w.mu
+	var top *ignoreNode
+	if !cfg.noIgnore {
+		top = parentIgnores(cfg.root)
+	}
+	w.push(job{dir: &dirJob{path: cfg.root, ign: top}})
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.done = true
+		w.stack = nil
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range cfg.workers {
+		wg.Go(func() { w.run(ctx, &worker{id: i}) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (w *walker) push(j job) {
+	w.mu.Lock()
+	if !w.done {
+		w.stack = append(w.stack, j)
+		w.pending++
+	}
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+func (w *walker) run(ctx context.Context, wk *worker) {
+	for {
+		w.mu.Lock()
+		for len(w.stack) == 0 && !w.done {
+			w.cond.Wait()
+		}
+		if w.done {
+			w.mu.Unlock()
+			return
+		}
+		j := w.stack[len(w.stack)-1]
+		w.stack[len(w.stack)-1] = job{}
+		w.stack = w.stack[:len(w.stack)-1]
+		w.mu.Unlock()
+
+		if ctx.Err() == nil {
+			if j.dir != nil {
+				w.listDir(ctx, wk, j.dir)
+			} else {
+				w.visitFiles(ctx, wk, j.files)
+			}
+		}
+
+		w.mu.Lock()
+		w.pending--
+		if w.pending == 0 {
+			w.done = true
+			w.cond.Broadcast()
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *walker) visitFiles(ctx context.Context, wk *worker, fj *fileJob) {
+	for _, d := range fj.names {
+		if ctx.Err() != nil {
+			return
+		}
+		name := d.Name()
+		w.visit(wk, joinPath(fj.dir.path, name), joinRel(fj.dir.rel, name), d)
+	}
+}
+
+func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
+	f, err := os.Open(dj.path)
+	if err != nil {
+		return
+	}
+	entries, _ := f.ReadDir(-1)
+	f.Close()
+
+	ign := dj.ign
+	if !w.cfg.noIgnore {
+		hasGit, hasGitignore := false, false
+		for _, e := range entries {
+			switch e.Name() {
+			case ".git":
+				hasGit = true
+			case ".gitignore":
+				hasGitignore = !e.IsDir()
+			}
+		}
+		if hasGit || hasGitignore {
+			ign = loadIgnores(dj.path, ign, hasGit, hasGitignore)
+		}
+	}
+	var files []fs.DirEntry
+	flush := func() {
+		if len(files) == 0 {
+			return
+		}
+		if w.cfg.batch == 0 {
+			w.visitFiles(ctx, wk, &fileJob{dir: dj, names: files})
+		} else {
+			w.push(job{files: &fileJob{dir: dj, names: files}})
+		}
+		files = nil
+	}
+	for _, e := range entries {
+		t := e.Type()
+		if t&(fs.ModeSymlink|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+			continue // like ripgrep without --follow: symlinks are not followed
+		}
+		name := e.Name()
+		isDir := t.IsDir()
+		path := joinPath(dj.path, name)
+		if w.cfg.filter.skip(ign, path, name, isDir) {
+			continue
+		}
+		if isDir {
+			if w.cfg.maxDepth > 0 && dj.depth+1 >= w.cfg.maxDepth {
+				continue
+			}
+			w.push(job{dir: &dirJob{path: path, rel: joinRel(dj.rel, name), depth: dj.depth + 1, ign: ign}})
+			continue
+		}
+		files = append(files, e)
+		if w.cfg.batch > 0 && len(files) >= w.cfg.batch {
+			flush()
+		}
+	}
+	flush()
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// maxIgnoreFile bounds the size of an ignore file that is read.
+const maxIgnoreFile = 4 << 20
+
+func readSmall(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	return b
+}
+
+// loadIgnores returns the ignore node of dir: its .gitignore and, at a
+// repository's top, .git/info/exclude. A repository's top cuts the chain
+// to the directories above it.
+func loadIgnores(dir string, parent *ignoreNode, hasGit, hasGitignore bool) *ignoreNode {
+	n := &ignoreNode{parent: parent}
+	if hasGit {
+		n.parent = nil
+		n.exclude = parseRules(dir, readSmall(filepath.Join(dir, ".git", "info", "exclude")))
+	}
+	if hasGitignore {
+		n.gi = parseRules(dir, readSmall(filepath.Join(dir, ".gitignore")))
+	}
+	if n.gi == nil && n.exclude == nil {
+		return n.parent
+	}
+	return n
+}
+
+// parentIgnores returns the ignore chain of the directories above root, up
+// to the top of root's repository (the first directory holding ".git"), or
+// up to the file-system root when there is no repository.
+func parentIgnores(root string) *ignoreNode {
+	if exists(filepath.Join(root, ".git")) {
+		return nil
+	}
+	var dirs []string
+	topHasGit := false
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if exists(filepath.Join(d, ".git")) {
+			topHasGit = true
+			break
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	var n *ignoreNode
+	for i := len(dirs) - 1; i >= 0; i-- {
+		d := dirs[i]
+		n = loadIgnores(d, n, topHasGit && i == len(dirs)-1, isRegular(filepath.Join(d, ".gitignore")))
+	}
+	return n
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// defaultWorkers is the walk's parallelism when Options.Workers is zero.
+func defaultWorkers() int {
+	n := runtime.GOMAXPROCS(0)
+	if n < 2 {
+		n = 2
+	}
+	return n
+}
+
+func quote(s string) string { return strconv.Quote(s) }
