@@ -38,7 +38,7 @@ func ReadOnly(s *Script) (bool, string) {
 		}
 	}
 	for i := range s.Commands {
-		if ok, why := commandReadOnly(&s.Commands[i]); !ok {
+		if ok, why := CommandReadOnly(&s.Commands[i]); !ok {
 			return false, why
 		}
 	}
@@ -180,7 +180,17 @@ var readOnlyCommands = map[string]check{
 	"git":      gitCheck,
 }
 
-func commandReadOnly(c *Command) (bool, string) {
+// CommandReadOnly classifies one simple command like [ReadOnly] does: a
+// known read-only command with safe flags, no file redirect, only harmless
+// assignments. Script-level facts (substitutions, background, [Script.Complex],
+// redirects of compound commands) are not seen here; use [ReadOnly] for a
+// whole command line.
+func CommandReadOnly(c *Command) (bool, string) {
+	for _, r := range c.Redirects {
+		if r.Write && !r.IsDevNull() {
+			return false, fmt.Sprintf("redirect %s to %s writes a file", r.Op, r.Target)
+		}
+	}
 	for _, a := range c.Assigns {
 		if a.Dynamic || !safeAssign(a.Name) {
 			return false, fmt.Sprintf("assignment to %s", a.Name)

@@ -128,3 +128,15 @@ func BenchmarkParseClassify(b *testing.B) {
 		}
 	}
 }
+
+func TestCommandReadOnly(t *testing.T) {
+	for src, want := range map[string]bool{"ls": true, "ls > f": false, "ls 2>/dev/null": true, "PATH=x ls": false, "rm x": false} {
+		s, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, why := CommandReadOnly(&s.Commands[0]); got != want {
+			t.Errorf("CommandReadOnly(%q) = %v (%s), want %v", src, got, why, want)
+		}
+	}
+}
