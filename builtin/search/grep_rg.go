@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +58,9 @@ func ripgrepArgs(q *Query, o Options) []string {
 	for _, g := range q.Globs {
 		args = append(args, "--glob="+g)
 	}
-	args = append(args, "--glob=!.git", "--regexp="+q.m.rust, "--", q.Root)
+	// ripgrep matches globs relative to its working directory, so it runs
+	// in the root and searches ".".
+	args = append(args, "--glob=!.git", "--regexp="+q.m.rust, "--", ".")
 	return args
 }
 
@@ -72,7 +75,14 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 			return nil
 		}
 	}
-	cmd := exec.CommandContext(ctx, rg, ripgrepArgs(q, o)...)
+	args := ripgrepArgs(q, o)
+	dir := q.Root
+	if !isDir {
+		dir = filepath.Dir(q.Root)
+		args[len(args)-1] = filepath.Base(q.Root)
+	}
+	cmd := exec.CommandContext(ctx, rg, args...)
+	cmd.Dir = dir
 	cmd.WaitDelay = 2 * time.Second
 	var stderr limitedBuffer
 	stderr.max = 4096
@@ -87,9 +97,9 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	var results int
 	var perr error
 	if q.Mode == ModeFiles {
-		results, perr = parseRipgrepFiles(ctx, out, c)
+		results, perr = parseRipgrepFiles(ctx, out, dir, c)
 	} else {
-		results, perr = parseRipgrepJSON(ctx, out, q, o, c)
+		results, perr = parseRipgrepJSON(ctx, out, dir, q, o, c)
 	}
 	if perr != nil {
 		_ = cmd.Process.Kill()
@@ -122,12 +132,23 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	return nil
 }
 
-func parseRipgrepFiles(ctx context.Context, out io.Reader, c *collector) (int, error) {
+// absPath turns a path ripgrep printed (relative to dir) into an absolute
+// one.
+func absPath(dir, p string) string {
+	p = strings.TrimPrefix(p, "./")
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return joinPath(dir, p)
+}
+
+func parseRipgrepFiles(ctx context.Context, out io.Reader, dir string, c *collector) (int, error) {
 	r := bufio.NewReaderSize(out, 64<<10)
 	n := 0
 	for {
 		path, err := r.ReadString(0)
 		if path = strings.TrimSuffix(path, "\x00"); path != "" {
+			path = absPath(dir, path)
 			fr := FileResult{Path: path}
 			if fi, err := os.Stat(path); err == nil {
 				fr.ModTime = fi.ModTime()
@@ -174,7 +195,7 @@ type rgEvent struct {
 	} `json:"data"`
 }
 
-func parseRipgrepJSON(ctx context.Context, out io.Reader, q *Query, o Options, c *collector) (int, error) {
+func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, o Options, c *collector) (int, error) {
 	r := bufio.NewReaderSize(out, 256<<10)
 	files := map[string]*fileLines{}
 	n := 0
@@ -205,7 +226,7 @@ func parseRipgrepJSON(ctx context.Context, out io.Reader, q *Query, o Options, c
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return n, fmt.Errorf("ripgrep: bad JSON output: %w", err)
 		}
-		path := string(ev.Data.Path.get())
+		path := absPath(dir, string(ev.Data.Path.get()))
 		fl := files[path]
 		switch ev.Type {
 		case "match":
