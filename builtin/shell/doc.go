@@ -1,0 +1,48 @@
+// Package shell provides the shell tools: Bash (run a command), TaskOutput
+// (aliases BashOutput, AgentOutput: read a background command's new output)
+// and TaskStop (alias KillShell: stop one).
+//
+// # Bash
+//
+// A command runs as `bash --noprofile --norc -c` in the session's working
+// directory ([tool.Env.WorkDir]), in its own process group, with stdin from
+// /dev/null and stdout and stderr on one pipe, so they interleave as the
+// command wrote them. The environment is the process's own minus model
+// provider credentials ([DefaultScrubEnv]) plus settings that keep commands
+// from waiting on a terminal ([DefaultSetEnv]).
+//
+// The working directory persists: when a command ends normally in another
+// existing directory, the result's [tool.Result.ContextModifier] moves the
+// session there (subject to [Options.AllowCwd]).
+//
+// A command has 120 s by default, at most 600 s (`timeout` in ms; the tool
+// implements [tool.Timeouter]). On timeout or cancellation its process group
+// gets SIGTERM, then SIGKILL after [Options.Grace]. When the shell exits, any
+// process left in its group is killed as well: nothing a foreground command
+// starts outlives the call (use run_in_background for servers). A process
+// that leaves the group (setsid) is not tracked; if it keeps the output pipe
+// open the call stops reading after the grace period.
+//
+// Output is kept in bounded memory (internal/outbuf): the model gets at most
+// 30,000 characters, the first and last halves when longer, with a note
+// naming a file in [tool.Env.ToolResultsDir] that holds the whole output.
+// Past 100 MiB ([Options.MaxOutputBytes]) the command is killed. The model
+// channel has terminal escapes stripped; the display channel shows them
+// escaped, as well as invisible and bidirectional-control characters.
+// A non-zero exit, a timeout, an interruption or the output limit make an
+// error result. Spec.CancelSiblingsOnError is set: a failing Bash call
+// cancels its parallel siblings.
+//
+// A foreground command is read-only (and concurrency-safe, non-destructive)
+// only when internal/shellparse's ReadOnly accepts it; everything else is
+// fail-closed.
+//
+// # Background tasks
+//
+// With run_in_background the command starts at once and its output goes to a
+// file; the call returns the task id. Background tasks need a [*Tasks] in the
+// environment's services (tool.Provide[*shell.Tasks](services, shell.NewTasks())),
+// created by the session owner, who must call [Tasks.Close] when the session
+// ends: it kills and reaps every task. Without one, run_in_background is an
+// error result that says so.
+package shell

@@ -1,0 +1,151 @@
+package shell
+
+import (
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Defaults of [Options].
+const (
+	DefaultTimeout          = 120 * time.Second
+	MaxTimeout              = 600 * time.Second
+	DefaultGrace            = 2 * time.Second
+	DefaultMaxOutputBytes   = 100 << 20
+	DefaultInlineChars      = 30_000
+	DefaultProgressInterval = time.Second
+	DefaultOutputWait       = 30 * time.Second
+)
+
+// DefaultScrubEnv are the environment variable name patterns (path.Match
+// syntax, matched against the upper-cased name) removed from a command's
+// environment: model-provider credentials, which a command has no business
+// reading and a prompt-injected command could leak.
+var DefaultScrubEnv = []string{
+	"*_API_KEY", "*_API_KEYS", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+	"OPENAI_ADMIN_KEY", "AWS_BEARER_TOKEN_BEDROCK", "GANTRY_*_KEY", "GANTRY_*_TOKEN",
+}
+
+// DefaultSetEnv are the variables set for every command so that nothing
+// waits on a terminal that is not there: editors exit at once, pagers print,
+// git and credential helpers never prompt, colours are off.
+var DefaultSetEnv = []string{
+	"GIT_EDITOR=true", "EDITOR=true", "VISUAL=true",
+	"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "SYSTEMD_PAGER=",
+	"GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "DEBIAN_FRONTEND=noninteractive",
+	"TERM=dumb", "GANTRY=1",
+}
+
+// Options configure the shell tools. The zero value is ready to use.
+type Options struct {
+	// Shell is the bash binary. Empty means "bash" on PATH; the Bash tool is
+	// disabled ([tool.Enabler]) when it cannot be found.
+	Shell string
+	// DefaultTimeout is a command's deadline when the call gives none
+	// (default 120 s); MaxTimeout caps the call's timeout (default 600 s).
+	DefaultTimeout, MaxTimeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL, and the longest wait
+	// for the output pipe after the shell exits (default 2 s).
+	Grace time.Duration
+	// MaxOutputBytes is the hard cap of a command's output; past it the
+	// command is killed (default 100 MiB).
+	MaxOutputBytes int64
+	// InlineChars is how many characters of output the model gets inline;
+	// a longer output is cut in the middle and saved whole to a file
+	// (default 30,000).
+	InlineChars int
+	// ProgressInterval is how often a running foreground command reports
+	// its latest output (default 1 s).
+	ProgressInterval time.Duration
+	// Environ returns the base environment (default os.Environ).
+	Environ func() []string
+	// ScrubEnv are the name patterns removed from the environment (default
+	// [DefaultScrubEnv]; an empty non-nil slice removes nothing).
+	ScrubEnv []string
+	// SetEnv are NAME=value settings applied last (default
+	// [DefaultSetEnv]; an empty non-nil slice sets nothing).
+	SetEnv []string
+	// AllowCwd, if set, decides whether a command may move the session's
+	// working directory to dir; when it says no the working directory stays
+	// and the result says so. Nil allows any existing directory.
+	AllowCwd func(env *tool.Env, dir string) bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = DefaultTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = MaxTimeout
+	}
+	if o.DefaultTimeout > o.MaxTimeout {
+		o.DefaultTimeout = o.MaxTimeout
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if o.InlineChars <= 0 {
+		o.InlineChars = DefaultInlineChars
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	if o.ScrubEnv == nil {
+		o.ScrubEnv = DefaultScrubEnv
+	}
+	if o.SetEnv == nil {
+		o.SetEnv = DefaultSetEnv
+	}
+	return o
+}
+
+// shellPath resolves the bash binary.
+func (o Options) shellPath() (string, error) {
+	name := o.Shell
+	if name == "" {
+		name = "bash"
+	}
+	return exec.LookPath(name)
+}
+
+// environ builds a command's environment: the base minus scrubbed names,
+// with SetEnv applied.
+func (o Options) environ() []string {
+	base := o.Environ()
+	set := make(map[string]bool, len(o.SetEnv))
+	for _, kv := range o.SetEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		set[name] = true
+	}
+	out := make([]string, 0, len(base)+len(o.SetEnv))
+	for _, kv := range base {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || set[name] || Scrubbed(name, o.ScrubEnv) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, o.SetEnv...)
+}
+
+// Scrubbed reports whether the variable name matches one of patterns
+// (path.Match syntax against the upper-cased name).
+func Scrubbed(name string, patterns []string) bool {
+	up := strings.ToUpper(name)
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, up); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,311 @@
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// TaskStatus is the state of a background task.
+type TaskStatus string
+
+const (
+	TaskRunning   TaskStatus = "running"
+	TaskCompleted TaskStatus = "completed" // exited with status 0
+	TaskFailed    TaskStatus = "failed"    // exited with another status
+	TaskKilled    TaskStatus = "killed"    // stopped by TaskStop, Close or the output limit
+)
+
+// ErrNoTask is wrapped by errors for an unknown task id.
+var ErrNoTask = errors.New("no such task")
+
+// ErrClosed is returned when starting a task after [Tasks.Close].
+var ErrClosed = errors.New("shell: task manager closed")
+
+// errStopped is the cancellation cause of a stopped task.
+var errStopped = errors.New("stopped")
+
+// TaskInfo describes a background task.
+type TaskInfo struct {
+	ID          string     `json:"id"`
+	Command     string     `json:"command"`
+	Description string     `json:"description,omitempty"`
+	Status      TaskStatus `json:"status"`
+	// ExitCode is set once the task ended (128+n when killed by signal n).
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Note says why a task was killed ("stopped", "output limit reached",
+	// "session closed").
+	Note       string    `json:"note,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at,omitzero"`
+	OutputPath string    `json:"output_path"`
+	// OutputBytes is the output's size so far.
+	OutputBytes int64 `json:"output_bytes"`
+}
+
+// Tasks tracks the background commands of one session (Bash with
+// run_in_background). The session owner creates it with [NewTasks], puts it
+// in the environment's services with tool.Provide[*shell.Tasks], and calls
+// [Tasks.Close] when the session ends: every task still running is then
+// killed (its whole process group) and reaped. Output files stay on disk.
+// A Tasks is safe for concurrent use.
+type Tasks struct {
+	mu     sync.Mutex
+	tasks  map[string]*task
+	order  []string
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type task struct {
+	mu     sync.Mutex // guards info and readOff
+	info   TaskInfo
+	p      *proc
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	// readOff is where the next TaskOutput read starts.
+	readOff int64
+	// readMu serialises reads so that two readers never get the same bytes.
+	readMu sync.Mutex
+}
+
+// NewTasks returns an empty task manager.
+func NewTasks() *Tasks { return &Tasks{tasks: make(map[string]*task)} }
+
+func newTaskID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "b" + hex.EncodeToString(b[:])
+}
+
+// start runs spec in the background with its output in a new file in dir.
+func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInfo, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.closed {
+		return TaskInfo{}, ErrClosed
+	}
+	id := newTaskID()
+	for ts.tasks[id] != nil {
+		id = newTaskID()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return TaskInfo{}, fmt.Errorf("task output directory: %w", err)
+	}
+	spec.out.Path = filepath.Join(dir, "task-"+id+".txt")
+	p, err := startProc(spec)
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t := &task{
+		info: TaskInfo{
+			ID: id, Command: command, Description: description, Status: TaskRunning,
+			StartedAt: time.Now(), OutputPath: spec.out.Path,
+		},
+		p: p, cancel: cancel, done: make(chan struct{}),
+	}
+	ts.tasks[id] = t
+	ts.order = append(ts.order, id)
+	ts.wg.Add(1)
+	go func() {
+		defer ts.wg.Done()
+		defer close(t.done)
+		defer cancel(nil)
+		stopped := p.wait(ctx)
+		p.buf.Close()
+		code, _ := p.exitStatus()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.info.ExitCode = &code
+		t.info.EndedAt = time.Now()
+		switch {
+		case stopped != nil:
+			t.info.Status = TaskKilled
+			t.info.Note = stopped.Error()
+		case code == 0:
+			t.info.Status = TaskCompleted
+		default:
+			t.info.Status = TaskFailed
+		}
+	}()
+	return t.snapshot(), nil
+}
+
+func (t *task) snapshot() TaskInfo {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	info := t.info
+	info.OutputBytes = t.p.buf.Len()
+	return info
+}
+
+func (ts *Tasks) get(id string) (*task, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t := ts.tasks[id]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoTask, id)
+	}
+	return t, nil
+}
+
+// Get returns a task's description.
+func (ts *Tasks) Get(id string) (TaskInfo, error) {
+	t, err := ts.get(id)
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	return t.snapshot(), nil
+}
+
+// List returns every task of the session, oldest first.
+func (ts *Tasks) List() []TaskInfo {
+	ts.mu.Lock()
+	ids := append([]string(nil), ts.order...)
+	ts.mu.Unlock()
+	out := make([]TaskInfo, 0, len(ids))
+	for _, id := range ids {
+		if t, err := ts.get(id); err == nil {
+			out = append(out, t.snapshot())
+		}
+	}
+	return out
+}
+
+// Stop kills a running task's process group (SIGTERM, then SIGKILL after
+// the grace period) and waits until it is reaped. Stopping a task that has
+// already ended is not an error; the returned info says how it ended.
+func (ts *Tasks) Stop(ctx context.Context, id string) (TaskInfo, error) {
+	t, err := ts.get(id)
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	t.cancel(errStopped)
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return t.snapshot(), context.Cause(ctx)
+	}
+	return t.snapshot(), nil
+}
+
+// Close kills every running task, waits until all are reaped, and refuses
+// new tasks. It is idempotent and always returns nil.
+func (ts *Tasks) Close() error {
+	ts.mu.Lock()
+	ts.closed = true
+	var all []*task
+	for _, t := range ts.tasks {
+		all = append(all, t)
+	}
+	ts.mu.Unlock()
+	for _, t := range all {
+		t.cancel(errors.New("session closed"))
+	}
+	ts.wg.Wait()
+	return nil
+}
+
+// TaskRead is the result of reading a task's new output.
+type TaskRead struct {
+	Task TaskInfo
+	// Head and Tail are the new bytes since the previous read (contiguous
+	// when Elided is zero).
+	Head, Tail []byte
+	Elided     int64
+	// New is the number of new bytes.
+	New int64
+	// WaitTimedOut reports that a blocking read ended because its timeout
+	// passed while the task still ran.
+	WaitTimedOut bool
+}
+
+// maxReadBytes bounds what one read keeps in memory from each end of the
+// new output.
+const maxReadBytes = 128 << 10
+
+// Read returns the output a task wrote since the previous Read. With block
+// it first waits until the task ends, wait passes, or ctx is done.
+func (ts *Tasks) Read(ctx context.Context, id string, block bool, wait time.Duration) (TaskRead, error) {
+	t, err := ts.get(id)
+	if err != nil {
+		return TaskRead{}, err
+	}
+	var rd TaskRead
+	if block {
+		timer := time.NewTimer(wait)
+		select {
+		case <-t.done:
+		case <-timer.C:
+			rd.WaitTimedOut = true
+		case <-ctx.Done():
+			timer.Stop()
+			return TaskRead{}, context.Cause(ctx)
+		}
+		timer.Stop()
+	}
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	rd.Task = t.snapshot()
+	ended := rd.Task.Status != TaskRunning
+	f, err := os.Open(rd.Task.OutputPath)
+	if err != nil {
+		return rd, fmt.Errorf("task output: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return rd, fmt.Errorf("task output: %w", err)
+	}
+	size := fi.Size()
+	t.mu.Lock()
+	off := t.readOff
+	t.mu.Unlock()
+	n := size - off
+	if n <= 0 {
+		return rd, nil
+	}
+	if n <= 2*maxReadBytes {
+		rd.Head = make([]byte, n)
+		if _, err := f.ReadAt(rd.Head, off); err != nil && err != io.EOF {
+			return rd, fmt.Errorf("task output: %w", err)
+		}
+		if !ended {
+			// Leave an incomplete last rune for the next read.
+			k := len(rd.Head)
+			for i := 1; i <= 3 && i <= k; i++ {
+				if utf8.RuneStart(rd.Head[k-i]) {
+					if !utf8.FullRune(rd.Head[k-i:]) {
+						rd.Head = rd.Head[:k-i]
+					}
+					break
+				}
+			}
+		}
+		size = off + int64(len(rd.Head))
+	} else {
+		rd.Head = make([]byte, maxReadBytes)
+		rd.Tail = make([]byte, maxReadBytes)
+		if _, err := f.ReadAt(rd.Head, off); err != nil && err != io.EOF {
+			return rd, fmt.Errorf("task output: %w", err)
+		}
+		if _, err := f.ReadAt(rd.Tail, size-maxReadBytes); err != nil && err != io.EOF {
+			return rd, fmt.Errorf("task output: %w", err)
+		}
+		rd.Elided = n - 2*maxReadBytes
+	}
+	rd.New = size - off
+	t.mu.Lock()
+	t.readOff = size
+	t.mu.Unlock()
+	return rd, nil
+}
