@@ -73,7 +73,7 @@ func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 	}
 	for _, sc := range c.shell.allCmds() {
 		for _, t := range sc.matchTexts() {
-			if specMatches(r.Specifier, t) {
+			if r.matches(t) {
 				return fmt.Sprintf(": matches %q", t), true
 			}
 		}
@@ -107,6 +107,15 @@ func (c *call) shellTargets(target string, dynamic bool, bases []string) ([]path
 // analysis does not track which command runs where, so every path is checked
 // against all of them). ok is false when a cd target is not literal.
 func (c *call) bases() ([]string, bool) {
+	if c.basesDone {
+		return c.basesList, c.basesOK
+	}
+	c.basesList, c.basesOK = c.computeBases()
+	c.basesDone = true
+	return c.basesList, c.basesOK
+}
+
+func (c *call) computeBases() ([]string, bool) {
 	bases := []string{c.workDir}
 	ok := true
 	for _, sc := range c.shell.cmds {
@@ -435,9 +444,8 @@ func (e *Engine) approveCmd(c *call, sc *shellCmd, bases []string) (*rule, bool)
 		if r.Bare() {
 			return r, true
 		}
-		spec := normalizeCommandSpec(r.Specifier)
-		if !hasWildcard(spec) {
-			cs := canonSpec(r.Specifier)
+		if !r.wild {
+			cs := r.canon
 			if len(cmd.Assigns) > 0 {
 				if cs == withAssigns {
 					return r, true
@@ -453,7 +461,7 @@ func (e *Engine) approveCmd(c *call, sc *shellCmd, bases []string) (*rule, bool)
 		if len(cmd.Assigns) > 0 || isRunner(sc.words) || dangerousArgs(sc.words) || slices.ContainsFunc(sc.words, riskyWord) {
 			continue
 		}
-		if globMatch(collapseSpaces(spec), stripped) {
+		if globMatch(r.canon, stripped) {
 			return r, true
 		}
 	}
@@ -500,4 +508,12 @@ func (e *Engine) approveCmd(c *call, sc *shellCmd, bases []string) (*rule, bool)
 		return nil, true
 	}
 	return nil, false
+}
+
+// matches matches a Bash rule's specifier against a command text.
+func (r *rule) matches(text string) bool {
+	if r.wild {
+		return globMatch(r.canon, text)
+	}
+	return r.canon == text
 }

@@ -114,7 +114,7 @@ func (e *Engine) Apply(u Update, paths map[settings.Scope]string) error {
 		if err != nil {
 			return err
 		}
-		parsed = append(parsed, rule{Rule: r, raw: raw, behavior: b, source: src, root: root})
+		parsed = append(parsed, newRule(r, raw, b, src, root))
 	}
 	if u.Mode != "" && !u.Mode.Valid() {
 		return fmt.Errorf("permission: unknown mode %q", u.Mode)

@@ -72,9 +72,20 @@ var DefaultPlanModeTools = []string{
 type rule struct {
 	Rule
 	raw      string
+	canon    string // Bash rules: the canonical text of an exact specifier
+	wild     bool   // Bash rules: the specifier has a wildcard
 	behavior tool.Behavior
 	source   string
 	root     string
+}
+
+func newRule(r Rule, raw string, b tool.Behavior, source, root string) rule {
+	ru := rule{Rule: r, raw: raw, behavior: b, source: source, root: root}
+	if r.Specifier != "" {
+		ru.wild = hasWildcard(normalizeCommandSpec(r.Specifier))
+		ru.canon = canonSpec(r.Specifier)
+	}
+	return ru
 }
 
 // Engine is the permission [Decider]: modes, rules from settings scopes,
@@ -83,6 +94,9 @@ type rule struct {
 // decision.
 type Engine struct {
 	cfg Config
+
+	// resolved caches the symlink-resolved form of working directories.
+	resolved sync.Map // string → string
 
 	mu       sync.RWMutex
 	rules    []rule
@@ -129,7 +143,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 					errs = append(errs, fmt.Errorf("%s %s rule: %w", rs.Source, list.b, err))
 					continue
 				}
-				e.rules = append(e.rules, rule{Rule: r, raw: raw, behavior: list.b, source: rs.Source, root: rs.Root})
+				e.rules = append(e.rules, newRule(r, raw, list.b, rs.Source, rs.Root))
 			}
 		}
 	}
@@ -188,6 +202,10 @@ type call struct {
 	pathErr  error
 	shell    *shellAnalysis
 	host     string // WebFetch
+
+	basesDone bool
+	basesOK   bool
+	basesList []string
 }
 
 type fileAccess struct {
@@ -265,7 +283,11 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 	// Resolved forms of the working directories too, so a path reached
 	// through a symlinked working directory is inside in both forms.
 	for _, d := range slices.Clone(c.workDirs) {
-		if r := resolvePath(d); r != d {
+		r, ok := e.resolved.Load(d)
+		if !ok {
+			r, _ = e.resolved.LoadOrStore(d, resolvePath(d))
+		}
+		if r := r.(string); r != d {
 			c.workDirs = append(c.workDirs, r)
 		}
 	}
