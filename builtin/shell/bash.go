@@ -17,9 +17,9 @@ import (
 type BashInput struct {
 	Command string `json:"command" jsonschema:"The command to run (bash syntax)."`
 	// Timeout is in milliseconds.
-	Timeout *float64 `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds (default 120000, max 600000)."`
-	Description string `json:"description,omitempty" jsonschema:"A short description of what the command does, in 5-10 words."`
-	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"Run the command in the background and return a task id at once; read its output with TaskOutput and stop it with TaskStop."`
+	Timeout         *float64 `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds (default 120000, max 600000)."`
+	Description     string   `json:"description,omitempty" jsonschema:"A short description of what the command does, in 5-10 words."`
+	RunInBackground bool     `json:"run_in_background,omitempty" jsonschema:"Run the command in the background and return a task id at once; read its output with TaskOutput and stop it with TaskStop."`
 	// DangerouslyDisableSandbox is accepted for compatibility. Gantry runs
 	// commands without a sandbox, so it has no effect.
 	DangerouslyDisableSandbox bool `json:"dangerouslyDisableSandbox,omitempty" jsonschema:"Accepted for compatibility; commands do not run in a sandbox, so it has no effect."`

@@ -8,7 +8,7 @@
 // directory ([tool.Env.WorkDir]), in its own process group, with stdin from
 // /dev/null and stdout and stderr on one pipe, so they interleave as the
 // command wrote them. The environment is the process's own minus model
-// provider credentials ([DefaultScrubEnv]) plus settings that keep commands
+// provider credentials ([DefaultScrubEnv]) and BASH_ENV/ENV, plus settings that keep commands
 // from waiting on a terminal ([DefaultSetEnv]).
 //
 // The working directory persists: when a command ends normally in another

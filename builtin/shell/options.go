@@ -118,8 +118,9 @@ func (o Options) shellPath() (string, error) {
 	return exec.LookPath(name)
 }
 
-// environ builds a command's environment: the base minus scrubbed names,
-// with SetEnv applied.
+// environ builds a command's environment: the base minus scrubbed names
+// and minus BASH_ENV and ENV (a non-interactive bash would source them
+// despite --norc), with SetEnv applied.
 func (o Options) environ() []string {
 	base := o.Environ()
 	set := make(map[string]bool, len(o.SetEnv))
@@ -130,7 +131,7 @@ func (o Options) environ() []string {
 	out := make([]string, 0, len(base)+len(o.SetEnv))
 	for _, kv := range base {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || set[name] || Scrubbed(name, o.ScrubEnv) {
+		if !ok || set[name] || name == "BASH_ENV" || name == "ENV" || Scrubbed(name, o.ScrubEnv) {
 			continue
 		}
 		out = append(out, kv)
