@@ -129,7 +129,7 @@ type editDone struct {
 //  1. old as given; in a file whose line breaks are mostly CRLF, a new that
 //     the match did not give line breaks to (old has no "\n") gets CRLF;
 //  2. in a file with CRLF, old and new with their line breaks turned into
-//     CRLF;
+//     CRLF (tried first when the file's line breaks are mostly CRLF);
 //  3. with curly quotes (‘’“”) in the file and in old normalised to straight
 //     ones, if that match is unique; new then takes the curly style of the
 //     text it replaces.
@@ -154,11 +154,18 @@ func applyEdit(content []byte, old, new string, replaceAll bool) ([]byte, editDo
 	}
 	if strings.Contains(text, "\r\n") && strings.Contains(old, "\n") {
 		if o := toCRLF(old); o != old {
-			variants = append(variants, variant{o, toCRLF(new)})
+			v := variant{o, toCRLF(new)}
+			if crlfFile {
+				// Mostly CRLF: prefer the CRLF reading, so that an LF in
+				// old_string never matches inside a CRLF pair.
+				variants = []variant{v, variants[0]}
+			} else {
+				variants = append(variants, v)
+			}
 		}
 	}
 	for _, v := range variants {
-		n := strings.Count(text, v.o)
+		n := countMatches(text, v.o, replaceAll)
 		if n == 0 {
 			continue
 		}
@@ -180,7 +187,7 @@ func applyEdit(content []byte, old, new string, replaceAll bool) ([]byte, editDo
 		if no == v.o && normText == text {
 			continue // nothing to normalise
 		}
-		n := strings.Count(normText, no)
+		n := countMatches(normText, no, false)
 		if n == 0 {
 			continue
 		}
@@ -195,6 +202,25 @@ func applyEdit(content []byte, old, new string, replaceAll bool) ([]byte, editDo
 		return []byte(out), editDone{count: 1, quotes: true, firstAt: len(bom) + start, newLen: len(rep)}, nil
 	}
 	return nil, editDone{}, &notFoundError{}
+}
+
+// countMatches counts the occurrences of sub in s: overlapping ones too
+// unless nonOverlapping (old_string "aa" in "aaa" is ambiguous for a single
+// replacement, but replace_all replaces one of them).
+func countMatches(s, sub string, nonOverlapping bool) int {
+	if nonOverlapping {
+		return strings.Count(s, sub)
+	}
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			return n
+		}
+		n++
+		_, size := utf8.DecodeRuneInString(s[i+j:])
+		i += j + size
+	}
 }
 
 // toCRLF turns every line break of s into CRLF.
