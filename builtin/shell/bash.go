@@ -301,7 +301,7 @@ func (b *bash) progress(env *tool.Env, p *proc) (stop func()) {
 		defer close(finished)
 		t := time.NewTicker(b.opt.ProgressInterval)
 		defer t.Stop()
-		var last int64 = -1
+		var last int64 // no report before the first output
 		for {
 			select {
 			case <-done:

@@ -277,9 +277,9 @@ func TestBashHugeOutput(t *testing.T) {
 			t.Fatalf("truncated %v file %q err %v", out.Truncated, data, err)
 		}
 	})
-	t.Run("200 MB killed at the cap with bounded memory", func(t *testing.T) {
-		const limit = 32 << 20
-		b := NewBash(Options{MaxOutputBytes: limit})
+	t.Run("200 MB killed at the default 100 MiB cap with bounded memory", func(t *testing.T) {
+		const limit = DefaultMaxOutputBytes
+		b := NewBash(Options{})
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
