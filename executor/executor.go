@@ -311,11 +311,7 @@ func (e *Executor) Run(ctx context.Context, s *Session, calls []Call) (*Batch, e
 	if s == nil || e.resolver == nil {
 		return nil, errors.New("executor: Run needs a session and a resolver")
 	}
-	st := e.Stream(ctx, s)
-	for _, c := range calls {
-		st.Add(c)
-	}
-	return st.Wait(), nil
+	return e.runStream(ctx, s, calls), nil
 }
 
 // RunOne runs a single call through the pipeline (for callers outside a

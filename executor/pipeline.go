@@ -72,9 +72,11 @@ type job struct {
 // group is a maximal run of consecutive concurrency-safe calls (or one call
 // that is not): the unit of sibling cancellation.
 type group struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	safe   bool
+	ctx       context.Context
+	cancel    context.CancelCauseFunc // nil when no sibling can cancel
+	safe      bool
+	n         int  // calls in the group
+	cancelSib bool // some call's tool cancels its siblings on error
 }
 
 func (j *job) emit(edit func(st *tool.Status)) {

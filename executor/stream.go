@@ -49,7 +49,7 @@ type Stream struct {
 	stopReason    string
 	signals       []Signal
 	wg            sync.WaitGroup
-	interrupted   bool
+	deferStart    bool // Run: Add queues, runAll starts
 }
 
 // Stream starts a streaming run of one model message's calls in session s.
@@ -57,8 +57,7 @@ type Stream struct {
 // behaviour is cancel stop, "block" ones finish within their deadline, and
 // every call still gets an outcome.
 func (e *Executor) Stream(ctx context.Context, s *Session) *Stream {
-	st := &Stream{e: e, sess: s, partials: make(map[string]*job)}
-	st.cond = sync.NewCond(&st.mu)
+	st := e.newStream(ctx, s)
 	st.ctx, st.cancel = context.WithCancelCause(ctx)
 	st.stopAfter = context.AfterFunc(st.ctx, func() {
 		st.mu.Lock()
@@ -67,6 +66,27 @@ func (e *Executor) Stream(ctx context.Context, s *Session) *Stream {
 		st.finishSkipped(skipped)
 	})
 	return st
+}
+
+func (e *Executor) newStream(ctx context.Context, s *Session) *Stream {
+	st := &Stream{e: e, sess: s, ctx: ctx}
+	st.cond = sync.NewCond(&st.mu)
+	return st
+}
+
+// runStream is the stream behind Run: all calls are known before any
+// starts, nothing can be discarded, and queued calls are finalised when the
+// running ones end, so it needs neither its own cancellable context nor an
+// AfterFunc.
+func (e *Executor) runStream(ctx context.Context, s *Session, calls []Call) *Batch {
+	st := e.newStream(ctx, s)
+	st.deferStart = true
+	st.jobs = make([]*job, 0, len(calls))
+	for _, c := range calls {
+		st.Add(c)
+	}
+	st.runAll()
+	return st.Wait()
 }
 
 // Partial reports the input prefix of a tool-use block that is still
@@ -81,6 +101,9 @@ func (s *Stream) Partial(id, name string, jsonPrefix []byte) {
 	if s.closed || s.discarded {
 		s.mu.Unlock()
 		return
+	}
+	if s.partials == nil {
+		s.partials = make(map[string]*job)
 	}
 	j := s.partials[id]
 	if j == nil {
@@ -106,8 +129,11 @@ func (s *Stream) Add(c Call) {
 		s.mu.Unlock()
 		return
 	}
-	j := s.partials[c.ID]
-	delete(s.partials, c.ID)
+	var j *job
+	if s.partials != nil {
+		j = s.partials[c.ID]
+		delete(s.partials, c.ID)
+	}
 	if j == nil {
 		j = &job{status: s.e.cfg.status}
 	}
@@ -127,10 +153,20 @@ func (s *Stream) Add(c Call) {
 	if s.last != nil && s.last.safe && safe && s.last.ctx.Err() == nil {
 		j.group = s.last
 	} else {
-		g := &group{safe: safe}
-		g.ctx, g.cancel = context.WithCancelCause(s.ctx)
+		g := &group{safe: safe, ctx: s.ctx}
+		if safe && !s.deferStart {
+			// Only parallel calls have siblings to cancel. (Run creates
+			// the context in runAll, only where it can be needed.)
+			g.ctx, g.cancel = context.WithCancelCause(s.ctx)
+		}
 		j.group = g
 		s.last = g
+	}
+	j.group.n++
+	j.group.cancelSib = j.group.cancelSib || j.spec.CancelSiblingsOnError
+	if s.deferStart {
+		s.mu.Unlock()
+		return
 	}
 	skipped := s.pump()
 	s.mu.Unlock()
@@ -141,7 +177,14 @@ func (s *Stream) Add(c Call) {
 // queued calls that must not run at all (interrupt, stop, sibling failure).
 // s.mu must be held.
 func (s *Stream) pump() []*job {
-	var skipped []*job
+	skipped, _ := s.pumpInline(false)
+	return skipped
+}
+
+// pumpInline is pump; with inline, the first call that may start is not
+// started on a goroutine but returned, for the caller to run it in its own
+// goroutine (Run does, saving a goroutine hand-off per call).
+func (s *Stream) pumpInline(inline bool) (skipped []*job, next *job) {
 	for i := s.head; i < len(s.jobs); i++ {
 		j := s.jobs[i]
 		if j.state != stateQueued || j.group == nil {
@@ -167,10 +210,14 @@ func (s *Stream) pump() []*job {
 		if !safe {
 			s.runningUnsafe = true
 		}
+		if inline && next == nil {
+			next = j
+			continue
+		}
 		s.wg.Add(1)
 		go s.exec(j)
 	}
-	return skipped
+	return skipped, next
 }
 
 // finishSkipped gives calls that never ran their outcome.
@@ -193,9 +240,15 @@ func (s *Stream) finishSkipped(js []*job) {
 
 func (s *Stream) exec(j *job) {
 	defer s.wg.Done()
+	s.runJob(j, false)
+}
+
+// runJob runs a started call to its end and starts what may start next;
+// with inline, it returns the next call for the caller to run.
+func (s *Stream) runJob(j *job, inline bool) *job {
 	s.e.execute(s, j)
 	o := &j.out
-	if j.spec.CancelSiblingsOnError && j.group.safe && (o.Kind == KindToolError || o.Kind == KindPanic || o.Kind == KindTimeout) {
+	if j.spec.CancelSiblingsOnError && j.group.cancel != nil && (o.Kind == KindToolError || o.Kind == KindPanic || o.Kind == KindTimeout) {
 		j.group.cancel(&siblingError{id: j.call.ID, name: j.spec.Name, text: o.Result.TextContent()})
 	}
 	s.finalize(j)
@@ -205,9 +258,28 @@ func (s *Stream) exec(j *job) {
 		s.runningUnsafe = false
 	}
 	j.state = stateDone
-	skipped := s.pump()
+	skipped, next := s.pumpInline(inline)
 	s.mu.Unlock()
 	s.finishSkipped(skipped)
+	return next
+}
+
+// runAll is Run's scheduler: the calls were added without starting them;
+// it starts them, running one at a time in the caller's goroutine.
+func (s *Stream) runAll() {
+	s.mu.Lock()
+	s.deferStart = false
+	for _, j := range s.jobs {
+		if g := j.group; g != nil && g.cancel == nil && g.safe && g.n > 1 && g.cancelSib {
+			g.ctx, g.cancel = context.WithCancelCause(s.ctx)
+		}
+	}
+	skipped, next := s.pumpInline(true)
+	s.mu.Unlock()
+	s.finishSkipped(skipped)
+	for next != nil {
+		next = s.runJob(next, true)
+	}
 }
 
 // finalize budgets the result, records stats and signals, ends the span,
@@ -337,15 +409,23 @@ func (s *Stream) Results() iter.Seq[*Outcome] {
 func (s *Stream) Wait() *Batch {
 	s.Close()
 	b := &Batch{}
-	for o := range s.Results() {
-		b.Outcomes = append(b.Outcomes, o)
+	s.mu.Lock()
+	discarded := s.discarded
+	jobs := s.jobs
+	s.mu.Unlock()
+	if !discarded {
+		b.Outcomes = make([]*Outcome, len(jobs))
+		for i, j := range jobs {
+			<-j.done
+			b.Outcomes[i] = &j.out
+		}
 	}
 	s.wg.Wait()
 	s.mu.Lock()
 	b.Stop, b.StopReason = s.stop, s.stopReason
 	b.Signals = s.signals
 	b.Interrupted = s.ctx.Err() != nil && context.Cause(s.ctx) != ErrInterrupted
-	discarded := s.discarded
+	discarded = s.discarded
 	s.mu.Unlock()
 	s.release()
 	if discarded {
@@ -355,8 +435,12 @@ func (s *Stream) Wait() *Batch {
 }
 
 func (s *Stream) release() {
-	s.stopAfter()
-	s.cancel(nil)
+	if s.stopAfter != nil {
+		s.stopAfter()
+	}
+	if s.cancel != nil {
+		s.cancel(nil)
+	}
 }
 
 // Discard abandons the stream: the model's reply failed or is retried, so
@@ -374,7 +458,9 @@ func (s *Stream) Discard() {
 	s.discarded, s.closed = true, true
 	s.cond.Broadcast()
 	s.mu.Unlock()
-	s.cancel(ErrDiscarded)
+	if s.cancel != nil {
+		s.cancel(ErrDiscarded)
+	}
 	// The AfterFunc finishes queued calls; wait for running ones.
 	s.wg.Wait()
 	s.mu.Lock()

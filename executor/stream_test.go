@@ -168,7 +168,7 @@ func TestSpans(t *testing.T) {
 	k := newKit(t)
 	tr := &recTracer{}
 	e := New(k.resolver(t), WithDecider(allowAll()), WithTracerProvider(recProvider{t: tr}))
-	run(t, e, call("a", "Say", `{"text":"x"}`), call("b", "Fail", `{}`))
+	run(t, e, call("a", "Say", `{"text":"x"}`), call("b", "Boom", `{}`))
 	if len(tr.spans) != 2 {
 		t.Fatalf("%d spans", len(tr.spans))
 	}
@@ -178,7 +178,7 @@ func TestSpans(t *testing.T) {
 		ok.attrs["gen_ai.tool.call.id"] != "a" || ok.attrs["gen_ai.tool.type"] != "function" {
 		t.Errorf("span %+v", ok)
 	}
-	if !bad.ended || bad.status != codes.Error || bad.attrs["error.type"] != "tool_error" {
+	if !bad.ended || bad.status != codes.Error || bad.attrs["error.type"] != "panic" {
 		t.Errorf("error span %+v", bad)
 	}
 }
