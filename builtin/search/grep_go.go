@@ -40,16 +40,7 @@ const bigBuffer = 8 << 20
 
 // searchFile searches one file and adds its result to c.
 func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
-	f, err := os.Open(path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > o.MaxFileSize {
-		return
-	}
-	buf, ok := readInto(w, f, fi.Size(), o.MaxFileSize)
+	buf, mtime, ok := readFile(w, path, o.MaxFileSize)
 	defer func() {
 		if cap(w.buf) > bigBuffer {
 			w.buf, w.low = nil, nil
@@ -77,7 +68,7 @@ func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
 	fr := FileResult{Path: path}
 	switch q.Mode {
 	case ModeFiles:
-		fr.ModTime = fi.ModTime()
+		fr.ModTime = mtime
 	case ModeCount:
 		fr.MatchedLines, fr.Matches = fl.matched, fl.matches
 	default:

@@ -311,7 +311,7 @@ func TestSchemas(t *testing.T) {
 		"Grep": {Type: "object", Required: []string{"pattern"}, Properties: map[string]prop{
 			"pattern": {Type: "string"}, "path": {Type: "string"}, "glob": {Type: "string"},
 			"output_mode": {Type: "string", Enum: []any{"content", "files_with_matches", "count"}},
-			"-B": {Type: "number"}, "-A": {Type: "number"}, "-C": {Type: "number"}, "context": {Type: "number"},
+			"-B":          {Type: "number"}, "-A": {Type: "number"}, "-C": {Type: "number"}, "context": {Type: "number"},
 			"-n": {Type: "boolean"}, "-i": {Type: "boolean"}, "-o": {Type: "boolean"},
 			"type": {Type: "string"}, "head_limit": {Type: "number"}, "offset": {Type: "number"},
 			"multiline": {Type: "boolean"},
