@@ -169,7 +169,9 @@ func (t *TrustStore) Folders() ([]TrustRecord, error) {
 // PromptTrust asks the person at a terminal whether to trust dir, reading
 // one line from in: "y" or "yes" (any case) trusts and records it in t;
 // anything else, end of input or a cancelled ctx does not. The CLI calls it
-// only when stdin is a TTY; elsewhere use --trust.
+// only when stdin is a TTY; elsewhere use --trust. The read runs in a
+// goroutine; if ctx ends first, that goroutine stays blocked on in until it
+// yields a line or fails (close in to release it).
 func PromptTrust(ctx context.Context, t *TrustStore, in io.Reader, out io.Writer, dir string) (bool, error) {
 	fmt.Fprintf(out, "Do you trust the files in %s?\n"+
 		"Its settings may run hooks and commands, set environment variables and allow tools.\n"+
