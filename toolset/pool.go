@@ -625,9 +625,17 @@ func (p *Pool) Lookup(name string) (tool.Tool, bool) {
 // Names returns every name and alias [Pool.Lookup] resolves, in pool order
 // (for "did you mean" suggestions).
 func (p *Pool) Names() []string {
+	list, search := p.snapshot()
 	var out []string
-	for _, t := range p.All() {
-		out = append(out, t.Spec().Names()...)
+	for i, e := range list {
+		if search && i == p.searchPos(list) {
+			out = append(out, ToolSearchName)
+			search = false
+		}
+		out = append(out, e.m.names()...)
+	}
+	if search {
+		out = append(out, ToolSearchName)
 	}
 	return out
 }
