@@ -188,9 +188,14 @@ func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
 	// Started, then interrupted: runs on, but still bounded by its deadline.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
+	e = New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond),
+		WithStatus(func(s tool.Status) {
+			if s.Phase == tool.PhaseDoing {
+				cancel() // the user interrupts while it runs
+			}
+		}))
 	st := e.Stream(ctx, session())
 	st.Add(call("b", "Block", `{"ms":5000}`))
-	time.AfterFunc(5*time.Millisecond, cancel)
 	b = st.Wait()
 	if o := b.Outcomes[0]; o.Kind != KindTimeout {
 		t.Errorf("kind %q: %s", o.Kind, text(o))
@@ -217,7 +222,7 @@ func TestStatsAndSignals(t *testing.T) {
 	k := newKit(t)
 	var mu sync.Mutex
 	var got []Signal
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(5*time.Millisecond),
+	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(100*time.Millisecond),
 		WithSignal(func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }))
 	// The same error three times (differing only in a number).
 	var sigs []Signal
