@@ -57,7 +57,9 @@ func newRootCmd(a *app) *cobra.Command {
 
 // subcommands lists the constructors of the subcommands; each lives in its
 // own file.
-var subcommands = []func(*app) *cobra.Command{}
+var subcommands = []func(*app) *cobra.Command{
+	newPermissionsCmd,
+}
 
 func run(ctx context.Context, a *app, args []string) int {
 	root := newRootCmd(a)

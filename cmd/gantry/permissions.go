@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/shellparse"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// newPermissionsCmd is `gantry permissions …`.
+func newPermissionsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "permissions",
+		Short: "Inspect permission decisions and rules",
+	}
+	cmd.AddCommand(newPermissionsCheckCmd(a))
+	return cmd
+}
+
+type checkOutput struct {
+	Tool     string              `json:"tool"`
+	Mode     tool.Mode           `json:"mode"`
+	WorkDir  string              `json:"cwd"`
+	Trusted  bool                `json:"trusted"`
+	Decision permission.Decision `json:"decision"`
+	Ignored  map[string][]string `json:"ignored_untrusted,omitempty"`
+}
+
+func newPermissionsCheckCmd(a *app) *cobra.Command {
+	var (
+		mode                   string
+		cwd                    string
+		allow, deny, askRules  []string
+		asJSON, trust, noFiles bool
+		policy                 string
+	)
+	cmd := &cobra.Command{
+		Use:   "check TOOL JSON",
+		Short: "Print the permission decision for one tool call",
+		Long: `Print the decision (allow, ask or deny) for one call of TOOL with input JSON,
+the rule that decided and why, under the settings of the working directory
+(user, project, local and managed policy files) plus the rules given as flags.
+
+Exit status 0 means a decision was printed (whatever it is); 1 means the
+input could not be decided (bad JSON, bad rule, unknown mode).`,
+		Example: `  gantry permissions check Bash '{"command":"git diff && rm -rf build"}' --allow 'Bash(git diff *)'
+  gantry permissions check Read '{"file_path":"/etc/passwd"}' --json
+  gantry permissions check Edit '{"file_path":"src/a.go"}' --mode acceptEdits --cwd ./project`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, input := args[0], json.RawMessage(args[1])
+			if !json.Valid(input) {
+				return &exitError{code: 1, err: fmt.Errorf("input is not valid JSON: %s", args[1])}
+			}
+			dir := cwd
+			if dir == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				dir = wd
+			}
+			dir, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			cfg := permission.Config{WorkDir: dir}
+			out := checkOutput{Tool: name, WorkDir: dir}
+			if !noFiles {
+				var trusted *bool
+				if trust {
+					trusted = &trust
+				}
+				s, err := settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv, UserHome: a.getenv("HOME"), PolicyPath: policy, Trusted: trusted})
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				cfg = permission.ConfigFromSettings(s)
+				out.Trusted = s.Trusted
+				out.Ignored = s.Ignored()
+			}
+			cfg.Home = a.getenv("HOME")
+			cfg.Rules = append(cfg.Rules, permission.RuleSet{Source: string(settings.ScopeCLI), Root: dir, Allow: allow, Deny: deny, Ask: askRules})
+			if mode != "" {
+				cfg.Mode = tool.Mode(mode)
+			}
+			e, err := permission.NewEngine(cfg)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			t := permissionTool(name)
+			env := &tool.Env{WorkDir: dir, Mode: e.Mode()}
+			req := &permission.Request{Tool: t, Name: name, Input: input, Env: env, Traits: tool.TraitsOf(t, input)}
+			if pc, ok := t.(tool.PermissionChecker); ok {
+				req.ToolCheck = pc.CheckPermission(cmd.Context(), env, input)
+			}
+			d, err := e.Decide(cmd.Context(), req)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			out.Mode, out.Decision = env.Mode, d
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			fmt.Fprintln(w, d.Behavior)
+			if d.Rule != "" {
+				fmt.Fprintf(w, "rule:   %s (%s)\n", d.Rule, d.Source)
+			} else {
+				fmt.Fprintf(w, "source: %s\n", d.Source)
+			}
+			fmt.Fprintf(w, "reason: %s\n", d.Reason)
+			fmt.Fprintf(w, "mode:   %s\n", out.Mode)
+			for path, what := range out.Ignored {
+				fmt.Fprintf(w, "note:   %s is in an untrusted folder; ignored: %v\n", path, what)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&mode, "mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
+	f.StringVar(&cwd, "cwd", "", "working directory (default: the current directory)")
+	f.StringArrayVar(&allow, "allow", nil, "add an allow rule (repeatable)")
+	f.StringArrayVar(&deny, "deny", nil, "add a deny rule (repeatable)")
+	f.StringArrayVar(&askRules, "ask", nil, "add an ask rule (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print the decision as JSON")
+	f.BoolVar(&trust, "trust", false, "treat the working directory as trusted (its allow rules, mode and directories apply)")
+	f.BoolVar(&noFiles, "no-settings", false, "ignore settings files; use only the flags")
+	f.StringVar(&policy, "policy", "", "managed policy file (default "+settings.DefaultPolicyPath+"; - for none)")
+	return cmd
+}
+
+// permissionTool returns the tool the check command decides for. Until the
+// built-in registry is wired in, it is a minimal descriptor: Read, Glob and
+// Grep are read-only, Bash's traits come from the shared shell classifier,
+// every other name has the fail-closed default traits.
+func permissionTool(name string) tool.Tool {
+	d := &descriptor{spec: tool.Spec{Name: name}}
+	switch name {
+	case "Read", "Glob", "Grep":
+		d.spec.Traits = tool.ReadOnlyTraits
+	case "Bash":
+		d.bash = true
+	}
+	return d
+}
+
+// descriptor is a tool that is only described, never called.
+type descriptor struct {
+	spec tool.Spec
+	bash bool
+}
+
+func (d *descriptor) Spec() *tool.Spec { return &d.spec }
+
+func (d *descriptor) Call(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) {
+	return nil, fmt.Errorf("%s is a descriptor for permission checks and cannot run", d.spec.Name)
+}
+
+// Traits implements tool.Traiter.
+func (d *descriptor) Traits(input json.RawMessage) tool.Traits {
+	if !d.bash {
+		return d.spec.Traits
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return tool.Traits{}
+	}
+	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
+		return tool.ReadOnlyTraits
+	}
+	return tool.Traits{}
+}
