@@ -164,7 +164,9 @@ func mcpTools(server string, n int) []tool.Tool {
 		schema := schemaOf(req("owner", "string", "Repository owner"), req("repo", "string", "Repository name"),
 			opt("query", "string", fmt.Sprintf("Filter for the %s", o)), opt("per_page", "number", "Results per page (max 100)"))
 		out = append(out, tool.Must(tool.NewRaw(name, fmt.Sprintf("%s a %s of a %s repository.", strings.ToUpper(v[:1])+v[1:], strings.ReplaceAll(o, "_", " "), server), schema,
-			func(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) { return tool.TextResult(name), nil })))
+			func(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) {
+				return tool.TextResult(name), nil
+			})))
 	}
 	return out
 }

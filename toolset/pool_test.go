@@ -287,10 +287,10 @@ func (richTool) ValidateInput(context.Context, *tool.Env, json.RawMessage) error
 func (richTool) CheckPermission(context.Context, *tool.Env, json.RawMessage) tool.PermissionResult {
 	return tool.PermissionResult{Behavior: tool.Deny, Reason: "rich"}
 }
-func (richTool) DescribeCall(json.RawMessage) string         { return "rich call" }
-func (richTool) MatchRule(s string, _ json.RawMessage) bool  { return s == "yes" }
-func (richTool) CallTimeout(json.RawMessage) time.Duration   { return time.Second }
-func (richTool) Enabled(context.Context, *tool.Env) bool     { return true }
+func (richTool) DescribeCall(json.RawMessage) string        { return "rich call" }
+func (richTool) MatchRule(s string, _ json.RawMessage) bool { return s == "yes" }
+func (richTool) CallTimeout(json.RawMessage) time.Duration  { return time.Second }
+func (richTool) Enabled(context.Context, *tool.Env) bool    { return true }
 
 func TestMCPToolsKeepCapabilities(t *testing.T) {
 	rich := &richTool{plainTool{spec: tool.Spec{Name: "query", Description: "Run a query", InputSchema: tool.EmptyObjectSchema}}}
