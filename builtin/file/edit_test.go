@@ -212,7 +212,7 @@ func FuzzEditRoundTrip(f *testing.F) {
 			return
 		}
 		start = ((start % len(body)) + len(body)) % len(body)
-		n = ((n%(len(body)-start+1))+(len(body)-start+1))%(len(body)-start+1)
+		n = ((n % (len(body) - start + 1)) + (len(body) - start + 1)) % (len(body) - start + 1)
 		old := body[start : start+n]
 		if old == "" || strings.HasSuffix(old, "\r") || strings.HasPrefix(old, "\n") && start > 0 && body[start-1] == '\r' {
 			return // do not split a CRLF pair

@@ -169,7 +169,7 @@ func TestReadHugeLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	chunk := bytes.Repeat([]byte("abcdefgh"), 8192) // 64 KB
-	for i := 0; i < 64; i++ {                        // 4 MB, one line
+	for i := 0; i < 64; i++ {                       // 4 MB, one line
 		f.Write(chunk)
 	}
 	f.WriteString("\nsecond\n")

@@ -35,8 +35,8 @@ func TestSchemas(t *testing.T) {
 		}, []string{"file_path", "new_string", "old_string"}},
 		{NewNotebookEdit(Options{}), map[string]prop{
 			"notebook_path": {Type: "string"}, "cell_id": {Type: "string"}, "new_source": {Type: "string"},
-			"cell_type":     {Type: "string", Enum: []string{"code", "markdown"}},
-			"edit_mode":     {Type: "string", Enum: []string{"replace", "insert", "delete"}},
+			"cell_type": {Type: "string", Enum: []string{"code", "markdown"}},
+			"edit_mode": {Type: "string", Enum: []string{"replace", "insert", "delete"}},
 		}, []string{"new_source", "notebook_path"}},
 	}
 	for _, tt := range tests {
