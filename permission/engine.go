@@ -321,6 +321,18 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 			break
 		}
 		c.paths = []fileAccess{{forms: f, write: c.kind == kindWrite}}
+		// A Glob pattern may itself reach out of the searched directory
+		// (/etc/**, ../../x/*): its literal directory prefix is read too.
+		if pat, ok := c.str("pattern"); ok && c.names[0] == "Glob" {
+			if dir, reaches := globBase(pat); reaches {
+				g, err := newPathForms(dir, f.lexical, c.home)
+				if err != nil {
+					c.pathErr = fmt.Errorf("pattern: %w", err)
+					break
+				}
+				c.paths = append(c.paths, fileAccess{forms: g})
+			}
+		}
 	case kindBash:
 		cmd, _ := c.str("command")
 		if strings.IndexByte(cmd, 0) >= 0 {
@@ -334,6 +346,28 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 		}
 	}
 	return c, nil
+}
+
+// globBase returns the literal directory prefix of a glob pattern and
+// whether the pattern can reach outside the directory it is applied to
+// (absolute, ~, or with a .. element).
+func globBase(pat string) (string, bool) {
+	reaches := filepath.IsAbs(pat) || strings.HasPrefix(pat, "~") || slices.Contains(strings.Split(filepath.ToSlash(pat), "/"), "..")
+	if !reaches {
+		return "", false
+	}
+	if i := strings.IndexAny(pat, "*?[{"); i >= 0 {
+		pat = pat[:i]
+		if j := strings.LastIndexByte(pat, '/'); j >= 0 {
+			pat = pat[:j+1]
+		} else {
+			pat = "."
+		}
+	}
+	if pat == "" {
+		pat = "/"
+	}
+	return pat, true
 }
 
 func (c *call) str(field string) (string, bool) {
@@ -610,9 +644,10 @@ func (e *Engine) pathRuleApplies(c *call, r *rule) bool {
 	case "Edit":
 		return c.kind == kindWrite
 	case "Read":
-		// Read rules cover every read; a Read deny or ask covers writes
-		// too (a file that may not be read may not be overwritten).
-		return c.kind == kindRead || r.behavior != tool.Allow
+		// Read rules cover every read; a scoped Read deny or ask covers
+		// writes too (a file that may not be read may not be
+		// overwritten). A bare Read deny only hides the Read tool.
+		return c.kind == kindRead || r.behavior != tool.Allow && !r.Bare()
 	}
 	return false
 }

@@ -67,6 +67,17 @@ func TestFileRules(t *testing.T) {
 		{name: "plan denies edit", call: E("src/a.go", tool.ModePlan), want: tool.Deny},
 		{name: "plan allows read", call: call1{tool: "Read", input: file("src/a.go"), mode: tool.ModePlan}, want: tool.Allow},
 		{name: "ask rule on path", ask: []string{"Edit(./src/**)"}, call: E("src/a.go", tool.ModeAcceptEdits), want: tool.Ask},
+		{name: "case 26 model passes / as directory", call: call1{tool: "Glob", input: map[string]any{"pattern": "**/*", "path": "/"}}, want: tool.Ask},
+		{name: "case 26 grep at root", call: call1{tool: "Grep", input: map[string]any{"pattern": "x", "path": "/"}}, want: tool.Ask},
+		{name: "glob absolute pattern reaches out", call: call1{tool: "Glob", input: map[string]any{"pattern": "/etc/**/*.conf"}}, want: tool.Ask},
+		{name: "glob parent pattern reaches out", call: call1{tool: "Glob", input: map[string]any{"pattern": "../../**/id_rsa"}}, want: tool.Ask},
+		{name: "glob relative pattern fine", call: call1{tool: "Glob", input: map[string]any{"pattern": "src/**/*.go"}}, want: tool.Allow},
+		{name: "glob pattern denied path", deny: []string{"Read(~/.ssh/**)"}, call: call1{tool: "Glob", input: map[string]any{"pattern": "~/.ssh/*"}}, want: tool.Deny},
+		{name: "bare Read deny does not block edits", deny: []string{"Read"}, call: E("src/a.go", tool.ModeAcceptEdits), want: tool.Allow},
+		{name: "bare Edit deny blocks Write", deny: []string{"Edit"}, call: call1{tool: "Write", input: map[string]any{"file_path": "src/b.go", "content": "x"}, mode: tool.ModeAcceptEdits}, want: tool.Deny},
+		{name: "hook allow does not beat protected path", call: call1{tool: "Edit", input: file(".git/config"), hook: tool.Allow}, want: tool.Ask},
+		{name: "hook allow approves ordinary edit", call: call1{tool: "Edit", input: file("src/a.go"), hook: tool.Allow}, want: tool.Allow},
+		{name: "hook ask", allow: []string{"Edit"}, call: call1{tool: "Edit", input: file("src/a.go"), hook: tool.Ask}, want: tool.Ask},
 		{name: "edit missing path", call: call1{tool: "Edit", input: map[string]any{}}, want: tool.Deny},
 	})
 }

@@ -1,0 +1,120 @@
+package permission
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gantry-dev/gantry/settings"
+)
+
+// Suggest returns allow rules that would let this call (and ones like it)
+// run without asking: what a prompt offers as "always allow". The rules
+// are as narrow as stays useful:
+//
+//   - Bash: for every simple command not yet approved, a two-word prefix
+//     rule (Bash(npm run *)) or, for commands no prefix rule approves
+//     (runners like sudo, dangerous arguments, expansions, assignments),
+//     the exact command;
+//   - Read, Edit: the file's directory (./src/** inside the working
+//     directory, //abs/dir/** outside);
+//   - WebFetch: the host (WebFetch(domain:host));
+//   - other tools: the bare tool name.
+//
+// It returns nil when nothing sensible can be suggested (a command that
+// does not parse, a call blocked for safety reasons rules cannot lift).
+func (e *Engine) Suggest(req *Request) []string {
+	c, err := e.newCall(req)
+	if err != nil || c.pathErr != nil {
+		return nil
+	}
+	name := c.names[0]
+	switch c.kind {
+	case kindBash:
+		return e.suggestBash(c)
+	case kindRead, kindWrite:
+		fam := "Read"
+		if c.kind == kindWrite {
+			fam = "Edit"
+		}
+		var out []string
+		for _, fa := range c.paths {
+			dir := fa.forms.lexical
+			if st, err := statDir(dir); err != nil || !st {
+				dir = filepath.Dir(dir)
+			}
+			var spec string
+			if rel, err := filepath.Rel(c.workDir, dir); err == nil && settings.Within(dir, c.workDir) {
+				spec = "./" + filepath.ToSlash(rel) + "/**"
+				if rel == "." {
+					spec = "./**"
+				}
+			} else {
+				spec = "/" + filepath.ToSlash(dir) + "/**"
+			}
+			r := Rule{Tool: fam, Specifier: spec}.String()
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	case kindWebFetch:
+		if c.host == "" {
+			return nil
+		}
+		return []string{Rule{Tool: "WebFetch", Specifier: "domain:" + strings.ToLower(c.host)}.String()}
+	}
+	return []string{name}
+}
+
+func (e *Engine) suggestBash(c *call) []string {
+	a := c.shell
+	if a.err != nil || a.script.HasCommandSubst || a.script.HasProcessSubst || a.script.Complex {
+		return nil
+	}
+	bases, _ := c.bases()
+	var out []string
+	add := func(r string) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	for i := range a.cmds {
+		sc := &a.cmds[i]
+		if _, ok := e.approveCmd(c, sc, bases); ok {
+			continue
+		}
+		if _, bad := c.criticalRm(sc.runnerWords, bases, true); bad {
+			return nil
+		}
+		ws := sc.words
+		exact := len(sc.cmd.Assigns) > 0 || isRunner(ws) || dangerousArgs(ws) || slices.ContainsFunc(ws, riskyWord) || len(ws) < 2
+		if exact {
+			text := canonWords(ws)
+			if len(sc.cmd.Assigns) > 0 {
+				text = strings.TrimSpace(canonAssigns(sc.cmd.Assigns) + " " + canonWords(sc.cmd.Words))
+			}
+			add(Rule{Tool: "Bash", Specifier: escapeStars(text)}.String())
+			continue
+		}
+		prefix := ws[:2]
+		if strings.HasPrefix(prefix[1].Value, "-") || prefix[1].Dynamic {
+			prefix = ws[:1]
+		}
+		add(Rule{Tool: "Bash", Specifier: escapeStars(canonWords(prefix)) + " *"}.String())
+	}
+	return out
+}
+
+func escapeStars(s string) string { return strings.ReplaceAll(s, "*", `\*`) }
+
+// SuggestUpdate wraps [Engine.Suggest] in an
+// [Update] for dest.
+func (e *Engine) SuggestUpdate(req *Request, dest Destination) (Update, bool) {
+	rules := e.Suggest(req)
+	if len(rules) == 0 {
+		return Update{}, false
+	}
+	return Update{Destination: dest, Kind: settings.Allow, Rules: rules}, true
+}
+
