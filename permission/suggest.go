@@ -117,4 +117,3 @@ func (e *Engine) SuggestUpdate(req *Request, dest Destination) (Update, bool) {
 	}
 	return Update{Destination: dest, Kind: settings.Allow, Rules: rules}, true
 }
-
