@@ -60,7 +60,7 @@ func TestDeferredToolsAreListedNotSent(t *testing.T) {
 	if tl, ok := p.Lookup("NotebookEdit"); !ok || tl.Spec().Name != "NotebookEdit" {
 		t.Fatal("Lookup of a deferred tool failed")
 	}
-	if len(p.Deferred()) != 27 || len(p.All()) != 40+6+1 {
+	if len(p.Deferred()) != 28 || len(p.All()) != 40+6+1 {
 		t.Fatalf("Deferred %d, All %d", len(p.Deferred()), len(p.All()))
 	}
 	if !slices.Contains(p.Names(), "NotebookEdit") || !slices.Contains(p.Names(), ToolSearchName) || !slices.Contains(p.Names(), "BashOutput") {
