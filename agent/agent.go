@@ -1,0 +1,468 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxTurns         = 100
+	DefaultContextWindow    = 200_000
+	DefaultCompactThreshold = 0.8
+	// DefaultKeepMessages is how many of the most recent messages compaction
+	// keeps verbatim (at least; it extends to a clean boundary).
+	DefaultKeepMessages = 6
+	// maxStreamRetries bounds how often a turn whose stream broke part-way
+	// is sent again.
+	maxStreamRetries = 2
+)
+
+// Options configure an [Agent]. Provider is required; every other zero value
+// is a sensible default.
+type Options struct {
+	// Provider is the model API (llm/anthropic, llm/openai, or a fake).
+	Provider llm.Provider
+	// Model is passed to the provider ("" = the provider's default).
+	Model string
+	// MaxTokens bounds each reply ("" = the provider's default).
+	MaxTokens int
+	// ThinkingBudget turns on extended thinking where the provider has it.
+	ThinkingBudget int
+
+	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt is
+	// added after the environment facts and memory files.
+	SystemPrompt       string
+	AppendSystemPrompt string
+	// NoMemoryFiles skips AGENTS.md / CLAUDE.md / GANTRY.md; NoEnvFacts
+	// skips the environment section (git status, date, platform).
+	NoMemoryFiles bool
+	NoEnvFacts    bool
+
+	// Pool configures the tool pool, built for the session's environment
+	// (Pool.Env is ignored: the agent sets it).
+	Pool toolset.Options
+
+	// WorkDir is the working directory ("" = the process's).
+	WorkDir string
+	// Mode is the initial permission mode ("" = default).
+	Mode tool.Mode
+	// AdditionalDirs are directories besides WorkDir the session may use.
+	AdditionalDirs []string
+	// Services are handed to tools through their environment.
+	Services *tool.Services
+	// Closers are closed when the agent is closed (for example the session's
+	// background-task manager).
+	Closers []io.Closer
+
+	// Decider, CanUseTool and Hooks plug the safety layer into the
+	// executor; nil means executor.DefaultDecider, no callback (ask becomes
+	// deny) and no hooks. Hooks also receive the agent-level events
+	// (UserPromptSubmit, Stop, SessionStart, SessionEnd, PreCompact).
+	Decider    permission.Decider
+	CanUseTool permission.CanUseTool
+	Hooks      hook.Runner
+	// ExecutorOptions are extra executor options (concurrency, timeouts,
+	// tracing, logging).
+	ExecutorOptions []executor.Option
+
+	// MaxTurns bounds the model turns of one Run (0 = DefaultMaxTurns).
+	MaxTurns int
+	// MaxBudgetUSD and MaxBudgetTokens stop a run once the session's cost or
+	// total tokens reach them (0 = no limit). Cost uses Prices.
+	MaxBudgetUSD    float64
+	MaxBudgetTokens int
+	// Prices is the price table (nil = DefaultPrices()).
+	Prices PriceTable
+
+	// ContextWindow is the model's context size in tokens (0 =
+	// DefaultContextWindow); CompactThreshold is the fraction of it at which
+	// older turns are summarised (0 = DefaultCompactThreshold, negative =
+	// never); KeepMessages is how many recent messages compaction keeps.
+	ContextWindow    int
+	CompactThreshold float64
+	KeepMessages     int
+
+	// StopOnSignal stops a run when the executor signals that the same tool
+	// error or timeout keeps repeating. The default (false) tells the model
+	// instead and stops only at the second signal.
+	StopOnSignal bool
+
+	// Store keeps the transcript; nil means no transcript. SessionID resumes
+	// that session; Continue resumes the latest session of WorkDir; Fork
+	// copies the resumed session into a new one.
+	Store     *session.Store
+	SessionID string
+	Continue  bool
+	Fork      bool
+
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// Agent runs prompts through a model and its tools, one run at a time, over
+// one session. Create it with [New] and release it with [Agent.Close].
+type Agent struct {
+	opts     Options
+	provider llm.Provider
+	pool     *toolset.Pool
+	exec     *executor.Executor
+	execSess *executor.Session
+	sess     *session.Session // nil without a store
+	id       string
+	system   string
+	prices   PriceTable
+	now      func() time.Time
+
+	runMu    sync.Mutex // one run at a time
+	history  []llm.Message
+	usage    llm.Usage
+	cost     float64
+	turns    int
+	lastSize int // prompt+output tokens of the last turn
+	signals  int
+
+	qmu    sync.Mutex
+	queue  []tool.Status
+	notify chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New creates an agent: it opens or creates the session, assembles the tool
+// pool for the session's environment, builds the executor and the system
+// prompt.
+func New(ctx context.Context, opts Options) (*Agent, error) {
+	if opts.Provider == nil {
+		return nil, errors.New("agent: Options.Provider is required")
+	}
+	a := &Agent{opts: opts, provider: opts.Provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.prices == nil {
+		a.prices = DefaultPrices()
+	}
+	wd := opts.WorkDir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("agent: working directory: %w", err)
+		}
+	}
+	wd, err := filepath.Abs(wd)
+	if err != nil {
+		return nil, fmt.Errorf("agent: working directory: %w", err)
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("agent: working directory %s is not a directory", wd)
+	}
+	a.opts.WorkDir = wd
+
+	source := "startup"
+	if err := a.openSession(); err != nil {
+		return nil, err
+	}
+	if len(a.history) > 0 {
+		source = "resume"
+	}
+	mode := opts.Mode
+	if mode == "" {
+		mode = tool.ModeDefault
+	}
+	resultsDir := filepath.Join(os.TempDir(), "gantry-tool-results", a.id)
+	if opts.Store != nil {
+		resultsDir = filepath.Join(opts.Store.Dir(wd), a.id, "tool-results")
+	}
+	services := opts.Services
+	if services == nil {
+		services = &tool.Services{}
+	}
+	env := &tool.Env{
+		WorkDir:        wd,
+		SessionID:      a.id,
+		Mode:           mode,
+		ToolResultsDir: resultsDir,
+		AdditionalDirs: opts.AdditionalDirs,
+		Files:          tool.NewFileCache(0),
+		Services:       services,
+	}
+	po := opts.Pool
+	po.Env = env
+	if a.pool, err = toolset.NewPool(ctx, po); err != nil {
+		a.closeSession()
+		return nil, fmt.Errorf("agent: tool pool: %w", err)
+	}
+	a.execSess = executor.NewSession(env)
+	xo := []executor.Option{executor.WithStatus(a.onStatus)}
+	if opts.Decider != nil {
+		xo = append(xo, executor.WithDecider(opts.Decider))
+	}
+	if opts.CanUseTool != nil {
+		xo = append(xo, executor.WithCanUseTool(opts.CanUseTool))
+	}
+	if opts.Hooks != nil {
+		xo = append(xo, executor.WithHooks(opts.Hooks))
+	}
+	a.exec = executor.New(a.pool, append(xo, opts.ExecutorOptions...)...)
+
+	var facts EnvFacts
+	if !opts.NoEnvFacts {
+		facts = GatherEnvFacts(ctx, wd, a.now())
+	} else {
+		facts = EnvFacts{WorkDir: wd}
+	}
+	var memory []MemoryFile
+	if !opts.NoMemoryFiles {
+		home := ""
+		if opts.Store != nil {
+			home = opts.Store.Home()
+		}
+		memory = FindMemoryFiles(wd, home)
+	}
+	a.system = BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)
+	a.hook(ctx, &hook.Input{Event: hook.SessionStart, Source: source})
+	return a, nil
+}
+
+func (a *Agent) openSession() error {
+	st := a.opts.Store
+	switch {
+	case st == nil:
+		if a.opts.SessionID != "" || a.opts.Continue {
+			return errors.New("agent: resuming a session needs a session store")
+		}
+		a.id = session.NewUUID()
+		return nil
+	case a.opts.SessionID != "" || a.opts.Continue:
+		id := a.opts.SessionID
+		if id == "" {
+			var err error
+			if id, err = st.Latest(a.opts.WorkDir); err != nil {
+				return fmt.Errorf("agent: continue: %w", err)
+			}
+		}
+		var s *session.Session
+		var err error
+		if a.opts.Fork {
+			s, err = st.Fork(a.opts.WorkDir, id)
+		} else {
+			s, err = st.Open(a.opts.WorkDir, id)
+		}
+		if err != nil {
+			return fmt.Errorf("agent: resume: %w", err)
+		}
+		a.sess, a.id = s, s.ID
+		a.history = historyFromRecords(s.Records())
+		return nil
+	default:
+		s, err := st.Create(a.opts.WorkDir)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		a.sess, a.id = s, s.ID
+		return nil
+	}
+}
+
+// historyFromRecords rebuilds the conversation from a transcript: from the
+// last compaction summary on (or from the start), every user and assistant
+// message.
+func historyFromRecords(recs []session.Record) []llm.Message {
+	start := 0
+	for i, r := range recs {
+		if r.Type == session.TypeSummary {
+			start = i
+		}
+	}
+	var out []llm.Message
+	for _, r := range recs[start:] {
+		if r.Type != session.TypeUser && r.Type != session.TypeAssistant && r.Type != session.TypeSummary {
+			continue
+		}
+		var m llm.Message
+		if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil || len(m.Content) == 0 {
+			continue
+		}
+		out = append(out, m)
+	}
+	return repairHistory(out)
+}
+
+// repairHistory makes a loaded conversation sendable: a trailing assistant
+// message whose tool uses have no results (a crash between the two records)
+// gets error results, so every tool use is answered.
+func repairHistory(msgs []llm.Message) []llm.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant {
+		if uses := msgs[n-1].ToolUses(); len(uses) > 0 {
+			var blocks []llm.Block
+			for _, u := range uses {
+				blocks = append(blocks, llm.ToolResult(u.ID, []tool.Content{tool.Text("The session ended before this tool call finished; it may or may not have run.")}, true))
+			}
+			msgs = append(msgs, llm.UserMessage(blocks...))
+		}
+	}
+	return msgs
+}
+
+// SessionID returns the session's id.
+func (a *Agent) SessionID() string { return a.id }
+
+// Pool returns the agent's tool pool.
+func (a *Agent) Pool() *toolset.Pool { return a.pool }
+
+// Executor returns the agent's executor (for its statistics).
+func (a *Agent) Executor() *executor.Executor { return a.exec }
+
+// Env returns a copy of the session's current environment (working
+// directory, mode, …).
+func (a *Agent) Env() *tool.Env { return a.execSess.Env() }
+
+// SetMode changes the permission mode for the next calls.
+func (a *Agent) SetMode(m tool.Mode) { a.execSess.Update(func(e *tool.Env) { e.Mode = m }) }
+
+// Messages returns a copy of the conversation.
+func (a *Agent) Messages() []llm.Message {
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	return append([]llm.Message(nil), a.history...)
+}
+
+// SystemPrompt returns the system prompt the agent sends.
+func (a *Agent) SystemPrompt() string { return a.system }
+
+// Close ends the session: SessionEnd hooks run, the closers (background
+// tasks) are closed and the transcript is flushed and closed.
+func (a *Agent) Close() error {
+	a.closeOnce.Do(func() {
+		a.hook(context.Background(), &hook.Input{Event: hook.SessionEnd, Reason: "close"})
+		var errs []error
+		for _, c := range a.opts.Closers {
+			if err := c.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		errs = append(errs, a.closeSession())
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
+
+func (a *Agent) closeSession() error {
+	if a.sess == nil {
+		return nil
+	}
+	err := a.sess.Sync()
+	return errors.Join(err, a.sess.Close())
+}
+
+// onStatus queues a status event for the run goroutine to deliver (the
+// executor calls it from its own goroutines).
+func (a *Agent) onStatus(s tool.Status) {
+	a.qmu.Lock()
+	a.queue = append(a.queue, s)
+	a.qmu.Unlock()
+	select {
+	case a.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) takeStatuses() []tool.Status {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	q := a.queue
+	a.queue = nil
+	return q
+}
+
+// hook runs an agent-level hook event; nil runner or error gives nil.
+func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
+	if a.opts.Hooks == nil {
+		return nil
+	}
+	env := a.execSess.Env()
+	in.SessionID = a.id
+	in.CWD = env.WorkDir
+	in.PermissionMode = env.Mode
+	if a.sess != nil {
+		in.TranscriptPath = a.sess.Path
+	}
+	out, err := a.opts.Hooks.Run(ctx, in)
+	if err != nil {
+		return &hook.Output{SystemMessage: fmt.Sprintf("%s hook failed: %v", in.Event, err)}
+	}
+	return out
+}
+
+// record appends a message to the transcript.
+func (a *Agent) record(typ string, m llm.Message) error {
+	if a.sess == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("agent: encode message: %w", err)
+	}
+	_, err = a.sess.Append(session.Record{Type: typ, Message: b})
+	return err
+}
+
+func (a *Agent) recordSystem(subtype string, data any) {
+	if a.sess == nil {
+		return
+	}
+	b, _ := json.Marshal(data)
+	_, _ = a.sess.Append(session.Record{Type: session.TypeSystem, Subtype: subtype, Data: b})
+}
+
+// Prompt runs prompt to the end and returns the final result, discarding the
+// intermediate events.
+func (a *Agent) Prompt(ctx context.Context, prompt string) (*ResultEvent, error) {
+	var res *ResultEvent
+	var last error
+	for ev, err := range a.Run(ctx, prompt) {
+		if err != nil {
+			last = err
+			continue
+		}
+		if r, ok := ev.(*ResultEvent); ok {
+			res = r
+		}
+	}
+	return res, last
+}
+
+// Run sends prompt and runs the loop until the model ends its turn, a limit
+// is hit, or ctx is cancelled. The iterator yields every event in order; it
+// always yields a final [*ResultEvent] (unless the consumer stops early),
+// followed by an error if the run failed for a reason other than a limit or
+// an interrupt (a provider error, for example). Breaking out of the loop
+// cancels the run. Runs of one agent are serialised.
+func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		a.runMu.Lock()
+		defer a.runMu.Unlock()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r := &run{a: a, yield: yield, cancel: cancel, start: a.now()}
+		r.loop(ctx, prompt)
+	}
+}

@@ -1,0 +1,512 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type sleepIn struct {
+	Ms int `json:"ms"`
+}
+
+// testTools returns Echo (read-only), Fail (always errors), Sleep
+// (read-only, honours ctx) and Counter (counts calls).
+func testTools(t *testing.T, calls *atomic.Int32) []tool.Tool {
+	t.Helper()
+	echo := tool.Must(tool.NewText("Echo", "Echo the text back.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+		if calls != nil {
+			calls.Add(1)
+		}
+		return "echo: " + in.Text, nil
+	}, tool.ReadOnly()))
+	fail := tool.Must(tool.NewText("Fail", "Always fails.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+		return "", errors.New("disk on fire: " + in.Text)
+	}, tool.ReadOnly()))
+	sleep := tool.Must(tool.NewText("Sleep", "Sleeps.", func(ctx context.Context, env *tool.Env, in sleepIn) (string, error) {
+		select {
+		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+			return "slept", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, tool.ReadOnly()))
+	return []tool.Tool{echo, fail, sleep}
+}
+
+type fixture struct {
+	srv   *llmtest.Server
+	store *session.Store
+	dir   string
+}
+
+func newFixture(t *testing.T, opts ...llmtest.Option) *fixture {
+	return &fixture{srv: llmtest.NewServer(t, opts...), store: session.NewStore(t.TempDir()), dir: t.TempDir()}
+}
+
+func (f *fixture) provider() llm.Provider {
+	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"),
+		anthropic.WithRetry(llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
+}
+
+func (f *fixture) agent(t *testing.T, mod func(*Options)) *Agent {
+	t.Helper()
+	o := Options{
+		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, Store: f.store,
+		Pool: toolset.Options{Tools: testTools(t, nil)}, NoEnvFacts: true, NoMemoryFiles: true,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// collect runs prompt and returns every event and the final result.
+func collect(t *testing.T, ctx context.Context, a *Agent, prompt string) ([]Event, *ResultEvent, error) {
+	t.Helper()
+	var evs []Event
+	var res *ResultEvent
+	var runErr error
+	for ev, err := range a.Run(ctx, prompt) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		evs = append(evs, ev)
+		if r, ok := ev.(*ResultEvent); ok {
+			res = r
+		}
+	}
+	if res == nil {
+		t.Fatal("no result event")
+	}
+	return evs, res, runErr
+}
+
+func TestMultiTurnToolUse(t *testing.T) {
+	f := newFixture(t, llmtest.WithChunkSize(3))
+	f.srv.Script(
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_1", Name: "Echo", Input: `{"text":"hello"}`}),
+		llmtest.Reply{Content: []llm.Block{llm.Text("all done")}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}},
+	)
+	a := f.agent(t, nil)
+	evs, res, err := collect(t, context.Background(), a, "say hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Subtype != SubtypeSuccess || res.IsError || res.Text != "all done" || res.NumTurns != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.CostUSD <= 0 {
+		t.Fatalf("cost not computed: %+v", res)
+	}
+	reqs := f.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	tr := reqs[1].ToolResults()
+	if len(tr) != 1 || tr[0].ToolUseID != "toolu_1" || tr[0].IsError || tool.JoinText(tr[0].Content) != "echo: hello" {
+		t.Fatalf("tool results sent: %+v", tr)
+	}
+	if names := reqs[0].ToolNames(); strings.Join(names, ",") != "Echo,Fail,Sleep" {
+		t.Fatalf("tools sent: %v", names)
+	}
+	// Events: init first, statuses reach DOING and SUCCESS, a tool result, the
+	// text streamed in pieces, result last.
+	if _, ok := evs[0].(*InitEvent); !ok {
+		t.Fatalf("first event %T", evs[0])
+	}
+	var phases []tool.Phase
+	var text strings.Builder
+	var results int
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case *ToolStatus:
+			phases = append(phases, e.Status.Phase)
+		case *TextDelta:
+			text.WriteString(e.Text)
+		case *ToolResultEvent:
+			results++
+		}
+	}
+	if text.String() != "all done" || results != 1 {
+		t.Fatalf("text %q, results %d", text.String(), results)
+	}
+	if !containsPhase(phases, tool.PhaseDoing) || phases[len(phases)-1] != tool.PhaseSuccess {
+		t.Fatalf("phases %v", phases)
+	}
+	// The transcript holds prompt, tool use, tool result, reply.
+	recs, err := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, r := range recs {
+		types = append(types, r.Type)
+	}
+	if got := strings.Join(types, ","); got != "user,assistant,user,assistant,system" {
+		t.Fatalf("transcript types %s", got)
+	}
+}
+
+func containsPhase(ps []tool.Phase, p tool.Phase) bool {
+	for _, x := range ps {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParallelCallsAndErrorsKeepOrder(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(
+		llmtest.ToolReply(
+			llmtest.ToolCall{ID: "a", Name: "Sleep", Input: `{"ms":60}`},
+			llmtest.ToolCall{ID: "b", Name: "Fail", Input: `{"text":"x"}`},
+			llmtest.ToolCall{ID: "c", Name: "Echo", Input: `{"text":"c"}`},
+			llmtest.ToolCall{ID: "d", Name: "Nope", Input: `{}`},
+			llmtest.ToolCall{ID: "e", Name: "Echo", Input: `{"text":"bad json`},
+		),
+		llmtest.TextReply("ok"),
+	)
+	a := f.agent(t, nil)
+	_, res, err := collect(t, context.Background(), a, "go")
+	if err != nil || res.Subtype != SubtypeSuccess {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	tr := f.srv.Requests()[1].ToolResults()
+	var ids []string
+	for _, b := range tr {
+		ids = append(ids, b.ToolUseID)
+	}
+	if strings.Join(ids, "") != "abcde" {
+		t.Fatalf("result order %v", ids)
+	}
+	wantErr := map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true}
+	for _, b := range tr {
+		if b.IsError != wantErr[b.ToolUseID] {
+			t.Errorf("%s is_error=%v: %s", b.ToolUseID, b.IsError, tool.JoinText(b.Content))
+		}
+	}
+	if txt := tool.JoinText(tr[1].Content); !strings.Contains(txt, "disk on fire") {
+		t.Errorf("fail text %q", txt)
+	}
+}
+
+func TestMaxTurnsAndBudget(t *testing.T) {
+	tests := []struct {
+		name    string
+		mod     func(*Options)
+		subtype string
+		turns   int
+	}{
+		{"max turns", func(o *Options) { o.MaxTurns = 3 }, SubtypeMaxTurns, 3},
+		{"token budget", func(o *Options) { o.MaxBudgetTokens = 250 }, SubtypeMaxTokens, 3},
+		{"usd budget", func(o *Options) { o.MaxBudgetUSD = 0.0009 }, SubtypeMaxBudget, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			for i := range 10 {
+				r := llmtest.ToolReply(llmtest.ToolCall{ID: "t" + string(rune('a'+i)), Name: "Echo", Input: `{"text":"again"}`})
+				r.Usage = llm.Usage{InputTokens: 80, OutputTokens: 20} // $0.00054 a turn at sonnet prices
+				f.srv.Script(r)
+			}
+			a := f.agent(t, tt.mod)
+			_, res, err := collect(t, context.Background(), a, "loop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Subtype != tt.subtype || !res.IsError {
+				t.Fatalf("result %+v", res)
+			}
+			if tt.subtype == SubtypeMaxTurns && res.NumTurns != tt.turns {
+				t.Fatalf("turns %d", res.NumTurns)
+			}
+			// The conversation is consistent: the last message answers every tool use.
+			msgs := a.Messages()
+			last := msgs[len(msgs)-1]
+			if last.Role != llm.RoleUser || len(last.Content) == 0 || last.Content[0].Type != llm.TypeToolResult {
+				t.Fatalf("last message %+v", last)
+			}
+		})
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	f := newFixture(t, llmtest.WithChunkSize(1), llmtest.WithChunkDelay(20*time.Millisecond))
+	f.srv.Script(llmtest.TextReply("a long reply that streams slowly"))
+	a := f.agent(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res *ResultEvent
+	for ev, err := range a.Run(ctx, "talk") {
+		if err != nil {
+			t.Fatalf("unexpected error %v", err)
+		}
+		switch e := ev.(type) {
+		case *TextDelta:
+			cancel()
+		case *ResultEvent:
+			res = e
+		}
+	}
+	if res == nil || res.Subtype != SubtypeInterrupted {
+		t.Fatalf("result %+v", res)
+	}
+	// The partial reply is not part of the conversation.
+	msgs := a.Messages()
+	if len(msgs) != 1 || msgs[0].Role != llm.RoleUser {
+		t.Fatalf("messages after cancel: %+v", msgs)
+	}
+}
+
+func TestCancelDuringToolGivesResults(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
+	a := f.agent(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res *ResultEvent
+	for ev := range a.Run(ctx, "sleep") {
+		switch e := ev.(type) {
+		case *ToolStatus:
+			if e.Status.Phase == tool.PhaseDoing {
+				cancel()
+			}
+		case *ResultEvent:
+			res = e
+		}
+	}
+	if res == nil || res.Subtype != SubtypeInterrupted {
+		t.Fatalf("result %+v", res)
+	}
+	msgs := a.Messages()
+	last := msgs[len(msgs)-1]
+	if last.Role != llm.RoleUser || last.Content[0].ToolUseID != "s" || !last.Content[0].IsError {
+		t.Fatalf("cancelled call has no error result: %+v", last)
+	}
+}
+
+func TestRetryAfterOverloadAndDroppedStream(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(
+		llmtest.ErrorReply(529, "", ""),
+		llmtest.Reply{Content: []llm.Block{llm.Text("first try breaks here")}, DropAfter: 3},
+		llmtest.TextReply("recovered"),
+	)
+	a := f.agent(t, nil)
+	evs, res, err := collect(t, context.Background(), a, "hi")
+	if err != nil || res.Text != "recovered" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	retries := 0
+	for _, ev := range evs {
+		if _, ok := ev.(*RetryEvent); ok {
+			retries++
+		}
+	}
+	if retries != 1 || len(f.srv.Requests()) != 3 {
+		t.Fatalf("retries %d requests %d", retries, len(f.srv.Requests()))
+	}
+}
+
+func TestProviderErrorSurfaces(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(llmtest.ErrorReply(401, "authentication_error", "invalid x-api-key"))
+	a := f.agent(t, nil)
+	_, res, err := collect(t, context.Background(), a, "hi")
+	if err == nil || !errors.Is(err, llm.ErrAuth) || !strings.Contains(err.Error(), "invalid x-api-key") {
+		t.Fatalf("err %v", err)
+	}
+	if !res.IsError || res.Subtype != SubtypeDuringExecution {
+		t.Fatalf("res %+v", res)
+	}
+}
+
+func TestCompaction(t *testing.T) {
+	f := newFixture(t)
+	// Turn 1 reports a prompt near the window: compaction runs before turn 2.
+	r := llmtest.ToolReply(llmtest.ToolCall{ID: "c0", Name: "Echo", Input: `{"text":"step"}`})
+	r.Usage = llm.Usage{InputTokens: 900, OutputTokens: 50}
+	f.srv.Script(r, llmtest.TextReply("SUMMARY: echoed once"),
+		llmtest.ToolReply(llmtest.ToolCall{ID: "c1", Name: "Echo", Input: `{"text":"more"}`}),
+		llmtest.TextReply("finished"))
+	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2; o.MaxTurns = 10 })
+	// The first turns are small until the usage crosses 80% of the window.
+	evs, res, err := collect(t, context.Background(), a, "work")
+	if err != nil || res.Subtype != SubtypeSuccess {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	compactions := 0
+	for _, ev := range evs {
+		if _, ok := ev.(*CompactEvent); ok {
+			compactions++
+		}
+	}
+	if compactions == 0 {
+		t.Fatal("no compaction")
+	}
+	msgs := a.Messages()
+	if !strings.Contains(msgs[0].Text(), "SUMMARY: echoed once") {
+		t.Fatalf("first message after compaction: %q", msgs[0].Text())
+	}
+	// The summary request carried no tool choice other than none.
+	var sawSummaryReq bool
+	for _, r := range f.srv.Requests() {
+		if strings.Contains(string(r.ToolChoice), "none") {
+			sawSummaryReq = true
+		}
+	}
+	if !sawSummaryReq {
+		t.Fatal("summary request not seen")
+	}
+	// Resuming starts from the summary.
+	a.Close()
+	f.srv.Script(llmtest.TextReply("resumed"))
+	b := f.agent(t, func(o *Options) { o.SessionID = a.SessionID() })
+	if got := b.Messages(); len(got) == 0 || !strings.Contains(got[0].Text(), "SUMMARY") {
+		t.Fatalf("resumed history: %+v", got)
+	}
+}
+
+func TestResumeContinueFork(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(llmtest.TextReply("first answer"), llmtest.TextReply("second answer"), llmtest.TextReply("forked answer"))
+	a := f.agent(t, nil)
+	if _, res, err := collect(t, context.Background(), a, "first question"); err != nil || res.IsError {
+		t.Fatal(res, err)
+	}
+	a.Close()
+
+	b := f.agent(t, func(o *Options) { o.Continue = true })
+	if b.SessionID() != a.SessionID() {
+		t.Fatalf("continue opened %s, want %s", b.SessionID(), a.SessionID())
+	}
+	if _, res, err := collect(t, context.Background(), b, "second question"); err != nil || res.IsError {
+		t.Fatal(res, err)
+	}
+	msgs := f.srv.LastRequest().Messages
+	if len(msgs) != 3 || msgs[0].Content[0].Text != "first question" || msgs[1].Content[0].Text != "first answer" {
+		t.Fatalf("resumed request messages: %+v", msgs)
+	}
+	b.Close()
+
+	c := f.agent(t, func(o *Options) { o.SessionID = a.SessionID(); o.Fork = true })
+	if c.SessionID() == a.SessionID() {
+		t.Fatal("fork kept the session id")
+	}
+	if _, res, err := collect(t, context.Background(), c, "fork question"); err != nil || res.IsError {
+		t.Fatal(res, err)
+	}
+	orig, _ := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+	forked, _ := session.ReadFile(f.store.Path(f.dir, c.SessionID()))
+	if len(forked) <= len(orig) {
+		t.Fatalf("fork has %d records, original %d", len(forked), len(orig))
+	}
+}
+
+func TestRepairHistoryAnswersDanglingToolUse(t *testing.T) {
+	recs := []session.Record{
+		{Type: session.TypeUser, Message: mustJSON(llm.UserText("q"))},
+		{Type: session.TypeAssistant, Message: mustJSON(llm.AssistantMessage(llm.ToolUse("x", "Echo", json.RawMessage(`{}`))))},
+	}
+	h := historyFromRecords(recs)
+	if len(h) != 3 || h[2].Content[0].ToolUseID != "x" || !h[2].Content[0].IsError {
+		t.Fatalf("history %+v", h)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestSystemPromptAndMemory(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("root rules"), 0o644)
+	os.WriteFile(filepath.Join(sub, "GANTRY.md"), []byte("leaf rules"), 0o644)
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "GANTRY.md"), []byte("user rules"), 0o644)
+	mem := FindMemoryFiles(sub, home)
+	var got []string
+	for _, m := range mem {
+		got = append(got, m.Content)
+	}
+	if strings.Join(got, "|") != "user rules|root rules|leaf rules" {
+		t.Fatalf("memory order %v", got)
+	}
+	p := BuildSystemPrompt("", EnvFacts{WorkDir: sub, Platform: "linux/amd64", Date: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)}, mem, "extra words")
+	for _, want := range []string{"Working directory: " + sub, "2026-11-22", "leaf rules", "extra words"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+}
+
+func TestPrices(t *testing.T) {
+	p, ok := DefaultPrices().Lookup("claude-sonnet-4-5-20250929")
+	if !ok || p.Input != 3 {
+		t.Fatalf("lookup %v %v", p, ok)
+	}
+	if _, ok := DefaultPrices().Lookup("llama3"); ok {
+		t.Fatal("unknown model priced")
+	}
+	if c := p.Cost(TokenCounts{Input: 1_000_000, Output: 1_000_000}); c != 18 {
+		t.Fatalf("cost %v", c)
+	}
+}
+
+func TestInterruptDecisionStopsRun(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Write", Input: `{"text":"x"}`}), llmtest.TextReply("never"))
+	writer := tool.Must(tool.NewText("Write", "Writes.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+		return "wrote", nil
+	}))
+	a := f.agent(t, func(o *Options) {
+		o.Pool = toolset.Options{Tools: []tool.Tool{writer}}
+		o.CanUseTool = func(ctx context.Context, req *permissionRequest, d permissionDecision) (permissionDecision, error) {
+			return permissionDecision{Behavior: tool.Deny, Reason: "user said stop", Interrupt: true}, nil
+		}
+	})
+	_, res, err := collect(t, context.Background(), a, "write")
+	if err != nil || res.Subtype != SubtypeInterrupted {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if len(f.srv.Requests()) != 1 {
+		t.Fatalf("the run went on after an interrupt: %d requests", len(f.srv.Requests()))
+	}
+	_ = executor.KindDenied
+}

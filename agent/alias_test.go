@@ -1,0 +1,8 @@
+package agent
+
+import "github.com/gantry-dev/gantry/permission"
+
+type (
+	permissionRequest  = permission.Request
+	permissionDecision = permission.Decision
+)

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Event is one step of a run. The concrete types are [*InitEvent],
+// [*TextDelta], [*ThinkingDelta], [*ToolStatus], [*ToolResultEvent],
+// [*MessageEvent], [*RetryEvent], [*CompactEvent], [*TurnEnd],
+// [*NoticeEvent] and [*ResultEvent]; switch on them.
+type Event interface{ isEvent() }
+
+// InitEvent opens a run: the session, model and tools in force.
+type InitEvent struct {
+	SessionID string
+	Model     string
+	WorkDir   string
+	Tools     []string
+	Mode      tool.Mode
+}
+
+// TextDelta is a piece of the model's reply text.
+type TextDelta struct{ Text string }
+
+// ThinkingDelta is a piece of the model's visible thinking.
+type ThinkingDelta struct{ Text string }
+
+// ToolStatus is a status event of a tool call (WAIT → DOING → SUCCESS |
+// ERROR) with the call's merged state.
+type ToolStatus struct{ Status tool.Status }
+
+// ToolResultEvent is the outcome of one tool call, in the model's order,
+// after the whole message's calls ended.
+type ToolResultEvent struct{ Outcome *executor.Outcome }
+
+// MessageEvent is a message appended to the conversation: the assistant's
+// reply of a turn, or the user message carrying the tool results.
+type MessageEvent struct{ Message llm.Message }
+
+// RetryEvent says a turn's request is sent again after a transient failure
+// (the partial reply, if any, was discarded).
+type RetryEvent struct {
+	Attempt int
+	Err     error
+}
+
+// CompactEvent says older turns were replaced by a summary.
+type CompactEvent struct {
+	// Before and After are the message counts.
+	Before, After int
+	// PromptTokens is the prompt size that triggered compaction.
+	PromptTokens int
+}
+
+// NoticeEvent is a message for the user that is not part of the
+// conversation (a hook's system message, a repeated-error signal).
+type NoticeEvent struct{ Text string }
+
+// TurnEnd closes a model turn.
+type TurnEnd struct {
+	Turn       int
+	StopReason llm.StopReason
+	// Usage is this turn's; CostUSD is this turn's cost (0 for unknown
+	// models).
+	Usage   llm.Usage
+	CostUSD float64
+}
+
+// Result subtypes: why a run ended.
+const (
+	SubtypeSuccess         = "success"
+	SubtypeMaxTurns        = "error_max_turns"
+	SubtypeMaxBudget       = "error_max_budget_usd"
+	SubtypeMaxTokens       = "error_max_budget_tokens"
+	SubtypeInterrupted     = "interrupted"
+	SubtypeToolLoop        = "error_repeated_tool_failure"
+	SubtypeDuringExecution = "error_during_execution"
+	SubtypeBlocked         = "blocked"
+)
+
+// ResultEvent ends every run (also a failed one: then IsError is set and
+// the iterator's error, if any, follows it).
+type ResultEvent struct {
+	Subtype   string
+	IsError   bool
+	Text      string // the model's last reply text, or the reason of an error
+	SessionID string
+	NumTurns  int
+	Usage     llm.Usage
+	CostUSD   float64
+	Duration  time.Duration
+	// StopReason is the model's last stop reason.
+	StopReason llm.StopReason
+}
+
+func (*InitEvent) isEvent()       {}
+func (*TextDelta) isEvent()       {}
+func (*ThinkingDelta) isEvent()   {}
+func (*ToolStatus) isEvent()      {}
+func (*ToolResultEvent) isEvent() {}
+func (*MessageEvent) isEvent()    {}
+func (*RetryEvent) isEvent()      {}
+func (*CompactEvent) isEvent()    {}
+func (*NoticeEvent) isEvent()     {}
+func (*TurnEnd) isEvent()         {}
+func (*ResultEvent) isEvent()     {}

@@ -1,0 +1,485 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// run is the state of one Run.
+type run struct {
+	a       *Agent
+	yield   func(Event, error) bool
+	cancel  context.CancelFunc
+	stopped bool // the consumer stopped iterating
+	start   time.Time
+	turns   int
+	usage   llm.Usage
+	cost    float64
+	last    llm.StopReason
+	text    string
+}
+
+// emit delivers an event; false means the consumer is gone.
+func (r *run) emit(ev Event) bool {
+	if r.stopped {
+		return false
+	}
+	if !r.yield(ev, nil) {
+		r.stopped = true
+		r.cancel()
+	}
+	return !r.stopped
+}
+
+func (r *run) drain() {
+	for _, s := range r.a.takeStatuses() {
+		r.emit(&ToolStatus{Status: s})
+	}
+}
+
+// finish emits the final result (and err after it, if any).
+func (r *run) finish(subtype string, isErr bool, text string, err error) {
+	r.drain()
+	res := &ResultEvent{
+		Subtype: subtype, IsError: isErr, Text: text, SessionID: r.a.id, NumTurns: r.turns,
+		Usage: r.usage, CostUSD: r.cost, Duration: r.a.now().Sub(r.start), StopReason: r.last,
+	}
+	r.a.recordSystem("result", res)
+	if r.emit(res) && err != nil {
+		r.stopped = !r.yield(nil, err)
+	}
+}
+
+func (r *run) loop(ctx context.Context, prompt string) {
+	a := r.a
+	env := a.execSess.Env()
+	r.emit(&InitEvent{SessionID: a.id, Model: a.opts.Model, WorkDir: env.WorkDir, Tools: toolNames(a), Mode: env.Mode})
+
+	blocks := []llm.Block{llm.Text(prompt)}
+	if out := a.hook(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: prompt}); out != nil {
+		if out.SystemMessage != "" {
+			r.emit(&NoticeEvent{Text: out.SystemMessage})
+		}
+		if out.Block {
+			r.finish(SubtypeBlocked, true, "prompt blocked by a hook: "+out.Reason, nil)
+			return
+		}
+		if out.AdditionalContext != "" {
+			blocks = append(blocks, llm.Text(out.AdditionalContext))
+		}
+	}
+	if !r.appendMessage(llm.UserMessage(blocks...)) {
+		return
+	}
+
+	maxTurns := a.opts.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = DefaultMaxTurns
+	}
+	stopHookActive := false
+	for {
+		if ctx.Err() != nil {
+			r.finish(SubtypeInterrupted, true, "interrupted", nil)
+			return
+		}
+		if r.turns >= maxTurns {
+			r.finish(SubtypeMaxTurns, true, fmt.Sprintf("stopped after %d turns (max turns)", r.turns), nil)
+			return
+		}
+		if err := r.maybeCompact(ctx); err != nil {
+			r.emit(&NoticeEvent{Text: "compaction failed: " + err.Error()})
+		}
+		resp, batch, preErrs, err := r.turn(ctx)
+		if r.stopped {
+			return
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				r.finish(SubtypeInterrupted, true, "interrupted", nil)
+				return
+			}
+			r.finish(SubtypeDuringExecution, true, err.Error(), err)
+			return
+		}
+		r.turns++
+		a.turns++
+		r.last = resp.StopReason
+		cost := r.costOf(resp.Usage)
+		r.usage, r.cost = r.usage.Add(resp.Usage), r.cost+cost
+		a.usage, a.cost = a.usage.Add(resp.Usage), a.cost+cost
+		a.lastSize = resp.Usage.PromptTokens() + resp.Usage.OutputTokens
+		if text := resp.Message.Text(); text != "" {
+			r.text = text
+		}
+		if len(resp.Message.Content) > 0 {
+			if !r.appendMessage(resp.Message) {
+				return
+			}
+		}
+		if !r.emit(&TurnEnd{Turn: r.turns, StopReason: resp.StopReason, Usage: resp.Usage, CostUSD: cost}) {
+			return
+		}
+
+		uses := resp.Message.ToolUses()
+		if len(uses) > 0 {
+			if !r.sendResults(uses, batch, preErrs) {
+				return
+			}
+		}
+		if batch != nil && batch.Stop {
+			r.finish(SubtypeInterrupted, true, batch.StopReason, nil)
+			return
+		}
+		if ctx.Err() != nil || (batch != nil && batch.Interrupted) {
+			r.finish(SubtypeInterrupted, true, "interrupted", nil)
+			return
+		}
+		if batch != nil && len(batch.Signals) > 0 {
+			for _, s := range batch.Signals {
+				r.emit(&NoticeEvent{Text: s.Message})
+			}
+			a.signals += len(batch.Signals)
+			if a.opts.StopOnSignal || a.signals >= 2 {
+				r.finish(SubtypeToolLoop, true, batch.Signals[0].Message, nil)
+				return
+			}
+			note := llm.UserText("Gantry notice: " + batch.Signals[0].Message + " Change your approach instead of repeating the same call.")
+			if !r.appendMessage(note) {
+				return
+			}
+		}
+		if sub, msg := r.overBudget(); sub != "" {
+			r.finish(sub, true, msg, nil)
+			return
+		}
+		if len(uses) > 0 || resp.StopReason == llm.StopPauseTurn {
+			continue
+		}
+		// The model ended its turn: Stop hooks may ask it to go on.
+		if out := a.hook(ctx, &hook.Input{Event: hook.Stop, StopHookActive: stopHookActive}); out != nil && out.Block && out.Reason != "" {
+			stopHookActive = true
+			if !r.appendMessage(llm.UserText(out.Reason)) {
+				return
+			}
+			continue
+		}
+		r.finish(SubtypeSuccess, false, r.text, nil)
+		return
+	}
+}
+
+func toolNames(a *Agent) []string {
+	var names []string
+	for _, s := range a.pool.Specs() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// appendMessage adds m to the conversation and the transcript.
+func (r *run) appendMessage(m llm.Message) bool {
+	typ := session.TypeUser
+	if m.Role == llm.RoleAssistant {
+		typ = session.TypeAssistant
+	}
+	r.a.history = append(r.a.history, m)
+	if err := r.a.record(typ, m); err != nil {
+		r.finish(SubtypeDuringExecution, true, err.Error(), err)
+		return false
+	}
+	return r.emit(&MessageEvent{Message: m})
+}
+
+// sendResults appends the user message answering every tool use in order.
+func (r *run) sendResults(uses []llm.Block, batch *executor.Batch, preErrs map[string]*tool.Result) bool {
+	byID := map[string]*executor.Outcome{}
+	if batch != nil {
+		for _, o := range batch.Outcomes {
+			byID[o.ID] = o
+		}
+	}
+	var blocks, extra []llm.Block
+	for _, u := range uses {
+		var res *tool.Result
+		if o := byID[u.ID]; o != nil {
+			res = o.Result
+			for _, m := range o.SystemMessages {
+				r.emit(&NoticeEvent{Text: m})
+			}
+			if !r.emit(&ToolResultEvent{Outcome: o}) {
+				return false
+			}
+		} else if pe := preErrs[u.ID]; pe != nil {
+			res = pe
+			if !r.emit(&ToolResultEvent{Outcome: &executor.Outcome{ID: u.ID, Name: u.Name, Input: u.Input, Result: pe, Kind: executor.KindInvalidInput}}) {
+				return false
+			}
+		} else {
+			res = tool.Errorf("Gantry did not run this call (no result was produced).")
+		}
+		blocks = append(blocks, llm.ResultBlock(u.ID, res))
+		for _, m := range res.Messages {
+			for _, c := range m.Content {
+				extra = append(extra, contentBlock(c))
+			}
+		}
+	}
+	return r.appendMessage(llm.UserMessage(append(blocks, extra...)...))
+}
+
+func contentBlock(c tool.Content) llm.Block {
+	if c.Type == tool.TypeImage {
+		return llm.Image(c.Data, c.MIMEType)
+	}
+	return llm.Text(c.Text)
+}
+
+func (r *run) costOf(u llm.Usage) float64 {
+	p, ok := r.a.prices.Lookup(r.a.opts.Model)
+	if !ok {
+		return 0
+	}
+	return p.Cost(TokenCounts{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), CacheWrite: int64(u.CacheCreationInputTokens), CacheRead: int64(u.CacheReadInputTokens)})
+}
+
+// overBudget checks the session's budgets.
+func (r *run) overBudget() (string, string) {
+	a := r.a
+	if a.opts.MaxBudgetUSD > 0 && a.cost >= a.opts.MaxBudgetUSD {
+		return SubtypeMaxBudget, fmt.Sprintf("stopped: cost $%.4f reached the budget of $%.4f", a.cost, a.opts.MaxBudgetUSD)
+	}
+	total := a.usage.PromptTokens() + a.usage.OutputTokens
+	if a.opts.MaxBudgetTokens > 0 && total >= a.opts.MaxBudgetTokens {
+		return SubtypeMaxTokens, fmt.Sprintf("stopped: %d tokens reached the budget of %d", total, a.opts.MaxBudgetTokens)
+	}
+	return "", ""
+}
+
+// request builds the next request from the conversation.
+func (r *run) request(msgs []llm.Message) *llm.Request {
+	a := r.a
+	return &llm.Request{
+		Model:          a.opts.Model,
+		MaxTokens:      a.opts.MaxTokens,
+		System:         []llm.SystemBlock{{Text: a.system, Cache: true}},
+		Messages:       mergeRoles(msgs),
+		Tools:          a.pool.Specs(),
+		ThinkingBudget: a.opts.ThinkingBudget,
+		Cache:          llm.CacheHints{Tools: true, LastUserMessage: true},
+	}
+}
+
+// mergeRoles joins consecutive messages of the same role (an interrupted run
+// can leave two user messages in a row; providers want alternation).
+func mergeRoles(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			merged := llm.Message{Role: m.Role, Content: append(append([]llm.Block(nil), out[n-1].Content...), m.Content...)}
+			out[n-1] = merged
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// turn sends one request and runs the tool calls of the reply while it
+// streams. A stream that breaks part-way is discarded (with its calls) and
+// sent again, at most maxStreamRetries times.
+func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[string]*tool.Result, error) {
+	a := r.a
+	req := r.request(a.history)
+	for attempt := 0; ; attempt++ {
+		stream := a.exec.Stream(ctx, a.execSess)
+		var acc llm.Accumulator
+		preErrs := map[string]*tool.Result{}
+		type pending struct {
+			id, name string
+			buf      []byte
+			shown    int
+		}
+		partial := map[int]*pending{}
+		var streamErr error
+		for ev, err := range a.provider.Stream(ctx, req) {
+			if err != nil {
+				streamErr = err
+				break
+			}
+			acc.Add(ev)
+			switch ev.Type {
+			case llm.EventTextDelta:
+				r.emit(&TextDelta{Text: ev.Text})
+			case llm.EventThinkingDelta:
+				if ev.Text != "" {
+					r.emit(&ThinkingDelta{Text: ev.Text})
+				}
+			case llm.EventToolUseStart:
+				partial[ev.Index] = &pending{id: ev.ID, name: ev.Name}
+				stream.Partial(ev.ID, ev.Name, nil)
+			case llm.EventToolUseDelta:
+				if p := partial[ev.Index]; p != nil {
+					p.buf = append(p.buf, ev.Text...)
+					// Repairing the prefix costs its length: show it at
+					// most every 512 bytes.
+					if len(p.buf)-p.shown >= 512 {
+						p.shown = len(p.buf)
+						stream.Partial(p.id, p.name, p.buf)
+					}
+				}
+			case llm.EventToolUseEnd:
+				delete(partial, ev.Index)
+				if ev.InputErr != nil {
+					preErrs[ev.ID] = tool.Errorf("The input of this %s call is not a valid JSON object (%v). Send the call again with a JSON object input.", ev.Name, ev.InputErr)
+					continue
+				}
+				stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input})
+			}
+			r.drain()
+			if r.stopped {
+				stream.Discard()
+				return nil, nil, nil, context.Canceled
+			}
+		}
+		if streamErr == nil && !acc.Done() {
+			streamErr = llm.ErrInterrupted
+		}
+		if streamErr != nil {
+			stream.Discard()
+			r.takeDiscarded()
+			if ctx.Err() == nil && errors.Is(streamErr, llm.ErrInterrupted) && attempt < maxStreamRetries {
+				if !r.emit(&RetryEvent{Attempt: attempt + 1, Err: streamErr}) {
+					return nil, nil, nil, context.Canceled
+				}
+				continue
+			}
+			return nil, nil, nil, fmt.Errorf("agent: model request: %w", streamErr)
+		}
+		batch := r.wait(stream)
+		return acc.Response(), batch, preErrs, nil
+	}
+}
+
+// takeDiscarded drops the status events of a discarded stream: their calls
+// will never be answered, so a UI must not show them as results.
+func (r *run) takeDiscarded() { r.a.takeStatuses() }
+
+// wait waits for the stream's calls while delivering their status events.
+func (r *run) wait(stream *executor.Stream) *executor.Batch {
+	done := make(chan *executor.Batch, 1)
+	go func() { done <- stream.Wait() }()
+	for {
+		select {
+		case b := <-done:
+			r.drain()
+			return b
+		case <-r.a.notify:
+			r.drain()
+		}
+	}
+}
+
+// compactPrompt asks the model for the summary that replaces older turns.
+const compactPrompt = `Your conversation is about to be compacted: the messages so far will be replaced by a summary you
+write now. Write a detailed summary for yourself to continue the task without the original messages: the user's
+requests and intent, decisions made, files read or changed (with paths and the key details), commands run and their
+outcomes, errors and how they were fixed, and the pending work and next step. Reply with the summary only.`
+
+// maybeCompact summarises older turns when the last turn's size crossed the
+// threshold.
+func (r *run) maybeCompact(ctx context.Context) error {
+	a := r.a
+	threshold := a.opts.CompactThreshold
+	if threshold == 0 {
+		threshold = DefaultCompactThreshold
+	}
+	window := a.opts.ContextWindow
+	if window <= 0 {
+		window = DefaultContextWindow
+	}
+	if threshold < 0 || float64(a.lastSize) < threshold*float64(window) {
+		return nil
+	}
+	return r.compact(ctx, "auto", "")
+}
+
+// compact replaces the older part of the conversation with a summary by the
+// model, keeping the most recent messages from a clean boundary (an
+// assistant message, so every kept tool result keeps its tool use).
+func (r *run) compact(ctx context.Context, trigger, instructions string) error {
+	a := r.a
+	keep := a.opts.KeepMessages
+	if keep <= 0 {
+		keep = DefaultKeepMessages
+	}
+	split := -1
+	for i := len(a.history) - keep; i >= 1; i-- {
+		if a.history[i].Role == llm.RoleAssistant {
+			split = i
+			break
+		}
+	}
+	if split < 1 {
+		return nil // too short to compact
+	}
+	if out := a.hook(ctx, &hook.Input{Event: hook.PreCompact, Trigger: trigger, CustomInstructions: instructions}); out != nil {
+		if out.Block {
+			return nil
+		}
+		if out.AdditionalContext != "" {
+			instructions = strings.TrimSpace(instructions + "\n" + out.AdditionalContext)
+		}
+	}
+	ask := compactPrompt
+	if instructions != "" {
+		ask += "\n\nAlso follow these instructions for the summary: " + instructions
+	}
+	msgs := append(append([]llm.Message(nil), a.history[:split]...), llm.UserText(ask))
+	req := r.request(msgs)
+	req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceNone}
+	resp, err := llm.Collect(a.provider.Stream(ctx, req))
+	if err != nil {
+		return err
+	}
+	r.usage = r.usage.Add(resp.Usage)
+	a.usage = a.usage.Add(resp.Usage)
+	cost := r.costOf(resp.Usage)
+	r.cost += cost
+	a.cost += cost
+	summary := strings.TrimSpace(resp.Message.Text())
+	if summary == "" {
+		return errors.New("the model returned an empty summary")
+	}
+	before := len(a.history)
+	kept := append([]llm.Message(nil), a.history[split:]...)
+	sm := llm.UserText("This session continues an earlier conversation that was compacted. Summary of the earlier part:\n\n" + summary)
+	a.history = append([]llm.Message{sm}, kept...)
+	if a.sess != nil {
+		if err := a.record(session.TypeSummary, sm); err != nil {
+			return err
+		}
+		for _, m := range kept {
+			typ := session.TypeUser
+			if m.Role == llm.RoleAssistant {
+				typ = session.TypeAssistant
+			}
+			if err := a.record(typ, m); err != nil {
+				return err
+			}
+		}
+	}
+	prompt := a.lastSize
+	a.lastSize = 0
+	r.emit(&CompactEvent{Before: before, After: len(a.history), PromptTokens: prompt})
+	return nil
+}
+
