@@ -482,4 +482,3 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	r.emit(&CompactEvent{Before: before, After: len(a.history), PromptTokens: prompt})
 	return nil
 }
-
