@@ -59,6 +59,7 @@ func newRootCmd(a *app) *cobra.Command {
 // own file.
 var subcommands = []func(*app) *cobra.Command{
 	newPermissionsCmd,
+	newMCPCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/builtin/file"
+	"github.com/gantry-dev/gantry/builtin/search"
+	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/mcpserve"
+	"github.com/gantry-dev/gantry/mcptool"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// newMCPCmd is `gantry mcp …`.
+func newMCPCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Use MCP servers and serve Gantry's tools over MCP",
+	}
+	cmd.AddCommand(newMCPListCmd(a), newMCPServeCmd(a))
+	return cmd
+}
+
+// projectFlags are the flags that find the project and its settings.
+type projectFlags struct {
+	cwd    string
+	trust  bool
+	policy string
+}
+
+func (p *projectFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&p.cwd, "cwd", "", "working directory (default: the current directory)")
+	f.BoolVar(&p.trust, "trust", false, "treat the working directory as trusted (its .mcp.json servers, rules and hooks apply)")
+	f.StringVar(&p.policy, "policy", "", "managed policy file (default "+settings.DefaultPolicyPath+"; - for none)")
+}
+
+func (p *projectFlags) load(a *app) (*settings.Settings, error) {
+	dir := p.cwd
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var trusted *bool
+	if p.trust {
+		trusted = &p.trust
+	}
+	return settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv, UserHome: a.getenv("HOME"), PolicyPath: p.policy, Trusted: trusted})
+}
+
+func newMCPListCmd(a *app) *cobra.Command {
+	var (
+		pf      projectFlags
+		configs []string
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Connect to the configured MCP servers and list their status and tools",
+		Long: `Connect to the MCP servers of the project's .mcp.json (only in a trusted
+folder) and of every --mcp-config file, and print each server's status and
+number of tools. Exit status 0 when the list was printed, whatever the
+servers' states; 1 when the configuration is invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := pf.load(a)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: s.ProjectDir, Trusted: s.Trusted, Files: configs, Getenv: a.getenv})
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			m, err := mcptool.NewManager(cfg, &mcptool.Options{Dir: s.ProjectDir, Getenv: a.getenv, MaxReconnects: -1,
+				Client: &mcp.Implementation{Name: "gantry", Version: version}})
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer m.Close()
+			_ = m.Start(cmd.Context()) // failures are in the statuses
+			st := m.Servers()
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if st == nil {
+					st = []mcptool.ServerStatus{}
+				}
+				return enc.Encode(st)
+			}
+			if len(st) == 0 {
+				fmt.Fprintln(w, "No MCP servers configured.")
+				if !s.Trusted {
+					fmt.Fprintln(w, "note: the project's .mcp.json is read only in a trusted folder (--trust).")
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTYPE\tSTATUS\tTOOLS\tDETAIL")
+			for _, x := range st {
+				detail := x.Err
+				if detail == "" && x.ServerName != "" {
+					detail = strings.TrimSpace(x.ServerName + " " + x.ServerVersion)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, oneLine(detail, 100))
+			}
+			return tw.Flush()
+		},
+	}
+	pf.add(cmd)
+	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "load MCP servers from this JSON file (repeatable)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the statuses as JSON")
+	return cmd
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n-1] + "…"
+	}
+	return s
+}
+
+func newMCPServeCmd(a *app) *cobra.Command {
+	var (
+		pf          projectFlags
+		httpAddr    string
+		allowRemote bool
+		allowed     []string
+		disallowed  []string
+		mode        string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve Gantry's built-in tools over MCP (stdio, or streamable HTTP with --http)",
+		Long: `Serve Gantry's built-in tools to an MCP client. Every call runs through the
+same pipeline as a model's: input validation, PreToolUse/PostToolUse hooks
+(from settings of a trusted folder), and the permission decision of the mode
+and rules in force. A call that would ask is denied: nobody is there to
+answer.
+
+--allowedTools limits the served tools to those listed and allows their
+calls without asking; --disallowedTools removes tools (or, with a specifier
+such as "Bash(rm *)", denies matching calls). By default the server speaks
+MCP on stdin/stdout; --http ADDR serves streamable HTTP on a loopback
+address (a non-loopback address needs --allow-remote).`,
+		Example: `  gantry mcp serve --allowedTools Read,Glob,Grep
+  gantry mcp serve --http 127.0.0.1:8765 --permission-mode acceptEdits`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, err := pf.load(a)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			allowed, disallowed = splitList(allowed), splitList(disallowed)
+			srv, cleanup, err := buildMCPServer(ctx, s, a, mode, allowed, disallowed)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer cleanup()
+			if httpAddr == "" {
+				return srv.ServeStdio(ctx)
+			}
+			l, err := mcpserve.Listen(httpAddr, allowRemote)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(a.stderr, "gantry: serving %d tools over MCP at http://%s/mcp\n", len(srv.Tools()), l.Addr())
+			return srv.ServeHTTP(ctx, l)
+		},
+	}
+	pf.add(cmd)
+	f := cmd.Flags()
+	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (loopback, e.g. 127.0.0.1:8765) instead of stdio")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (exposes the tools to the network)")
+	f.StringSliceVar(&allowed, "allowedTools", nil, "serve only these tools and allow their calls (comma-separated or repeated; permission-rule syntax)")
+	f.StringSliceVar(&disallowed, "disallowedTools", nil, "remove these tools or deny matching calls (comma-separated or repeated)")
+	f.StringVar(&mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
+	return cmd
+}
+
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// builtinTools returns the built-in tools the CLI has today. The lead's
+// registry (toolset.Registry of every built-in family) replaces this list.
+func builtinTools() ([]tool.Tool, error) {
+	tools := append([]tool.Tool{}, file.Tools(file.Options{})...)
+	st, err := search.Tools(search.Options{})
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, st...)
+	tools = append(tools, shell.Tools(shell.Options{})...)
+	return tools, nil
+}
+
+// buildMCPServer assembles the pool, permission engine, hooks and executor
+// of `gantry mcp serve`.
+func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode string, allowed, disallowed []string) (*mcpserve.Server, func(), error) {
+	cfg := permission.ConfigFromSettings(s)
+	cfg.Home = a.getenv("HOME")
+	cfg.Rules = append(cfg.Rules, permission.RuleSet{Source: string(settings.ScopeCLI), Root: s.ProjectDir, Allow: allowed, Deny: disallowed})
+	if mode != "" {
+		cfg.Mode = tool.Mode(mode)
+	}
+	engine, err := permission.NewEngine(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	hooks, err := hook.NewManager(hook.Config{Hooks: s.Hooks(), Env: s.Env()})
+	if err != nil {
+		return nil, nil, err
+	}
+	builtins, err := builtinTools()
+	if err != nil {
+		return nil, nil, err
+	}
+	env := &tool.Env{WorkDir: s.ProjectDir, Mode: engine.Mode(), Files: tool.NewFileCache(0), Services: &tool.Services{}}
+	pool, err := toolset.NewPool(ctx, toolset.Options{Env: env, Tools: builtins, Allow: allowed, Deny: disallowed})
+	if err != nil {
+		return nil, nil, err
+	}
+	ex := executor.New(pool, executor.WithDecider(engine), executor.WithHooks(hooks))
+	srv, err := mcpserve.New(pool.Tools(), ex, executor.NewSession(env),
+		&mcpserve.Options{Name: "gantry", Version: version})
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, func() {}, nil
+}
