@@ -1,0 +1,91 @@
+// Package builtin assembles Gantry's built-in tools into a toolset registry
+// and provides the per-session services they need.
+//
+// Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash) are what every
+// coding agent needs; advanced ones (NotebookEdit, TaskOutput, TaskStop) are
+// for longer sessions; specialist ones (ListMcpResources, ReadMcpResource)
+// only make sense with MCP servers and are deferred to ToolSearch.
+package builtin
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gantry-dev/gantry/builtin/file"
+	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/builtin/search"
+	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// Options configure the built-in tools. The zero value is ready to use.
+type Options struct {
+	File   file.Options
+	Search search.Options
+	Shell  shell.Options
+}
+
+// Tools returns every built-in tool, built once; the tools are safe to share
+// between sessions (per-session state travels in tool.Env).
+func Tools(opts Options) ([]tool.Tool, error) {
+	searchTools, err := search.Tools(opts.Search)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: search tools: %w", err)
+	}
+	var out []tool.Tool
+	out = append(out, file.Tools(opts.File)...)
+	out = append(out, searchTools...)
+	out = append(out, shell.Tools(opts.Shell)...)
+	out = append(out, mcpres.Tools()...)
+	return out, nil
+}
+
+// Tier returns the tier of a built-in tool name: core for Read, Write, Edit,
+// Glob, Grep and Bash; specialist for the MCP resource tools; advanced for
+// the rest.
+func Tier(name string) toolset.Tier {
+	switch name {
+	case "Read", "Write", "Edit", "Glob", "Grep", "Bash":
+		return toolset.TierCore
+	case "ListMcpResources", "ReadMcpResource":
+		return toolset.TierSpecialist
+	}
+	return toolset.TierAdvanced
+}
+
+// Register adds every built-in tool to r.
+func Register(r *toolset.Registry, opts Options) error {
+	tools, err := Tools(opts)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := r.RegisterTool(t, Tier(t.Spec().Name), ""); err != nil {
+			return fmt.Errorf("builtin: %w", err)
+		}
+	}
+	return nil
+}
+
+// Registry returns a new registry holding every built-in tool.
+func Registry(opts Options) (*toolset.Registry, error) {
+	r := toolset.NewRegistry()
+	if err := Register(r, opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// SessionServices puts the services the built-ins need for one session into
+// s (the background-task manager of Bash) and returns the closer that ends
+// them with the session (every background task is killed and reaped).
+func SessionServices(s *tool.Services) io.Closer {
+	tasks := shell.NewTasks()
+	tool.Provide(s, tasks)
+	return closerFunc(tasks.Close)
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

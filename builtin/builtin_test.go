@@ -1,0 +1,95 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+func TestRegistryHoldsEveryBuiltin(t *testing.T) {
+	r, err := Registry(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Bash", "Edit", "Glob", "Grep", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "TaskOutput", "TaskStop", "Write"}
+	var got []string
+	for _, e := range r.Entries() {
+		got = append(got, e.Name)
+		if e.Tier != Tier(e.Name) {
+			t.Errorf("%s tier %v", e.Name, e.Tier)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("builtins = %v, want %v", got, want)
+	}
+	// Aliases of the shell tools resolve through a pool.
+	p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: r, Env: &tool.Env{WorkDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for alias, name := range map[string]string{"BashOutput": "TaskOutput", "KillShell": "TaskStop", "AgentOutput": "TaskOutput"} {
+		tl, ok := p.Lookup(alias)
+		if !ok || tl.Spec().Name != name {
+			t.Errorf("alias %s does not resolve to %s", alias, name)
+		}
+	}
+	// Every input schema is an object schema the validator accepts.
+	for _, tl := range p.All() {
+		if err := tool.CheckSchema(tl.Spec().InputSchema); err != nil {
+			t.Errorf("%s: %v", tl.Spec().Name, err)
+		}
+		var s map[string]any
+		json.Unmarshal(tl.Spec().InputSchema, &s)
+		if s["type"] != "object" {
+			t.Errorf("%s schema type %v", tl.Spec().Name, s["type"])
+		}
+	}
+}
+
+func TestCoreTierPool(t *testing.T) {
+	r, err := Registry(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: r, MaxTier: toolset.TierCore, Env: &tool.Env{WorkDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range p.Specs() {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"Bash", "Edit", "Glob", "Grep", "Read", "Write"}) {
+		t.Fatalf("core pool %v", names)
+	}
+}
+
+func TestSessionServicesCloseKillsTasks(t *testing.T) {
+	var s tool.Services
+	c := SessionServices(&s)
+	env := &tool.Env{WorkDir: t.TempDir(), Services: &s, ToolResultsDir: t.TempDir(), Files: tool.NewFileCache(0)}
+	bash := shell.NewBash(shell.Options{})
+	res, err := bash.Call(context.Background(), env, json.RawMessage(`{"command":"sleep 30","run_in_background":true}`))
+	if err != nil || res.IsError {
+		t.Fatalf("background start: %v %+v", err, res)
+	}
+	tasks, err := tool.Use[*shell.Tasks](env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := tasks.List(); len(l) != 1 || l[0].Status != shell.TaskRunning {
+		t.Fatalf("tasks before close: %+v", l)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := tasks.List(); len(l) != 1 || l[0].Status == shell.TaskRunning {
+		t.Fatalf("task still running after close: %+v", l)
+	}
+}
