@@ -197,6 +197,9 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 			return ask("removal of a critical path: "+why, "safety", ""), true
 		}
 	}
+	if d, ok := e.operandDenied(c, bases); ok {
+		return d, true
+	}
 	if bypass {
 		return Decision{}, false
 	}
@@ -348,6 +351,9 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 	for i := range a.cmds {
 		sc := &a.cmds[i]
 		if readOnly {
+			if why, ok := e.operandsReadable(c, sc, bases); !ok {
+				return ask(fmt.Sprintf("%q reads outside the working directories: %s", strings.TrimSpace(sc.cmd.Text), why), "default", "")
+			}
 			continue
 		}
 		if r, ok := e.approveCmd(c, sc, bases); ok {
@@ -469,7 +475,10 @@ func (e *Engine) approveCmd(c *call, sc *shellCmd, bases []string) (*rule, bool)
 		return nil, false
 	}
 	if e.cfg.ReadOnlyCommand != nil && e.cfg.ReadOnlyCommand(cmd) {
-		return nil, true
+		if _, ok := e.operandsReadable(c, sc, bases); ok {
+			return nil, true
+		}
+		return nil, false
 	}
 	ws := sc.words
 	if ws[0].Dynamic {
@@ -516,4 +525,106 @@ func (r *rule) matches(text string) bool {
 		return globMatch(r.canon, text)
 	}
 	return r.canon == text
+}
+
+// operandDenied asks when a literal operand of any command names a path
+// that a scoped Read or Edit deny rule covers (`cat .env` with
+// Read(./.env) denied). It asks rather than denies because an operand is
+// not always a path the command opens (`echo .env`).
+func (e *Engine) operandDenied(c *call, bases []string) (Decision, bool) {
+	var rules []*rule
+	for i := range c.rules {
+		r := &c.rules[i]
+		if r.behavior == tool.Deny && !r.Bare() && (r.Tool == "Read" || r.Tool == "Edit") {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return Decision{}, false
+	}
+	for _, sc := range c.shell.allCmds() {
+		ws := sc.runnerWords
+		if len(ws) < 2 {
+			continue
+		}
+		for _, w := range ws[1:] {
+			v := w.Value
+			if w.Dynamic {
+				if !strings.HasPrefix(w.Text, "~/") {
+					continue
+				}
+				v = w.Text
+			}
+			if v == "" || strings.HasPrefix(v, "-") {
+				if i := strings.IndexByte(v, '='); i > 0 && strings.HasPrefix(v, "--") {
+					v = v[i+1:] // --file=.env
+				} else {
+					continue
+				}
+			}
+			targets, ok := c.shellTargets(v, false, bases)
+			if !ok {
+				continue
+			}
+			for _, t := range targets {
+				for _, r := range rules {
+					if e.pathMatches(c, r, t, true) {
+						return ask(fmt.Sprintf("%s operand %s is covered by the deny rule %s", ws[0].Value, v, r.raw), r.source, r.raw), true
+					}
+				}
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+// operandsReadable checks the operands of a command approved as read-only:
+// an operand with an expansion could name any file, and one that is
+// absolute, starts with ~ or climbs with .. must stay inside the working
+// directories (or be covered by a Read allow rule), like a Read call.
+func (e *Engine) operandsReadable(c *call, sc *shellCmd, bases []string) (string, bool) {
+	ws := sc.words
+	if len(ws) < 2 {
+		return "", true
+	}
+	for _, w := range ws[1:] {
+		if riskyWord(w) {
+			return w.Text + " is only known when the shell runs", false
+		}
+		v := w.Value
+		if w.Dynamic {
+			v = w.Text // a tilde or a glob
+		}
+		if strings.HasPrefix(v, "-") {
+			i := strings.IndexByte(v, '=')
+			if i < 0 {
+				continue
+			}
+			v = v[i+1:]
+		}
+		if i := strings.IndexAny(v, "*?[{"); w.Glob && i >= 0 {
+			v = v[:i]
+			if j := strings.LastIndexByte(v, '/'); j >= 0 {
+				v = v[:j+1]
+			} else {
+				v = "."
+			}
+		}
+		if v == "" || !(filepath.IsAbs(v) || strings.HasPrefix(v, "~") || slices.Contains(strings.Split(v, "/"), "..")) {
+			continue
+		}
+		if strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "~/") && v != "~" {
+			return v + " is another user's home", false
+		}
+		targets, ok := c.shellTargets(v, false, bases)
+		if !ok {
+			return v, false
+		}
+		for _, t := range targets {
+			if _, ok := e.approveAccess(c, t, false); !ok {
+				return t.lexical, false
+			}
+		}
+	}
+	return "", true
 }
