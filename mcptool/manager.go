@@ -27,6 +27,8 @@ const (
 	DefaultMaxReconnects  = 3
 	DefaultReconnectDelay = time.Second
 	maxReconnectDelay     = 30 * time.Second
+	// DefaultProtocolVersion is the latest stable MCP protocol version.
+	DefaultProtocolVersion = "2025-11-25"
 )
 
 // Errors wrapped by the errors of calls; callers branch with errors.Is.
@@ -84,7 +86,9 @@ type Options struct {
 	// added on top); nil means http.DefaultClient's transport.
 	HTTPClient *http.Client
 	// ProtocolVersion is the MCP protocol version offered to servers; empty
-	// means the SDK's latest (servers that do not speak it negotiate down).
+	// means [DefaultProtocolVersion]. The SDK's newer draft versions start
+	// with a server/discover probe that servers answering unknown methods
+	// with an empty result mistake for success, so they are opt-in.
 	ProtocolVersion string
 	// Client names Gantry to servers; nil means "gantry".
 	Client *mcp.Implementation
@@ -165,6 +169,9 @@ func NewManager(cfg *Config, opts *Options) (*Manager, error) {
 	}
 	if m.opts.ReconnectDelay <= 0 {
 		m.opts.ReconnectDelay = DefaultReconnectDelay
+	}
+	if m.opts.ProtocolVersion == "" {
+		m.opts.ProtocolVersion = DefaultProtocolVersion
 	}
 	if m.opts.Client == nil {
 		m.opts.Client = &mcp.Implementation{Name: "gantry", Version: "dev"}
@@ -446,11 +453,7 @@ func (s *server) dial(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(m.ctx, cancel) // Close aborts a pending connect
 	defer stop()
-	var copts *mcp.ClientSessionOptions
-	if m.opts.ProtocolVersion != "" {
-		copts = &mcp.ClientSessionOptions{ProtocolVersion: m.opts.ProtocolVersion}
-	}
-	cs, err := client.Connect(cctx, t, copts)
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: m.opts.ProtocolVersion})
 	if err != nil {
 		return connectErr(cctx, m.opts.ConnectTimeout, err)
 	}

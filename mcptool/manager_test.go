@@ -220,7 +220,7 @@ func TestElicitation(t *testing.T) {
 		}, "accept srv:Your name?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := startManager(t, []string{"srv"}, Options{Transport: inMemory(t, newTestServer("")), Elicit: tc.elicit, ProtocolVersion: "2025-11-25"})
+			m := startManager(t, []string{"srv"}, Options{Transport: inMemory(t, newTestServer("")), Elicit: tc.elicit})
 			r, err := findTool(t, m, "mcp__srv__ask").Call(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
