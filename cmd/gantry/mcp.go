@@ -123,7 +123,7 @@ servers' states; 1 when the configuration is invalid.`,
 				if detail == "" && x.ServerName != "" {
 					detail = strings.TrimSpace(x.ServerName + " " + x.ServerVersion)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, oneLine(detail, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, clipLine(detail, 100))
 			}
 			return tw.Flush()
 		},
@@ -134,7 +134,7 @@ servers' states; 1 when the configuration is invalid.`,
 	return cmd
 }
 
-func oneLine(s string, n int) string {
+func clipLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
 		s = s[:n-1] + "…"
