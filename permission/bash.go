@@ -93,7 +93,7 @@ func (c *call) shellTargets(target string, dynamic bool, bases []string) ([]path
 	}
 	var out []pathForms
 	for _, b := range bases {
-		f, err := newPathForms(target, b, c.home)
+		f, err := newPathForms(target, b, c.home, &c.res)
 		if err != nil {
 			return nil, false
 		}
@@ -292,7 +292,7 @@ func (c *call) criticalRm(ws []shellparse.Word, bases []string, basesOK bool) (s
 			return fmt.Sprintf("%s operand %s is relative to an unknown directory", ws[0].Value, op.Text), true
 		}
 		for _, b := range bases {
-			f, err := newPathForms(v, b, c.home)
+			f, err := newPathForms(v, b, c.home, &c.res)
 			if err != nil {
 				return fmt.Sprintf("%s operand %s: %v", ws[0].Value, op.Text, err), true
 			}

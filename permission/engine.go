@@ -203,6 +203,9 @@ type call struct {
 	shell    *shellAnalysis
 	host     string // WebFetch
 
+	res      resolver              // symlink resolution memo for this decision
+	patterns map[*rule]pathPattern // compiled path rules for this decision
+
 	basesDone bool
 	basesOK   bool
 	basesList []string
@@ -315,7 +318,7 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 			c.pathErr = fmt.Errorf("input has no %s", field)
 			break
 		}
-		f, err := newPathForms(p, c.workDir, c.home)
+		f, err := newPathForms(p, c.workDir, c.home, &c.res)
 		if err != nil {
 			c.pathErr = fmt.Errorf("%s: %w", field, err)
 			break
@@ -325,7 +328,7 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 		// (/etc/**, ../../x/*): its literal directory prefix is read too.
 		if pat, ok := c.str("pattern"); ok && c.names[0] == "Glob" {
 			if dir, reaches := globBase(pat); reaches {
-				g, err := newPathForms(dir, f.lexical, c.home)
+				g, err := newPathForms(dir, f.lexical, c.home, &c.res)
 				if err != nil {
 					c.pathErr = fmt.Errorf("pattern: %w", err)
 					break
@@ -655,12 +658,23 @@ func (e *Engine) pathRuleApplies(c *call, r *rule) bool {
 // pathMatches matches a path rule against a path: for deny/ask either form
 // (as written or resolved) matching is enough, for allow both must.
 func (e *Engine) pathMatches(c *call, r *rule, f pathForms, either bool) bool {
-	root := r.root
-	if root == "" {
-		root = c.workDir
-	}
-	pp, ok := compilePathPattern(r.Specifier, root, c.workDir, c.home)
+	pp, ok := c.patterns[r]
 	if !ok {
+		root := r.root
+		if root == "" {
+			root = c.workDir
+		}
+		var valid bool
+		pp, valid = compilePathPattern(r.Specifier, root, c.workDir, c.home)
+		if !valid {
+			pp = pathPattern{}
+		}
+		if c.patterns == nil {
+			c.patterns = make(map[*rule]pathPattern)
+		}
+		c.patterns[r] = pp
+	}
+	if pp.pat == nil {
 		return false
 	}
 	if either {

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,41 +36,119 @@ func absPath(p, base, home string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// resolvePath resolves symlinks in the longest existing prefix of the
-// absolute, clean path p and appends the rest: the file a write to p would
-// reach. Links in the missing part cannot exist yet.
+// resolvePath returns the file the kernel would reach for the absolute
+// path p: symlinks resolved and ".." applied physically (after a link, ".."
+// is the target's parent, not the link's). A missing part is appended as
+// written. It never fails: a loop or an unreadable link stops resolution
+// there.
 func resolvePath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	r, _ := (&resolver{}).resolve(p)
+	return r
+}
+
+// resolver resolves paths with a memo of the prefixes it has seen, so the
+// paths of one decision (which share directories) cost one lstat per new
+// component.
+type resolver struct {
+	memo map[string]string // physical prefix + "/" + name → resolved
+}
+
+const maxLinks = 40
+
+// resolve returns the resolved path; ok is false when a link could not be
+// followed (a loop, more than 40 links, an unreadable link).
+func (r *resolver) resolve(p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		return filepath.Clean(p), true
 	}
-	dir, rest := p, ""
-	for i := 0; i < 4096; i++ {
-		parent := filepath.Dir(dir)
-		rest = filepath.Join(filepath.Base(dir), rest)
-		if parent == dir {
-			return p
+	links := 0
+	out := r.walk("/", strings.Split(p, "/"), &links)
+	return out, links >= 0
+}
+
+func (r *resolver) walk(cur string, parts []string, links *int) string {
+	for i, name := range parts {
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		dir = parent
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
+		next := filepath.Join(cur, name)
+		key := next
+		if v, ok := r.memo[key]; ok {
+			cur = v
+			continue
+		}
+		fi, err := os.Lstat(next)
+		switch {
+		case err != nil:
+			// Missing: the rest cannot hold links yet; apply it lexically.
+			rest := filepath.Join(append([]string{next}, parts[i+1:]...)...)
+			return filepath.Clean(rest)
+		case fi.Mode()&os.ModeSymlink != 0:
+			*links++
+			target, err := os.Readlink(next)
+			if err != nil || *links > maxLinks || *links < 0 {
+				*links = -1 << 30 // poison: resolution failed
+				return filepath.Clean(filepath.Join(append([]string{next}, parts[i+1:]...)...))
+			}
+			start := cur
+			if filepath.IsAbs(target) {
+				start = "/"
+			}
+			resolved := r.walk(start, strings.Split(target, "/"), links)
+			if *links >= 0 {
+				r.put(key, resolved)
+			}
+			cur = resolved
+		default:
+			r.put(key, next)
+			cur = next
 		}
 	}
-	return p
+	return cur
+}
+
+func (r *resolver) put(k, v string) {
+	if r.memo == nil {
+		r.memo = make(map[string]string)
+	}
+	r.memo[k] = v
 }
 
 // pathForms are the two forms of a path a policy checks: as written
-// (absolute, clean) and with symlinks resolved. An allow needs both; a deny
-// takes either.
+// (absolute, clean) and as the kernel resolves it. An allow needs both; a
+// deny takes either.
 type pathForms struct {
 	lexical, resolved string
 }
 
-func newPathForms(p, base, home string) (pathForms, error) {
+// newPathForms makes p absolute against base (expanding ~ with home) and
+// returns both forms. res may be nil.
+func newPathForms(p, base, home string, res *resolver) (pathForms, error) {
 	a, err := absPath(p, base, home)
 	if err != nil {
 		return pathForms{}, err
 	}
-	return pathForms{lexical: a, resolved: resolvePath(a)}, nil
+	raw := p
+	switch {
+	case p == "~":
+		raw = home
+	case strings.HasPrefix(p, "~/"):
+		raw = home + "/" + p[2:]
+	case !filepath.IsAbs(p):
+		raw = base + "/" + p
+	}
+	if res == nil {
+		res = &resolver{}
+	}
+	resolved, ok := res.resolve(raw)
+	if !ok {
+		return pathForms{}, fmt.Errorf("%s: too many levels of symbolic links, or an unreadable link", p)
+	}
+	return pathForms{lexical: a, resolved: resolved}, nil
 }
 
 func (f pathForms) any(pred func(string) bool) bool  { return pred(f.lexical) || pred(f.resolved) }
@@ -77,8 +156,9 @@ func (f pathForms) both(pred func(string) bool) bool { return pred(f.lexical) &&
 
 // pathPattern is a gitignore-style path specifier anchored at a root.
 type pathPattern struct {
-	root string
-	pat  gitignore.Pattern
+	root    string
+	pat     gitignore.Pattern
+	dirOnly bool // the pattern ends in "/": only directories match
 }
 
 // compilePathPattern interprets a Read/Edit specifier:
@@ -128,7 +208,7 @@ func compilePathPattern(spec, ruleRoot, workDir, home string) (pathPattern, bool
 			pat = "/**"
 		}
 	}
-	return pathPattern{root: root, pat: gitignore.ParsePattern(pat, nil)}, true
+	return pathPattern{root: root, pat: gitignore.ParsePattern(pat, nil), dirOnly: strings.HasSuffix(pat, "/")}, true
 }
 
 // match reports whether the absolute clean path p matches.
@@ -142,8 +222,10 @@ func (pp pathPattern) match(p string) bool {
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	isDir := false
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		isDir = true
+	if pp.dirOnly {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			isDir = true
+		}
 	}
 	return pp.pat.Match(parts, isDir) == gitignore.Exclude
 }
