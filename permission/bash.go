@@ -38,7 +38,7 @@ func (sc *shellCmd) matchTexts() []string {
 	if len(sc.words) != len(sc.cmd.Words) {
 		ts = append(ts, canonWords(sc.words))
 	}
-	if sc.wrapped {
+	if sc.wrapped || len(sc.runnerWords) > 0 && sc.runnerWords[0].Value != sc.cmd.Name() {
 		ts = append(ts, canonWords(sc.runnerWords))
 	}
 	return ts

@@ -267,6 +267,7 @@ func isNiceNumber(w shellparse.Word) bool {
 func stripRunners(ws []shellparse.Word) ([]shellparse.Word, bool) {
 	stripped := false
 	for len(ws) > 1 && !ws[0].Dynamic {
+		ws = baseName(ws)
 		i := -1
 		switch ws[0].Value {
 		case "env":
@@ -310,6 +311,19 @@ func stripRunners(ws []shellparse.Word) ([]shellparse.Word, bool) {
 		ws, stripped = ws[i:], true
 	}
 	return ws, stripped
+}
+
+// baseName returns ws with a path-qualified command name (/usr/bin/env)
+// reduced to its base name, for deny and ask matching only: an allow rule
+// never approves ./rm because it names rm.
+func baseName(ws []shellparse.Word) []shellparse.Word {
+	if len(ws) == 0 || ws[0].Dynamic || !strings.Contains(ws[0].Value, "/") {
+		return ws
+	}
+	w0 := ws[0]
+	w0.Value = w0.Value[strings.LastIndexByte(w0.Value, '/')+1:]
+	w0.Text = w0.Value
+	return append([]shellparse.Word{w0}, ws[1:]...)
 }
 
 func isAssignWord(s string) bool {
