@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testApp returns an app whose HOME is a temporary directory (no user
+// settings) and buffers for its output.
+func testApp(t *testing.T) (*app, *syncBuffer, *syncBuffer) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "GANTRY_HOME": filepath.Join(home, ".gantry"), "PATH": os.Getenv("PATH")}
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	return &app{stdin: strings.NewReader(""), stdout: out, stderr: errb, getenv: func(k string) string { return env[k] }}, out, errb
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestMCPList(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "9"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ping", Description: "p", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers":{"web":{"type":"http","url":%q},"broken":{"command":"/nonexistent/server"}}}`, hs.URL)), 0o600)
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"project":{"command":"/nonexistent/project-server"}}}`), 0o600)
+
+	a, out, _ := testApp(t)
+	code := run(context.Background(), a, []string{"mcp", "list", "--cwd", dir, "--policy", "-", "--mcp-config", cfg})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got := out.String()
+	for _, want := range []string{"web", "connected", "remote 9", "broken", "failed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// The project's .mcp.json is read only in a trusted folder.
+	if strings.Contains(got, "project") {
+		t.Errorf("untrusted project server listed:\n%s", got)
+	}
+	a, out, _ = testApp(t)
+	if code := run(context.Background(), a, []string{"mcp", "list", "--cwd", dir, "--policy", "-", "--trust", "--json"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var st []struct{ Name, State string }
+	if err := json.Unmarshal([]byte(out.String()), &st); err != nil || len(st) != 1 || st[0].Name != "project" || st[0].State != "failed" {
+		t.Fatalf("trusted list: %v %s", err, out.String())
+	}
+}
+
+// serveHTTP runs `gantry mcp serve --http` in-process and returns its URL.
+func serveHTTP(t *testing.T, dir string, extra ...string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	a, _, errb := testApp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	args := append([]string{"mcp", "serve", "--http", addr, "--cwd", dir, "--policy", "-"}, extra...)
+	go func() { done <- run(ctx, a, args) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exit %d: %s", code, errb.String())
+		}
+	})
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			t.Fatalf("server never listened: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "http://" + addr + "/mcp"
+}
+
+func connect(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func toolText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMCPServe(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("served line\n"), 0o600)
+	cs := connect(t, serveHTTP(t, dir))
+	ctx := context.Background()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*mcp.Tool{}
+	for _, tl := range lt.Tools {
+		names[tl.Name] = tl
+	}
+	for _, want := range []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash"} {
+		if names[want] == nil {
+			t.Errorf("tool %s not served (have %d tools)", want, len(names))
+		}
+	}
+	if a := names["Read"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Errorf("Read annotations: %+v", a)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": filepath.Join(dir, "notes.txt")}})
+	if err != nil || res.IsError || !strings.Contains(toolText(res), "served line") {
+		t.Fatalf("Read: %v %q", err, toolText(res))
+	}
+	// Default mode with nobody to ask: a write is denied, the file untouched.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"file_path": filepath.Join(dir, "x.txt"), "content": "x"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("Write: %v %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+		t.Fatal("denied Write wrote the file")
+	}
+}
+
+func TestMCPServeFilters(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	cs := connect(t, serveHTTP(t, dir, "--allowedTools", "Read,Write", "--disallowedTools", "Read"))
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.Tools) != 1 || lt.Tools[0].Name != "Write" {
+		var n []string
+		for _, tl := range lt.Tools {
+			n = append(n, tl.Name)
+		}
+		t.Fatalf("tools = %v, want [Write]", n)
+	}
+	// --allowedTools also allows the calls.
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"file_path": filepath.Join(dir, "y.txt"), "content": "ok"}})
+	if err != nil || res.IsError {
+		t.Fatalf("allowed Write: %v %q", err, toolText(res))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "y.txt")); string(b) != "ok" {
+		t.Fatalf("file = %q", b)
+	}
+}
+
+func TestMCPServeRefusesRemote(t *testing.T) {
+	a, _, errb := testApp(t)
+	code := run(context.Background(), a, []string{"mcp", "serve", "--http", "0.0.0.0:0", "--cwd", t.TempDir(), "--policy", "-"})
+	if code != 1 || !strings.Contains(errb.String(), "non-loopback") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// TestMCPServeConformance runs the official conformance suite's server
+// scenarios that apply to Gantry's server against `gantry mcp serve --http`.
+// The suite's other scenarios call fixture tools, prompts and resources
+// (test_simple_text, …) that only its reference server has.
+func TestMCPServeConformance(t *testing.T) {
+	peers := os.Getenv("GANTRY_PEERS_DIR")
+	if peers == "" {
+		t.Skip("GANTRY_PEERS_DIR is not set: run scripts/npm-peers and set it (scripts/dev test does both)")
+	}
+	binDir := filepath.Join(peers, "node_modules", ".bin")
+	bin := filepath.Join(binDir, "conformance")
+	for _, p := range []string{bin, filepath.Join(binDir, "node")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("conformance suite not installed (%v); run scripts/npm-peers", err)
+		}
+	}
+	url := serveHTTP(t, t.TempDir())
+	work := t.TempDir()
+	for _, scenario := range []string{
+		"server-initialize", "ping", "logging-set-level", "tools-list", "resources-list", "prompts-list",
+		"server-sse-multiple-streams", "dns-rebinding-protection",
+	} {
+		t.Run(scenario, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "server", "--url", url, "--scenario", scenario)
+			cmd.Dir = work
+			cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), " 0 failed") {
+				t.Fatalf("conformance %s: %v\n%s", scenario, err, out)
+			}
+		})
+	}
+}
