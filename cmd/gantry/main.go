@@ -48,6 +48,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	attachRootRun(a, root)
 	// Subcommands, one file each.
 	for _, add := range subcommands {
 		root.AddCommand(add(a))
@@ -60,6 +61,8 @@ func newRootCmd(a *app) *cobra.Command {
 var subcommands = []func(*app) *cobra.Command{
 	newPermissionsCmd,
 	newMCPCmd,
+	newRunCmd,
+	newToolsCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

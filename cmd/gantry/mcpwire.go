@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/mcptool"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// mcpSession is the MCP servers of one run.
+type mcpSession struct {
+	m *mcptool.Manager
+}
+
+func (s *mcpSession) Close() error { return s.m.Close() }
+
+// attachMCP connects the MCP servers of the project's .mcp.json (only when
+// the folder is trusted) and of --mcp-config files, and provides their
+// resources to the tools. It returns nil when no server is configured. A
+// server that fails to connect is reported on stderr; the run goes on
+// without its tools.
+func attachMCP(ctx context.Context, a *app, f *runFlags, saf *safety, dir string, services *tool.Services) (*mcpSession, error) {
+	trusted := saf.settings != nil && saf.settings.Trusted
+	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: trusted, Files: f.mcpConfig, Getenv: a.getenv})
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Servers) == 0 {
+		return nil, nil
+	}
+	m, err := mcptool.NewManager(cfg, &mcptool.Options{Dir: dir, Getenv: a.getenv})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Start(ctx); err != nil {
+		fmt.Fprintf(a.stderr, "gantry: some MCP servers are unavailable: %v\n", err)
+	}
+	tool.Provide[mcpres.Resources](services, m.Resources())
+	return &mcpSession{m: m}, nil
+}
+
+// addMCPTools adds every connected server's tools to the agent's pool.
+func addMCPTools(ag *agent.Agent, s *mcpSession) error {
+	for _, st := range s.m.Servers() {
+		if tools := s.m.ServerTools(st.Name); len(tools) > 0 {
+			if err := ag.Pool().AddMCP(st.Name, tools...); err != nil {
+				return fmt.Errorf("MCP server %s: %w", st.Name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// runFlags are the flags of `gantry -p` and `gantry run`.
+type runFlags struct {
+	safetyFlags
+	print          bool
+	outputFormat   string
+	model          string
+	provider       string
+	maxTurns       int
+	maxBudgetUSD   float64
+	resume         string
+	cont           bool
+	fork           bool
+	appendSystem   string
+	systemPrompt   string
+	mcpConfig      []string
+	noSessionSaved bool
+}
+
+func addRunFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text, json or stream-json")
+	fl.StringVar(&f.model, "model", "", "model name (default: the provider's default, or GANTRY_MODEL)")
+	fl.StringVar(&f.provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
+	fl.StringVar(&f.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
+	fl.StringSliceVar(&f.allowed, "allowedTools", nil, `permission allow rules, e.g. "Read,Bash(git diff *)"`)
+	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, `permission deny rules; a bare tool name hides the tool`)
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "maximum model turns (default 100)")
+	fl.Float64Var(&f.maxBudgetUSD, "max-budget-usd", 0, "stop once the session cost reaches this many US dollars")
+	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest session in the working directory")
+	fl.BoolVar(&f.fork, "fork-session", false, "with --resume or --continue, continue in a new session (a copy)")
+	fl.StringVar(&f.cwd, "cwd", "", "working directory (default: the current directory)")
+	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
+	fl.StringVar(&f.systemPrompt, "system-prompt", "", "replace the built-in instructions of the system prompt")
+	fl.StringSliceVar(&f.mcpConfig, "mcp-config", nil, "MCP server configuration files (.mcp.json format)")
+	fl.BoolVar(&f.trust, "trust", false, "trust the working directory: its settings, hooks and MCP servers take effect")
+	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
+	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
+}
+
+// newRunCmd is `gantry run PROMPT`; the root command runs the same with -p.
+func newRunCmd(a *app) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [PROMPT]",
+		Short: "Run an agent on a prompt and print the result (headless, like gantry -p)",
+		Long: `Run an agent on PROMPT (or standard input when no prompt is given) in the
+working directory, with the built-in tools, and print the result.
+
+The model provider comes from the environment: ANTHROPIC_API_KEY selects
+Anthropic; otherwise OPENAI_API_KEY or OPENAI_BASE_URL select OpenAI or an
+OpenAI-compatible server (for example Ollama at http://localhost:11434/v1).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrompt(cmd.Context(), a, f, args)
+		},
+	}
+	addRunFlags(cmd, f)
+	return cmd
+}
+
+// attachRootRun makes the root command run a prompt with -p/--print.
+func attachRootRun(a *app, root *cobra.Command) {
+	f := &runFlags{}
+	root.Flags().BoolVarP(&f.print, "print", "p", false, "run the prompt headless and print the result")
+	addRunFlags(root, f)
+	root.Args = cobra.MaximumNArgs(1)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !f.print && len(args) == 0 {
+			return cmd.Help()
+		}
+		return runPrompt(cmd.Context(), a, f, args)
+	}
+}
+
+func readPrompt(a *app, args []string) (string, error) {
+	if len(args) == 1 && strings.TrimSpace(args[0]) != "" {
+		return args[0], nil
+	}
+	if isTerminal(a.stdin) {
+		return "", &exitError{code: 2, err: errors.New("no prompt: give one as an argument or on standard input")}
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, 10<<20))
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", &exitError{code: 2, err: errors.New("no prompt: give one as an argument or on standard input")}
+	}
+	return string(b), nil
+}
+
+func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
+	switch f.outputFormat {
+	case "text", "json", "stream-json":
+	default:
+		return &exitError{code: 2, err: fmt.Errorf("unknown --output-format %q (want text, json or stream-json)", f.outputFormat)}
+	}
+	prompt, err := readPrompt(a, args)
+	if err != nil {
+		return err
+	}
+	dir, err := f.workDir()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	prov, model, err := newProvider(a, f.provider, f.model)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if !f.noSettings && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr) {
+		maybePromptTrust(ctx, a, dir)
+	}
+	saf, err := loadSafety(a, &f.safetyFlags, dir)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	pool, err := builtinPool(saf)
+	if err != nil {
+		return err
+	}
+	services := &tool.Services{}
+	closers := multiCloser{builtin.SessionServices(services)}
+	mcpClose, err := attachMCP(ctx, a, f, saf, dir, services)
+	if err != nil {
+		closers.Close()
+		return &exitError{code: 1, err: err}
+	}
+	if mcpClose != nil {
+		closers = append(closers, mcpClose)
+	}
+	opts := agent.Options{
+		Provider: prov, Model: model, WorkDir: dir, Mode: saf.mode,
+		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
+		Pool: pool, Services: services, Closers: closers,
+		Decider: saf.engine, Hooks: saf.hooks,
+		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
+		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
+	}
+	if !f.noSessionSaved {
+		home, err := session.DefaultHome(a.getenv)
+		if err != nil {
+			return err
+		}
+		opts.Store = session.NewStore(home)
+	}
+	ag, err := agent.New(ctx, opts)
+	if err != nil {
+		closers.Close()
+		return &exitError{code: 1, err: err}
+	}
+	defer ag.Close()
+	if mcpClose != nil {
+		if err := addMCPTools(ag, mcpClose); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
+
+	out := newPrinter(a, f.outputFormat, model)
+	var res *agent.ResultEvent
+	var runErr error
+	for ev, err := range ag.Run(ctx, prompt) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		if r, ok := ev.(*agent.ResultEvent); ok {
+			res = r
+		}
+		out.event(ev)
+	}
+	out.finish(res)
+	if res == nil {
+		if runErr == nil {
+			runErr = errors.New("the run ended without a result")
+		}
+		return &exitError{code: 1, err: runErr}
+	}
+	if res.IsError {
+		// The result (with its reason) was printed; exit non-zero without
+		// repeating it, except in text mode where it went to stdout only.
+		if f.outputFormat == "text" && runErr != nil {
+			return &exitError{code: 1, err: runErr}
+		}
+		return &exitError{code: 1, err: errors.New("")}
+	}
+	return nil
+}
+
+func maybePromptTrust(ctx context.Context, a *app, dir string) {
+	st, err := settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv})
+	if err != nil || st.Trusted || len(st.Ignored()) == 0 {
+		return
+	}
+	fmt.Fprintf(a.stderr, "This folder has project settings (permissions, hooks, env or MCP servers) that only apply once you trust it:\n  %s\n", dir)
+	settings.PromptTrust(ctx, trustStore(a), a.stdin, a.stderr, dir)
+}
+
+// isTerminal reports whether v is a character device (a terminal).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// printer renders run events in one of the output formats.
+type printer struct {
+	a        *app
+	format   string
+	model    string
+	progress *progress
+	enc      *json.Encoder
+	start    time.Time
+}
+
+func newPrinter(a *app, format, model string) *printer {
+	p := &printer{a: a, format: format, model: model, start: time.Now()}
+	if format == "stream-json" {
+		p.enc = json.NewEncoder(a.stdout)
+	}
+	if isTerminal(a.stderr) {
+		p.progress = newProgress(a.stderr)
+	}
+	return p
+}
+
+// streamLine is one object of stream-json output, shaped like Claude Code's
+// headless output.
+type streamLine struct {
+	Type           string       `json:"type"`
+	Subtype        string       `json:"subtype,omitempty"`
+	SessionID      string       `json:"session_id,omitempty"`
+	CWD            string       `json:"cwd,omitempty"`
+	Tools          []string     `json:"tools,omitempty"`
+	Model          string       `json:"model,omitempty"`
+	PermissionMode tool.Mode    `json:"permissionMode,omitempty"`
+	Message        *llm.Message `json:"message,omitempty"`
+}
+
+// resultJSON is the json output and the last stream-json line.
+type resultJSON struct {
+	Type         string    `json:"type"`
+	Subtype      string    `json:"subtype"`
+	IsError      bool      `json:"is_error"`
+	Result       string    `json:"result"`
+	SessionID    string    `json:"session_id"`
+	NumTurns     int       `json:"num_turns"`
+	DurationMS   int64     `json:"duration_ms"`
+	TotalCostUSD float64   `json:"total_cost_usd"`
+	Usage        llm.Usage `json:"usage"`
+	StopReason   string    `json:"stop_reason,omitempty"`
+}
+
+func (p *printer) event(ev agent.Event) {
+	if p.progress != nil {
+		p.progress.event(ev)
+	}
+	if p.enc == nil {
+		return
+	}
+	switch e := ev.(type) {
+	case *agent.InitEvent:
+		p.enc.Encode(streamLine{Type: "system", Subtype: "init", SessionID: e.SessionID, CWD: e.WorkDir, Tools: e.Tools, Model: p.model, PermissionMode: e.Mode})
+	case *agent.MessageEvent:
+		typ := "user"
+		if e.Message.Role == llm.RoleAssistant {
+			typ = "assistant"
+		}
+		m := e.Message
+		p.enc.Encode(streamLine{Type: typ, Message: &m})
+	}
+}
+
+func (p *printer) finish(res *agent.ResultEvent) {
+	if p.progress != nil {
+		p.progress.stop()
+	}
+	if res == nil {
+		return
+	}
+	rj := resultJSON{
+		Type: "result", Subtype: res.Subtype, IsError: res.IsError, Result: res.Text, SessionID: res.SessionID,
+		NumTurns: res.NumTurns, DurationMS: time.Since(p.start).Milliseconds(), TotalCostUSD: res.CostUSD,
+		Usage: res.Usage, StopReason: string(res.StopReason),
+	}
+	switch p.format {
+	case "text":
+		if res.IsError {
+			fmt.Fprintln(p.a.stderr, "gantry:", res.Text)
+			return
+		}
+		fmt.Fprintln(p.a.stdout, res.Text)
+	case "json":
+		json.NewEncoder(p.a.stdout).Encode(rj)
+	case "stream-json":
+		p.enc.Encode(rj)
+	}
+}

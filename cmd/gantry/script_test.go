@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"gantry": func() {
+			os.Exit(run(context.Background(), &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
+		},
+	})
+}
+
+// scriptTB lets llmtest run a server for one script: the server is closed
+// when the script ends.
+type scriptTB struct {
+	testing.TB
+	env *testscript.Env
+}
+
+func (t scriptTB) Cleanup(f func()) { t.env.Defer(f) }
+
+// TestScripts runs the CLI end to end (testdata/script/*.txtar) against a
+// fake model API. In a script, `llm` drives the fake:
+//
+//	llm text 'reply text'              script a text reply
+//	llm tool ID NAME 'JSON' [ID NAME 'JSON'…]  script a reply of tool calls
+//	llm error STATUS                   script an error response
+//	llm requests N                     assert N requests were received
+//	llm sent 'substring'               assert the last request's messages contain it
+//	llm results 'substring'            assert a tool result sent contains it
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			srv := llmtest.NewServer(scriptTB{TB: t, env: env})
+			env.Values["llm"] = srv
+			env.Setenv("ANTHROPIC_BASE_URL", srv.URL())
+			env.Setenv("ANTHROPIC_API_KEY", "test-key")
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("GANTRY_HOME", filepath.Join(env.WorkDir, "home", ".gantry"))
+			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"llm": llmCmd,
+		},
+	})
+}
+
+func llmCmd(ts *testscript.TestScript, neg bool, args []string) {
+	srv := ts.Value("llm").(*llmtest.Server)
+	if len(args) == 0 {
+		ts.Fatalf("usage: llm text|tool|error|requests|sent|results …")
+	}
+	switch args[0] {
+	case "text":
+		srv.Script(llmtest.Reply{Content: []llm.Block{llm.Text(strings.Join(args[1:], " "))}, Usage: llm.Usage{InputTokens: 1000, OutputTokens: 100}})
+	case "tool":
+		if (len(args)-1)%3 != 0 || len(args) == 1 {
+			ts.Fatalf("usage: llm tool ID NAME JSON …")
+		}
+		var calls []llmtest.ToolCall
+		for i := 1; i < len(args); i += 3 {
+			calls = append(calls, llmtest.ToolCall{ID: args[i], Name: args[i+1], Input: args[i+2]})
+		}
+		srv.Script(llmtest.ToolReply(calls...))
+	case "error":
+		code, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		srv.Script(llmtest.ErrorReply(code, "", strings.Join(args[2:], " ")))
+	case "requests":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		if got := len(srv.Requests()); (got == n) == neg {
+			ts.Fatalf("requests = %d, want %d", got, n)
+		}
+	case "sent":
+		b, _ := json.Marshal(srv.LastRequest().Messages)
+		if strings.Contains(string(b), args[1]) == neg {
+			ts.Fatalf("last request messages %s; want contains %q = %v", b, args[1], !neg)
+		}
+	case "results":
+		var texts []string
+		for _, r := range srv.LastRequest().ToolResults() {
+			b, _ := json.Marshal(r)
+			texts = append(texts, string(b))
+		}
+		all := strings.Join(texts, "\n")
+		if strings.Contains(all, args[1]) == neg {
+			ts.Fatalf("tool results %s; want contains %q = %v", all, args[1], !neg)
+		}
+	default:
+		ts.Fatalf("unknown llm command %q", args[0])
+	}
+	_ = fmt.Sprint
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// newToolsCmd is `gantry tools …`: list, show and call the built-in tools,
+// offline.
+func newToolsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "tools", Short: "List, describe and call the built-in tools"}
+	cmd.AddCommand(newToolsListCmd(a), newToolsSchemaCmd(a), newToolsCallCmd(a))
+	return cmd
+}
+
+func builtinPoolFor(ctx context.Context, dir string) (*toolset.Pool, error) {
+	reg, err := builtin.Registry(builtin.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return toolset.NewPool(ctx, toolset.Options{Registry: reg, Env: &tool.Env{WorkDir: dir}})
+}
+
+func newToolsListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in tools: name, tier, read-only, description",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			wd, _ := os.Getwd()
+			p, err := builtinPoolFor(cmd.Context(), wd)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Name        string   `json:"name"`
+				Aliases     []string `json:"aliases,omitempty"`
+				Tier        string   `json:"tier"`
+				ReadOnly    bool     `json:"read_only"`
+				Description string   `json:"description"`
+			}
+			var rows []row
+			for _, t := range p.All() {
+				s := t.Spec()
+				rows = append(rows, row{s.Name, s.Aliases, builtin.Tier(s.Name).String(), s.Traits.ReadOnly, firstLine(s.Description)})
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTIER\tREAD-ONLY\tDESCRIPTION")
+			for _, r := range rows {
+				ro := "no"
+				if r.ReadOnly {
+					ro = "yes"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Tier, ro, oneLine(r.Description, 80))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newToolsSchemaCmd(a *app) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "schema NAME",
+		Short: "Print a tool's definition as sent to a model (anthropic, openai, mcp) or its input JSON Schema (json)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wd, _ := os.Getwd()
+			p, err := builtinPoolFor(cmd.Context(), wd)
+			if err != nil {
+				return err
+			}
+			t, ok := p.Lookup(args[0])
+			if !ok {
+				return &exitError{code: 1, err: fmt.Errorf("no built-in tool %q (see gantry tools list)", args[0])}
+			}
+			spec := t.Spec()
+			var v any
+			switch format {
+			case "json":
+				v = spec.InputSchema
+			case "anthropic":
+				v = toolset.AnthropicTool(spec)
+			case "openai":
+				v = toolset.OpenAITool(spec)
+			case "mcp":
+				v = toolset.MCPTool(spec)
+			default:
+				return &exitError{code: 2, err: fmt.Errorf("unknown --format %q (want anthropic, openai, mcp or json)", format)}
+			}
+			b, err := json.MarshalIndent(v, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, string(b))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "anthropic", "anthropic, openai, mcp or json (the input schema)")
+	return cmd
+}
+
+// callOutput is `gantry tools call --json`.
+type callOutput struct {
+	Content  []tool.Content `json:"content"`
+	IsError  bool           `json:"is_error"`
+	Display  []tool.Content `json:"display,omitempty"`
+	Kind     string         `json:"kind,omitempty"`
+	Decision any            `json:"decision,omitempty"`
+}
+
+func newToolsCallCmd(a *app) *cobra.Command {
+	var (
+		f      safetyFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "call NAME JSON",
+		Short: "Run one tool call through the full pipeline (validation, hooks, permissions) and print its result",
+		Long: `Run one call of the built-in tool NAME with input JSON through the executor:
+schema validation (with coercion), the tool's checks, hooks and the permission
+decision of --permission-mode and the settings. Nobody is asked: a call whose
+decision is "ask" is denied (use --allowedTools or --permission-mode).
+
+Prints the model's view of the result, or with --json an object with content,
+is_error and display. Exit status 1 when the result is an error.`,
+		Example: `  gantry tools call Glob '{"pattern":"**/*.go"}'
+  gantry tools call Bash '{"command":"go version"}' --allowedTools 'Bash(go version)'
+  gantry tools call Write '{"file_path":"/tmp/x.txt","content":"hi"}' --permission-mode acceptEdits --cwd /tmp`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			dir, err := f.workDir()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			saf, err := loadSafety(a, &f, dir)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			po, err := builtinPool(saf)
+			if err != nil {
+				return err
+			}
+			services := &tool.Services{}
+			closer := builtin.SessionServices(services)
+			defer closer.Close()
+			resultsDir, err := os.MkdirTemp("", "gantry-call-")
+			if err != nil {
+				return err
+			}
+			env := &tool.Env{WorkDir: dir, SessionID: filepath.Base(resultsDir), Mode: saf.mode, ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
+			po.Env = env
+			po.Defer = false
+			pool, err := toolset.NewPool(ctx, po)
+			if err != nil {
+				return err
+			}
+			ex := executor.New(pool, executor.WithDecider(saf.engine), executor.WithHooks(saf.hooks))
+			o, err := ex.RunOne(ctx, executor.NewSession(env), executor.Call{ID: "cli_call", Name: args[0], Input: json.RawMessage(args[1])})
+			if err != nil {
+				return err
+			}
+			if o.ResultPath == "" {
+				os.RemoveAll(resultsDir)
+			}
+			if asJSON {
+				out := callOutput{Content: o.Result.Content, IsError: o.Result.IsError, Display: o.Result.Display, Kind: string(o.Kind)}
+				if o.Decision != nil {
+					out.Decision = o.Decision
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+			} else {
+				text := o.Result.TextContent()
+				if !strings.HasSuffix(text, "\n") {
+					text += "\n"
+				}
+				fmt.Fprint(a.stdout, text)
+			}
+			if o.Result.IsError {
+				return &exitError{code: 1, err: fmt.Errorf("")}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
+	fl.StringSliceVar(&f.allowed, "allowedTools", nil, "permission allow rules")
+	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, "permission deny rules")
+	fl.StringVar(&f.cwd, "cwd", "", "working directory (default: the current directory)")
+	fl.BoolVar(&f.trust, "trust", false, "trust the working directory's settings")
+	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files")
+	fl.BoolVar(&asJSON, "json", false, "print a JSON object: content, is_error, display")
+	return cmd
+}
