@@ -93,6 +93,11 @@ func TestRuleSemantics(t *testing.T) {
 		// Redirects.
 		{name: "case 8 heredoc to bashrc", allow: []string{"Bash(cat *)"}, call: B("cat > ~/.bashrc <<'EOF'\nalias ls=rm\nEOF"), want: tool.Ask},
 		{name: "case 9 append authorized_keys", allow: []string{"Bash(echo *)"}, call: B("echo k >> ~/.ssh/authorized_keys"), want: tool.Ask},
+		{name: "tee append to rc file", allow: []string{"Bash(echo *)", "Bash(tee *)"}, call: B("echo alias x=y | tee -a ~/.bashrc"), want: tool.Ask},
+		{name: "cp into ssh dir", allow: []string{"Bash(cp *)"}, call: B("cp key.pub ~/.ssh/authorized_keys"), want: tool.Ask},
+		{name: "mv over git hook in bypass is allowed", call: call1{tool: "Bash", input: bash("mv x .git/hooks/pre-commit"), mode: tool.ModeBypassPermissions}, want: tool.Allow},
+		{name: "redirect via fd dup to file", allow: []string{"Bash(make *)"}, call: B("make >& .npmrc"), want: tool.Ask},
+		{name: "clobber redirect", allow: []string{"Bash(echo *)"}, call: B("echo x >| .mcp.json"), want: tool.Ask},
 		{name: "stderr redirect to protected", allow: []string{"Bash(make *)"}, call: B("make 2> .git/config"), want: tool.Ask},
 		{name: "redirect write needs edit approval", allow: []string{"Bash(echo *)"}, call: B("echo x > out.txt"), want: tool.Ask},
 		{name: "redirect write allowed by Edit rule", allow: []string{"Bash(echo *)", "Edit(./out/**)"}, call: B("echo x > out/a.txt"), want: tool.Allow},
