@@ -17,19 +17,33 @@ const mcpSep = "__"
 // maxNameLen is the longest tool name the model APIs accept.
 const maxNameLen = 64
 
+// maxServerLen is the longest MCP server name: it leaves room in a 64
+// character tool name for the prefix, the separator, some of the tool's name
+// and a hash suffix, so the server part of a shortened name is intact.
+const maxServerLen = 40
+
 // ErrBadServerName is wrapped by the errors about unusable MCP server names.
 var ErrBadServerName = errors.New("bad MCP server name")
 
 // CheckServerName reports whether server can name an MCP server in tool
-// names: non-empty, without "__" (which separates server from tool), and
-// made only of ASCII letters, digits, '_' and '-' once [SanitizeName] has
-// replaced the other characters (so "my.server" is usable as "my_server").
+// names: non-empty, without "__" (which separates server from tool) and not
+// ending in '_' (mcp__a___b would be ambiguous) once [SanitizeName] has
+// replaced the characters the model APIs do not accept with '_' (so
+// "my.server" is usable as "my_server", "v2.ü" is not), and at most 40
+// characters long.
 func CheckServerName(server string) error {
 	if server == "" {
 		return fmt.Errorf("%w: empty", ErrBadServerName)
 	}
-	if strings.Contains(server, mcpSep) || strings.Contains(SanitizeName(server), mcpSep) {
+	s := SanitizeName(server)
+	if strings.Contains(s, mcpSep) {
 		return fmt.Errorf("%w: %q contains %q (it separates server and tool in mcp__<server>__<tool>)", ErrBadServerName, server, mcpSep)
+	}
+	if len(s) > maxServerLen {
+		return fmt.Errorf("%w: %q is longer than %d characters", ErrBadServerName, server, maxServerLen)
+	}
+	if strings.HasSuffix(s, "_") {
+		return fmt.Errorf("%w: %q ends with '_' (or a character replaced by '_'), which makes mcp__<server>__<tool> ambiguous", ErrBadServerName, server)
 	}
 	return nil
 }

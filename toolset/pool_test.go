@@ -410,14 +410,13 @@ func TestMCPName(t *testing.T) {
 		{"my server", "do.it", "mcp__my_server__do_it", false},
 		{"github", "mcp__github__create_issue", "mcp__github__create_issue", false},
 		{"a__b", "t", "", true},
-		{"a_", "_b", "", true}, // "a_" sanitised is fine, but "a__b" is not: only the server is checked
+		{"a_", "b", "", true}, // mcp__a___b would be ambiguous
+		{"ü", "t", "", true},
+		{strings.Repeat("s", 41), "t", "", true},
+		{"s", "_t", "mcp__s___t", false},
 		{"", "t", "", true},
 		{"s", "", "", true},
 	}
-	tests[4] = struct {
-		server, tool, want string
-		err                bool
-	}{"a_", "b", "mcp__a___b", false}
 	for _, tt := range tests {
 		got, err := MCPName(tt.server, tt.tool)
 		if (err != nil) != tt.err || got != tt.want {
