@@ -211,23 +211,33 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 }
 
 // ServeHTTP serves streamable HTTP at path "/" and "/mcp" on l until ctx is
-// cancelled, then shuts down (giving open requests 5 s).
+// cancelled, then shuts down: requests (including open SSE streams) see
+// their context cancelled, and connections still open after 5 s are
+// closed.
 func (s *Server) ServeHTTP(ctx context.Context, l net.Listener) error {
 	h := s.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := srv.Shutdown(sctx)
-		<-errc
+	}
+	cancel() // ends long-lived streams
+	sctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
 }
