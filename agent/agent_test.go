@@ -510,3 +510,28 @@ func TestInterruptDecisionStopsRun(t *testing.T) {
 	}
 	_ = executor.KindDenied
 }
+
+func TestCompactionForgetsFileReads(t *testing.T) {
+	f := newFixture(t)
+	r := llmtest.ToolReply(llmtest.ToolCall{ID: "c0", Name: "Echo", Input: `{"text":"step"}`})
+	r.Usage = llm.Usage{InputTokens: 900, OutputTokens: 50}
+	f.srv.Script(r, llmtest.TextReply("SUMMARY"), llmtest.TextReply("finished"))
+	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2 })
+	before := a.Env().Files
+	before.Put(tool.FileState{Path: "/x", Size: 1})
+	if _, res, err := collect(t, context.Background(), a, "work"); err != nil || res.IsError {
+		t.Fatal(res, err)
+	}
+	if _, ok := a.Env().Files.Get("/x"); ok {
+		t.Fatal("file reads survived compaction")
+	}
+}
+
+func testToolsB(b *testing.B) []tool.Tool {
+	echo := tool.Must(tool.NewText("Echo", "Echo the text back.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+		return "echo: " + in.Text, nil
+	}, tool.ReadOnly()))
+	return []tool.Tool{echo}
+}
+
+func sessionStore(tb testing.TB) *session.Store { return session.NewStore(tb.TempDir()) }
