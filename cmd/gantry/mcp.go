@@ -12,9 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/builtin/file"
-	"github.com/gantry-dev/gantry/builtin/search"
-	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/mcpserve"
@@ -213,19 +211,6 @@ func splitList(in []string) []string {
 	return out
 }
 
-// builtinTools returns the built-in tools the CLI has today. The lead's
-// registry (toolset.Registry of every built-in family) replaces this list.
-func builtinTools() ([]tool.Tool, error) {
-	tools := append([]tool.Tool{}, file.Tools(file.Options{})...)
-	st, err := search.Tools(search.Options{})
-	if err != nil {
-		return nil, err
-	}
-	tools = append(tools, st...)
-	tools = append(tools, shell.Tools(shell.Options{})...)
-	return tools, nil
-}
-
 // buildMCPServer assembles the pool, permission engine, hooks and executor
 // of `gantry mcp serve`.
 func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode string, allowed, disallowed []string) (*mcpserve.Server, func(), error) {
@@ -243,20 +228,29 @@ func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode stri
 	if err != nil {
 		return nil, nil, err
 	}
-	builtins, err := builtinTools()
+	builtins, err := builtin.Tools(builtin.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	env := &tool.Env{WorkDir: s.ProjectDir, Mode: engine.Mode(), Files: tool.NewFileCache(0), Services: &tool.Services{}}
+	services := &tool.Services{}
+	tasks := builtin.SessionServices(services)
+	resultsDir, err := os.MkdirTemp("", "gantry-mcp-serve-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { tasks.Close(); os.RemoveAll(resultsDir) }
+	env := &tool.Env{WorkDir: s.ProjectDir, SessionID: filepath.Base(resultsDir), Mode: engine.Mode(), ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
 	pool, err := toolset.NewPool(ctx, toolset.Options{Env: env, Tools: builtins, Allow: allowed, Deny: disallowed})
 	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
 	ex := executor.New(pool, executor.WithDecider(engine), executor.WithHooks(hooks))
 	srv, err := mcpserve.New(pool.Tools(), ex, executor.NewSession(env),
 		&mcpserve.Options{Name: "gantry", Version: version})
 	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
-	return srv, func() {}, nil
+	return srv, cleanup, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/internal/shellparse"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
@@ -140,11 +141,20 @@ input could not be decided (bad JSON, bad rule, unknown mode).`,
 	return cmd
 }
 
-// permissionTool returns the tool the check command decides for. Until the
-// built-in registry is wired in, it is a minimal descriptor: Read, Glob and
-// Grep are read-only, Bash's traits come from the shared shell classifier,
-// every other name has the fail-closed default traits.
+// permissionTool returns the tool the check command decides for: the
+// built-in of that name or alias, else a minimal descriptor (Read, Glob and
+// Grep read-only, Bash's traits from the shared shell classifier, every other
+// name — an MCP or user tool — with the fail-closed default traits).
 func permissionTool(name string) tool.Tool {
+	if tools, err := builtin.Tools(builtin.Options{}); err == nil {
+		for _, t := range tools {
+			for _, n := range t.Spec().Names() {
+				if n == name {
+					return t
+				}
+			}
+		}
+	}
 	d := &descriptor{spec: tool.Spec{Name: name}}
 	switch name {
 	case "Read", "Glob", "Grep":

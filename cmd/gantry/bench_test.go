@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/llm/llmtest"
+)
+
+// buildGantry builds the CLI binary once per benchmark.
+func buildGantry(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "gantry")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runGantry runs the binary against srv and returns its wall time and peak
+// RSS in bytes.
+func runGantry(b *testing.B, bin, dir string, srv *llmtest.Server, args ...string) (time.Duration, int64) {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	home := filepath.Join(dir, ".home")
+	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY=k", "HOME="+home, "GANTRY_HOME="+filepath.Join(home, ".gantry"), "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("gantry %v: %v\n%s", args, err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return wall, ru.Maxrss * 1024
+}
+
+// BenchmarkCLIOneTurn is the wall time of `gantry -p` for a one-turn run,
+// from process start to exit, against a zero-latency fake model.
+func BenchmarkCLIOneTurn(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	var total time.Duration
+	var rss int64
+	b.ResetTimer()
+	for range b.N {
+		srv.Script(llmtest.TextReply("hello"))
+		w, r := runGantry(b, bin, dir, srv, "-p", "hi")
+		total += w
+		rss = max(rss, r)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/run")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
+}
+
+// BenchmarkCLI30Turns is the peak RSS (and wall time) of `gantry -p` over a
+// scripted 30-turn run with a tool call in each turn.
+func BenchmarkCLI30Turns(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	for i := range 20 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte("some text\n"), 0o644)
+	}
+	var rss int64
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i := range 29 {
+			call := llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Glob", Input: `{"pattern":"*.txt"}`}
+			if i%2 == 1 {
+				call = llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Read", Input: fmt.Sprintf(`{"file_path":"f%02d.txt"}`, i%20)}
+			}
+			srv.Script(llmtest.ToolReply(call))
+		}
+		srv.Script(llmtest.TextReply("done"))
+		w, r := runGantry(b, bin, dir, srv, "-p", "work", "--max-turns", "40")
+		total += w
+		rss = max(rss, r)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/run")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
+}
