@@ -102,9 +102,7 @@ func NewRaw(name, description string, schema json.RawMessage, fn RawFunc, opts .
 	if fn == nil {
 		return nil, fmt.Errorf("tool %q: nil function", name)
 	}
-	if err := CheckSchema(schema); err != nil {
-		return nil, fmt.Errorf("tool %q: %w", name, err)
-	}
+	// build checks the schema (after the options, which may replace it).
 	return build(name, description, compact(schema), fn, opts)
 }
 

@@ -15,12 +15,8 @@ import (
 // maxSearchResults caps max_results of one ToolSearch call.
 const maxSearchResults = 50
 
-const searchDescription = `Loads deferred tools. Some tools are not sent with their full definitions to save context; they are listed below by name. Before calling one for the first time, load it with this tool: its full definition is returned, and it is available with its full schema from your next turn on.
-
-Query forms:
-- "select:A,B" loads the named tools.
-- "mcp__server" lists the tools of an MCP server (add keywords to rank them).
-- Keywords ("pdf extract text") rank tools by name, then hint, then description; prefix a keyword with + to require it.`
+const searchDescription = `Loads deferred tools: the tools listed below by name only. Call it before the first use of one; it returns their full definitions, and they are sent in full from the next request on.
+Query: "select:A,B" loads tools by name; "mcp__server" lists a server's tools; otherwise keywords rank tools by name, hint and description (+word requires a word).`
 
 // searchInput is the input of ToolSearch (exactly the compatibility shape).
 type searchInput struct {
