@@ -215,8 +215,8 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if opts.Decider != nil {
 		xo = append(xo, executor.WithDecider(opts.Decider))
 	}
-	if opts.CanUseTool != nil {
-		xo = append(xo, executor.WithCanUseTool(opts.CanUseTool))
+	if canUse := a.canUseTool(); canUse != nil {
+		xo = append(xo, executor.WithCanUseTool(canUse))
 	}
 	if opts.Hooks != nil {
 		xo = append(xo, executor.WithHooks(opts.Hooks))
@@ -320,6 +320,35 @@ func repairHistory(msgs []llm.Message) []llm.Message {
 		}
 	}
 	return msgs
+}
+
+// canUseTool answers decisions that came out as Ask: PermissionRequest
+// hooks first (their allow or deny answers), then Options.CanUseTool. With
+// neither, nil: the executor denies what nobody can approve.
+func (a *Agent) canUseTool() permission.CanUseTool {
+	user := a.opts.CanUseTool
+	if a.opts.Hooks == nil {
+		return user
+	}
+	return func(ctx context.Context, req *permission.Request, suggested permission.Decision) (permission.Decision, error) {
+		out := a.hook(ctx, &hook.Input{Event: hook.PermissionRequest, ToolName: req.Name, ToolInput: req.Input, ToolUseID: req.Env.ToolUseID})
+		if out != nil {
+			switch out.Decision {
+			case tool.Allow:
+				return permission.Decision{Behavior: tool.Allow, Source: "hook", Reason: out.Reason, UpdatedInput: out.UpdatedInput}, nil
+			case tool.Deny:
+				return permission.Decision{Behavior: tool.Deny, Source: "hook", Reason: out.Reason, Interrupt: out.Continue != nil && !*out.Continue}, nil
+			}
+		}
+		if user != nil {
+			return user(ctx, req, suggested)
+		}
+		reason := suggested.Reason
+		if reason == "" {
+			reason = "this call needs approval"
+		}
+		return permission.Decision{Behavior: tool.Deny, Source: "default", Rule: suggested.Rule, Reason: reason + "; nobody can approve it in this session"}, nil
+	}
 }
 
 // SessionID returns the session's id.

@@ -535,3 +535,38 @@ func testToolsB(b *testing.B) []tool.Tool {
 }
 
 func sessionStore(tb testing.TB) *session.Store { return session.NewStore(tb.TempDir()) }
+
+func TestPermissionRequestHookAnswersAsk(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		verdict tool.Behavior
+		isError bool
+	}{{"allow", tool.Allow, false}, {"deny", tool.Deny, true}, {"no verdict", tool.Passthrough, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Write", Input: `{"text":"x"}`}), llmtest.TextReply("ok"))
+			writer := tool.Must(tool.NewText("Write", "Writes.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+				return "wrote", nil
+			}))
+			var seen atomic.Int32
+			hooks := hookRunner(func(ctx context.Context, in *hookInput) (*hookOutput, error) {
+				if in.Event == "PermissionRequest" && in.ToolName == "Write" {
+					seen.Add(1)
+					return &hookOutput{Decision: tc.verdict, Reason: "policy hook"}, nil
+				}
+				return nil, nil
+			})
+			a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{writer}}; o.Hooks = hooks })
+			if _, res, err := collect(t, context.Background(), a, "write"); err != nil || res.IsError {
+				t.Fatal(res, err)
+			}
+			if seen.Load() != 1 {
+				t.Fatalf("PermissionRequest hook ran %d times", seen.Load())
+			}
+			tr := f.srv.Requests()[1].ToolResults()
+			if tr[0].IsError != tc.isError {
+				t.Fatalf("is_error %v: %s", tr[0].IsError, tool.JoinText(tr[0].Content))
+			}
+		})
+	}
+}

@@ -1,8 +1,17 @@
 package agent
 
-import "github.com/gantry-dev/gantry/permission"
+import (
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/permission"
+)
 
 type (
 	permissionRequest  = permission.Request
 	permissionDecision = permission.Decision
+)
+
+type (
+	hookInput  = hook.Input
+	hookOutput = hook.Output
+	hookRunner = hook.RunnerFunc
 )
