@@ -137,10 +137,6 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	pool, err := builtinPool(saf)
-	if err != nil {
-		return err
-	}
 	services := &tool.Services{}
 	closers := multiCloser{builtin.SessionServices(services)}
 	mcpClose, err := attachMCP(ctx, a, f, saf, dir, services)
@@ -150,6 +146,11 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	}
 	if mcpClose != nil {
 		closers = append(closers, mcpClose)
+	}
+	pool, err := builtinPool(saf, mcpClose != nil)
+	if err != nil {
+		closers.Close()
+		return err
 	}
 	opts := agent.Options{
 		Provider: prov, Model: model, WorkDir: dir, Mode: saf.mode,

@@ -147,14 +147,23 @@ func trustStore(a *app) *settings.TrustStore {
 	return &settings.TrustStore{Path: filepath.Join(home, "trusted-folders.json")}
 }
 
+// deferMCPOver is the number of MCP tools above which they are sent by
+// name only and loaded through ToolSearch.
+const deferMCPOver = 20
+
 // builtinPool returns the pool options of the built-in tools with the
-// session's denies applied.
-func builtinPool(s *safety) (toolset.Options, error) {
+// session's denies applied. Without MCP servers the MCP resource tools are
+// left out.
+func builtinPool(s *safety, withMCP bool) (toolset.Options, error) {
 	reg, err := builtin.Registry(builtin.Options{})
 	if err != nil {
 		return toolset.Options{}, err
 	}
-	return toolset.Options{Registry: reg, Deny: s.deny, Defer: true}, nil
+	deny := append([]string(nil), s.deny...)
+	if !withMCP {
+		deny = append(deny, "ListMcpResources", "ReadMcpResource")
+	}
+	return toolset.Options{Registry: reg, Deny: deny, Defer: true, DeferMCPOver: deferMCPOver}, nil
 }
 
 // multiCloser closes every closer, joining the errors.

@@ -158,7 +158,7 @@ is_error and display. Exit status 1 when the result is an error.`,
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			po, err := builtinPool(saf)
+			po, err := builtinPool(saf, true)
 			if err != nil {
 				return err
 			}
