@@ -73,6 +73,10 @@ type Reply struct {
 	// DropAfter, if positive, closes the connection abruptly after that many
 	// server-sent events of a stream.
 	DropAfter int
+	// StallAfter, if positive, stops a stream after that many server-sent
+	// events and holds the connection open until the client goes away (for
+	// cancellation tests).
+	StallAfter int
 
 	// ChunkSize, if positive, overrides the server's chunk size for this
 	// reply.
@@ -312,6 +316,10 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
 	for i, ev := range events {
 		if reply.DropAfter > 0 && i == reply.DropAfter {
 			panic(http.ErrAbortHandler)
+		}
+		if reply.StallAfter > 0 && i == reply.StallAfter {
+			<-hr.Context().Done()
+			return
 		}
 		if i > 0 && !wait(hr, chunkDelay) {
 			return

@@ -1,0 +1,539 @@
+// Package anthropic is the [llm.Provider] for the Anthropic Messages API,
+// over the official SDK (github.com/anthropics/anthropic-sdk-go).
+//
+// It streams replies (Messages.NewStreaming), sets prompt-cache breakpoints
+// from [llm.CacheHints] (the last tool, the last system block, the last
+// block of the last user message), turns on extended thinking from
+// [llm.Request.ThinkingBudget], and sends tool results with their text and
+// image blocks and is_error.
+//
+// Configuration: [WithAPIKey] and [WithBaseURL] win over the environment
+// variables ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; the environment
+// lookup is injectable ([WithLookupEnv]). The SDK's own environment
+// autoload and its retries are off: retries follow one [llm.RetryPolicy]
+// ([WithRetry], [WithMaxAttempts]).
+package anthropic
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+const (
+	// DefaultModel is the model of a request that names none.
+	DefaultModel = "claude-sonnet-4-5"
+	// DefaultMaxTokens is the max_tokens of a request that sets none.
+	DefaultMaxTokens = 8192
+	// DefaultBaseURL is the API's address when neither [WithBaseURL] nor
+	// ANTHROPIC_BASE_URL says otherwise.
+	DefaultBaseURL = "https://api.anthropic.com/"
+)
+
+// Provider streams replies from the Anthropic Messages API. It is safe for
+// concurrent use.
+type Provider struct {
+	svc       sdk.MessageService
+	model     string
+	maxTokens int
+	retry     llm.RetryPolicy
+	now       func() time.Time
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+type config struct {
+	apiKey, baseURL *string
+	lookupEnv       func(string) (string, bool)
+	httpClient      option.HTTPClient
+	model           string
+	maxTokens       int
+	retry           llm.RetryPolicy
+	now             func() time.Time
+	extra           []option.RequestOption
+}
+
+// Option configures a [Provider].
+type Option func(*config)
+
+// WithAPIKey sets the API key (sent as x-api-key), overriding
+// ANTHROPIC_API_KEY.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = &key } }
+
+// WithBaseURL sets the API's base URL, overriding ANTHROPIC_BASE_URL.
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = &u } }
+
+// WithLookupEnv replaces [os.LookupEnv] for reading ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL.
+func WithLookupEnv(f func(string) (string, bool)) Option {
+	return func(c *config) { c.lookupEnv = f }
+}
+
+// WithHTTPClient sets the HTTP client (default: a clone of
+// http.DefaultTransport, no overall timeout: streams are long).
+func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
+
+// WithModel sets the model of requests that name none (default
+// [DefaultModel]).
+func WithModel(m string) Option { return func(c *config) { c.model = m } }
+
+// WithMaxTokens sets max_tokens of requests that set none (default
+// [DefaultMaxTokens]).
+func WithMaxTokens(n int) Option { return func(c *config) { c.maxTokens = n } }
+
+// WithRetry sets the retry policy (default: the zero [llm.RetryPolicy]).
+func WithRetry(p llm.RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithMaxAttempts sets the number of attempts per request, the first
+// included; 1 disables retries.
+func WithMaxAttempts(n int) Option { return func(c *config) { c.retry.MaxAttempts = n } }
+
+// WithRequestOptions passes extra SDK options (headers, middleware) to every
+// request.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.extra = append(c.extra, opts...) }
+}
+
+// New returns a provider.
+func New(opts ...Option) *Provider {
+	c := config{lookupEnv: os.LookupEnv, model: DefaultModel, maxTokens: DefaultMaxTokens, now: time.Now}
+	for _, o := range opts {
+		o(&c)
+	}
+	key := ""
+	if c.apiKey != nil {
+		key = *c.apiKey
+	} else if v, ok := c.lookupEnv("ANTHROPIC_API_KEY"); ok {
+		key = v
+	}
+	base := DefaultBaseURL
+	if c.baseURL != nil {
+		base = *c.baseURL
+	} else if v, ok := c.lookupEnv("ANTHROPIC_BASE_URL"); ok && v != "" {
+		base = v
+	}
+	hc := c.httpClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	ropts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0),
+	}
+	if key != "" {
+		ropts = append(ropts, option.WithAPIKey(key))
+	}
+	ropts = append(ropts, c.extra...)
+	client := sdk.NewClient(ropts...)
+	return &Provider{svc: client.Messages, model: c.model, maxTokens: c.maxTokens, retry: c.retry, now: c.now}
+}
+
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{}
+}
+
+// Stream sends req and streams the reply; see [llm.Provider].
+func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	params, err := p.Params(req)
+	if err != nil {
+		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+	}
+	return llm.Retry(ctx, p.retry, func(ctx context.Context) iter.Seq2[llm.Event, error] {
+		return p.attempt(ctx, params)
+	})
+}
+
+func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		stream := p.svc.NewStreaming(ctx, params)
+		defer stream.Close()
+		var (
+			yielded bool
+			start   *llm.Event // message_start, held until the next event
+			usage   llm.Usage
+			stop    llm.StopReason
+			blocks  = map[int]*toolBlock{}
+		)
+		emit := func(ev llm.Event) bool {
+			if start != nil {
+				s := *start
+				start = nil
+				yielded = true
+				if !yield(s, nil) {
+					return false
+				}
+			}
+			yielded = true
+			return yield(ev, nil)
+		}
+		for stream.Next() {
+			ev := stream.Current()
+			i := int(ev.Index)
+			switch ev.Type {
+			case "message_start":
+				m := ev.Message
+				usage = llm.Usage{
+					InputTokens:              int(m.Usage.InputTokens),
+					OutputTokens:             int(m.Usage.OutputTokens),
+					CacheCreationInputTokens: int(m.Usage.CacheCreationInputTokens),
+					CacheReadInputTokens:     int(m.Usage.CacheReadInputTokens),
+				}
+				start = &llm.Event{Type: llm.EventMessageStart, ID: m.ID, Model: string(m.Model), Usage: usage}
+			case "content_block_start":
+				cb := ev.ContentBlock
+				var out llm.Event
+				switch cb.Type {
+				case "text":
+					out = llm.Event{Type: llm.EventTextDelta, Index: i, Text: cb.Text}
+				case "thinking":
+					out = llm.Event{Type: llm.EventThinkingDelta, Index: i, Text: cb.Thinking, Signature: cb.Signature}
+				case "redacted_thinking":
+					out = llm.Event{Type: llm.EventRedactedThinking, Index: i, Redacted: cb.Data}
+				case "tool_use":
+					blocks[i] = &toolBlock{id: cb.ID, name: cb.Name}
+					out = llm.Event{Type: llm.EventToolUseStart, Index: i, ID: cb.ID, Name: cb.Name}
+				default:
+					continue // server tools and other blocks Gantry does not use
+				}
+				if !emit(out) {
+					return
+				}
+			case "content_block_delta":
+				d := ev.Delta
+				var out llm.Event
+				switch d.Type {
+				case "text_delta":
+					out = llm.Event{Type: llm.EventTextDelta, Index: i, Text: d.Text}
+				case "thinking_delta":
+					out = llm.Event{Type: llm.EventThinkingDelta, Index: i, Text: d.Thinking}
+				case "signature_delta":
+					out = llm.Event{Type: llm.EventThinkingDelta, Index: i, Signature: d.Signature}
+				case "input_json_delta":
+					b := blocks[i]
+					if b == nil {
+						continue
+					}
+					b.input = append(b.input, d.PartialJSON...)
+					out = llm.Event{Type: llm.EventToolUseDelta, Index: i, Text: d.PartialJSON}
+				default:
+					continue // citations
+				}
+				if !emit(out) {
+					return
+				}
+			case "content_block_stop":
+				b := blocks[i]
+				if b == nil {
+					continue
+				}
+				delete(blocks, i)
+				in, ierr := llm.ParseInput(b.input)
+				if !emit(llm.Event{Type: llm.EventToolUseEnd, Index: i, ID: b.id, Name: b.name, Input: in, InputErr: ierr}) {
+					return
+				}
+			case "message_delta":
+				if ev.Delta.StopReason != "" {
+					stop = llm.StopReason(ev.Delta.StopReason)
+				}
+				u := ev.Usage
+				usage.OutputTokens = int(u.OutputTokens)
+				if u.InputTokens > 0 {
+					usage.InputTokens = int(u.InputTokens)
+				}
+				if u.CacheCreationInputTokens > 0 {
+					usage.CacheCreationInputTokens = int(u.CacheCreationInputTokens)
+				}
+				if u.CacheReadInputTokens > 0 {
+					usage.CacheReadInputTokens = int(u.CacheReadInputTokens)
+				}
+			case "message_stop":
+				emit(llm.Event{Type: llm.EventMessageEnd, StopReason: stop, Usage: usage})
+				return
+			}
+		}
+		yield(llm.Event{}, p.classify(ctx, stream.Err(), yielded))
+	}
+}
+
+type toolBlock struct {
+	id, name string
+	input    []byte
+}
+
+// classify turns an SDK error (or a stream that ended early, err == nil)
+// into an llm error.
+func (p *Provider) classify(ctx context.Context, err error, yielded bool) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("anthropic: %w", context.Cause(ctx))
+	}
+	var ae *sdk.Error
+	if errors.As(err, &ae) {
+		out := &llm.APIError{Provider: "anthropic", StatusCode: ae.StatusCode, RequestID: ae.RequestID, Err: err}
+		out.Type, out.Code, out.Message = llm.ParseErrorBody([]byte(ae.RawJSON()))
+		if out.Type == "" {
+			out.Type = string(ae.Type())
+		}
+		if ae.Response != nil {
+			out.RetryAfter = llm.ParseRetryAfter(ae.Response.Header, p.now())
+		}
+		if yielded {
+			return fmt.Errorf("%w: %w", llm.ErrInterrupted, out)
+		}
+		return out
+	}
+	switch {
+	case err == nil && yielded:
+		return fmt.Errorf("anthropic: %w: the stream ended without message_stop", llm.ErrInterrupted)
+	case err == nil:
+		return fmt.Errorf("anthropic: %w: the stream ended without events", llm.ErrConnection)
+	case yielded:
+		return fmt.Errorf("anthropic: %w: %w", llm.ErrInterrupted, err)
+	case llm.IsConnError(err):
+		return fmt.Errorf("anthropic: %w: %w", llm.ErrConnection, err)
+	}
+	return fmt.Errorf("anthropic: %w", err)
+}
+
+// Params converts a request to the SDK's parameters (exported for tests and
+// for callers that want to inspect or extend the request).
+func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = p.model
+	}
+	if model == "" {
+		return sdk.MessageNewParams{}, errors.New("anthropic: no model")
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = p.maxTokens
+	}
+	params := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens), StopSequences: req.StopSequences}
+	if req.Temperature != nil {
+		params.Temperature = sdk.Float(*req.Temperature)
+	}
+	if req.ThinkingBudget > 0 {
+		if maxTokens <= req.ThinkingBudget {
+			params.MaxTokens = int64(req.ThinkingBudget + p.maxTokens)
+		}
+		params.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(req.ThinkingBudget)}}
+	}
+
+	// System: the request's blocks, then system messages of the conversation.
+	for _, s := range req.System {
+		if s.Text == "" {
+			continue
+		}
+		tb := sdk.TextBlockParam{Text: s.Text}
+		if s.Cache {
+			tb.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		params.System = append(params.System, tb)
+	}
+	for _, m := range req.Messages {
+		if m.Role != llm.RoleSystem {
+			continue
+		}
+		if t := m.Text(); t != "" {
+			params.System = append(params.System, sdk.TextBlockParam{Text: t})
+		}
+	}
+	if req.Cache.System && len(params.System) > 0 {
+		params.System[len(params.System)-1].CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+
+	for _, spec := range req.Tools {
+		params.Tools = append(params.Tools, toolset.AnthropicTool(spec))
+	}
+	if req.Cache.Tools && len(params.Tools) > 0 {
+		if t := params.Tools[len(params.Tools)-1].OfTool; t != nil {
+			t.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+	}
+	if len(req.Tools) > 0 || req.ToolChoice.Mode != llm.ToolChoiceAuto || req.ToolChoice.DisableParallel {
+		tc, err := toolChoice(req.ToolChoice)
+		if err != nil {
+			return params, err
+		}
+		params.ToolChoice = tc
+	}
+
+	lastUser := -1
+	for i, m := range req.Messages {
+		if m.Role == llm.RoleSystem {
+			continue
+		}
+		mp, err := message(m)
+		if err != nil {
+			return params, fmt.Errorf("anthropic: messages[%d]: %w", i, err)
+		}
+		if m.Role == llm.RoleUser && len(mp.Content) > 0 {
+			lastUser = len(params.Messages)
+		}
+		params.Messages = append(params.Messages, mp)
+	}
+	if req.Cache.LastUserMessage && lastUser >= 0 {
+		c := params.Messages[lastUser].Content
+		setCache(&c[len(c)-1])
+	}
+	return params, nil
+}
+
+func toolChoice(tc llm.ToolChoice) (sdk.ToolChoiceUnionParam, error) {
+	var u sdk.ToolChoiceUnionParam
+	var dp = sdk.Bool(true)
+	switch tc.Mode {
+	case llm.ToolChoiceAuto:
+		u.OfAuto = &sdk.ToolChoiceAutoParam{}
+		if tc.DisableParallel {
+			u.OfAuto.DisableParallelToolUse = dp
+		}
+	case llm.ToolChoiceAny:
+		u.OfAny = &sdk.ToolChoiceAnyParam{}
+		if tc.DisableParallel {
+			u.OfAny.DisableParallelToolUse = dp
+		}
+	case llm.ToolChoiceNone:
+		u.OfNone = &sdk.ToolChoiceNoneParam{}
+	case llm.ToolChoiceTool:
+		if tc.Name == "" {
+			return u, errors.New("anthropic: tool choice \"tool\" without a name")
+		}
+		u.OfTool = &sdk.ToolChoiceToolParam{Name: tc.Name}
+		if tc.DisableParallel {
+			u.OfTool.DisableParallelToolUse = dp
+		}
+	default:
+		return u, fmt.Errorf("anthropic: unknown tool choice %q", tc.Mode)
+	}
+	return u, nil
+}
+
+func message(m llm.Message) (sdk.MessageParam, error) {
+	var role sdk.MessageParamRole
+	switch m.Role {
+	case llm.RoleUser:
+		role = sdk.MessageParamRoleUser
+	case llm.RoleAssistant:
+		role = sdk.MessageParamRoleAssistant
+	default:
+		return sdk.MessageParam{}, fmt.Errorf("unknown role %q", m.Role)
+	}
+	mp := sdk.MessageParam{Role: role, Content: make([]sdk.ContentBlockParamUnion, 0, len(m.Content))}
+	for _, b := range m.Content {
+		var u sdk.ContentBlockParamUnion
+		switch b.Type {
+		case llm.TypeText:
+			if b.Text == "" {
+				continue // the API rejects empty text blocks
+			}
+			u = sdk.NewTextBlock(b.Text)
+		case llm.TypeImage:
+			u = sdk.ContentBlockParamUnion{OfImage: imageParam(b.Data, b.MIMEType)}
+		case llm.TypeToolUse:
+			in := b.Input
+			if len(in) == 0 {
+				in = []byte(`{}`)
+			}
+			u = sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: b.ID, Name: b.Name, Input: in}}
+		case llm.TypeToolResult:
+			u = sdk.ContentBlockParamUnion{OfToolResult: toolResult(b)}
+		case llm.TypeThinking:
+			u = sdk.NewThinkingBlock(b.Signature, b.Text)
+		case llm.TypeRedactedThinking:
+			u = sdk.NewRedactedThinkingBlock(b.Redacted)
+		default:
+			return mp, fmt.Errorf("unknown block type %q", b.Type)
+		}
+		mp.Content = append(mp.Content, u)
+	}
+	return mp, nil
+}
+
+func imageParam(data []byte, mime string) *sdk.ImageBlockParam {
+	return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+		Data: base64.StdEncoding.EncodeToString(data), MediaType: sdk.Base64ImageSourceMediaType(mime),
+	}}}
+}
+
+// toolResult maps a tool result: text and embedded text become text blocks,
+// images (and embedded image blobs) image blocks, links and other blobs a
+// line of text naming them.
+func toolResult(b llm.Block) *sdk.ToolResultBlockParam {
+	tr := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
+	if b.IsError {
+		tr.IsError = sdk.Bool(true)
+	}
+	for _, c := range b.Content {
+		if text, ok := contentText(c); ok {
+			if text != "" {
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: text}})
+			}
+			continue
+		}
+		tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: imageParam(c.Data, c.MIMEType)})
+	}
+	return tr
+}
+
+// contentText returns the text a content block is sent as, or false for an
+// image.
+func contentText(c tool.Content) (string, bool) {
+	switch c.Type {
+	case tool.TypeImage:
+		return "", false
+	case tool.TypeResource:
+		if c.Text == "" && strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0 {
+			return "", false
+		}
+		if c.Text != "" {
+			return c.Text, true
+		}
+		return fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)), true
+	case tool.TypeResourceLink:
+		name := c.Name
+		if name == "" {
+			name = c.URI
+		}
+		return fmt.Sprintf("[resource link %s: %s]", name, c.URI), true
+	}
+	return c.Text, true
+}
+
+// setCache puts a cache breakpoint on a content block, where the block kind
+// takes one (thinking blocks do not).
+func setCache(u *sdk.ContentBlockParamUnion) {
+	cc := sdk.NewCacheControlEphemeralParam()
+	switch {
+	case u.OfText != nil:
+		u.OfText.CacheControl = cc
+	case u.OfImage != nil:
+		u.OfImage.CacheControl = cc
+	case u.OfToolResult != nil:
+		u.OfToolResult.CacheControl = cc
+	case u.OfToolUse != nil:
+		u.OfToolUse.CacheControl = cc
+	case u.OfDocument != nil:
+		u.OfDocument.CacheControl = cc
+	}
+}
