@@ -25,7 +25,9 @@ func newTestStore(t *testing.T) *Store {
 	}), WithClock(func() time.Time { return clock }))
 }
 
-func msg(s string) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"role":"user","content":%q}`, s)) }
+func msg(s string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"role":"user","content":%q}`, s))
+}
 
 func TestAppendAndResume(t *testing.T) {
 	st := newTestStore(t)
