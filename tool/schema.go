@@ -153,11 +153,16 @@ func setEnum(f reflect.StructField, s *jsonschema.Schema, tag string) error {
 		switch ft.Kind() {
 		case reflect.String:
 			vals = append(vals, v)
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			n, err := strconv.ParseInt(v, 10, 64)
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(v, 10, ft.Bits())
 			if err != nil {
-				return fmt.Errorf("field %s: enum value %q is not an integer", f.Name, v)
+				return fmt.Errorf("field %s: enum value %q is not an integer of %v", f.Name, v, ft)
+			}
+			vals = append(vals, n)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			n, err := strconv.ParseUint(v, 10, ft.Bits())
+			if err != nil {
+				return fmt.Errorf("field %s: enum value %q is not an integer of %v", f.Name, v, ft)
 			}
 			vals = append(vals, n)
 		case reflect.Float32, reflect.Float64:
