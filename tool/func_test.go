@@ -168,7 +168,9 @@ func TestNewNoInputAndNewRaw(t *testing.T) {
 		t.Fatal("no-input call")
 	}
 	r, err := NewRaw("Echo", "Echoes.", json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"x\": {\"type\": \"string\"}}\n}"),
-		func(_ context.Context, _ *Env, in json.RawMessage) (*Result, error) { return TextResult(string(in)), nil })
+		func(_ context.Context, _ *Env, in json.RawMessage) (*Result, error) {
+			return TextResult(string(in)), nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -527,9 +527,9 @@ func (p *Pool) snapshot() (list []entry, search bool) {
 func (p *Pool) Tools() []tool.Tool {
 	list, search := p.snapshot()
 	out := make([]tool.Tool, 0, len(list)+1)
-	pos := -1
+	pos, at := -1, p.searchPos(list)
 	for i, e := range list {
-		if search && i == p.searchPos(list) {
+		if search && i == at {
 			pos = len(out)
 		}
 		if !e.deferred || e.loaded {
@@ -627,8 +627,9 @@ func (p *Pool) Lookup(name string) (tool.Tool, bool) {
 func (p *Pool) Names() []string {
 	list, search := p.snapshot()
 	var out []string
+	at := p.searchPos(list)
 	for i, e := range list {
-		if search && i == p.searchPos(list) {
+		if search && i == at {
 			out = append(out, ToolSearchName)
 			search = false
 		}

@@ -628,3 +628,11 @@ func TestStableOrderAndBytes(t *testing.T) {
 		t.Fatalf("built-ins not sorted: %v", ns[:40])
 	}
 }
+
+// resolver is the executor's interface; *Pool must satisfy it.
+type resolver interface {
+	Lookup(string) (tool.Tool, bool)
+	Names() []string
+}
+
+var _ resolver = (*Pool)(nil)

@@ -14,7 +14,8 @@ import (
 // Factory builds a tool for one session. The pool calls it at most once, the
 // first time the tool is needed, with the session's environment (env is
 // never nil). A returned error leaves the tool out of that pool and is
-// reported by [Pool.Err].
+// reported by [Pool.Err]. A factory must not call back into the pool that
+// builds it.
 type Factory func(ctx context.Context, env *tool.Env) (tool.Tool, error)
 
 // Tier ranks built-in tools by how often a session needs them. The pool
