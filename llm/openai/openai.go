@@ -1,0 +1,603 @@
+// Package openai is the [llm.Provider] for the OpenAI Chat Completions API
+// and the many servers that speak it (Ollama, vLLM, llama.cpp, LM Studio,
+// OpenRouter …), over the official SDK (github.com/openai/openai-go/v3).
+//
+// It streams replies with usage (stream_options.include_usage; cached
+// prompt tokens from prompt_tokens_details), reassembles tool calls from
+// their deltas robustly (servers that give every parallel call index 0 are
+// handled: a new id at the same index is a new call), reads reasoning text
+// from reasoning_content or reasoning as thinking, and maps the
+// conversation:
+//
+//   - the system prompt ([llm.Request.System] and system messages) becomes
+//     one system message, sent first;
+//   - tool results become "tool" messages, in order, right after the
+//     assistant turn; an error result's text is prefixed with "Error: "
+//     (the API has no is_error); images in tool results, which tool
+//     messages cannot carry, follow in one user message;
+//   - images become image_url parts with data URLs;
+//   - thinking blocks are not sent back (the API has no field for them).
+//
+// Configuration: [WithAPIKey] and [WithBaseURL] win over OPENAI_API_KEY and
+// OPENAI_BASE_URL (lookup injectable with [WithLookupEnv]); no other
+// environment variable is read. The API key may be empty for local servers
+// (http://localhost:11434/v1): no Authorization header is sent then. The
+// SDK's retries are off; retries follow one [llm.RetryPolicy].
+package openai
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+const (
+	// DefaultBaseURL is the API's address when neither [WithBaseURL] nor
+	// OPENAI_BASE_URL says otherwise.
+	DefaultBaseURL = "https://api.openai.com/v1/"
+	// DefaultMaxTokens is the token limit of a request that sets none.
+	DefaultMaxTokens = 8192
+)
+
+// Provider streams replies from a Chat Completions API. It is safe for
+// concurrent use.
+type Provider struct {
+	svc         sdk.ChatCompletionService
+	model       string
+	maxTokens   int
+	legacyLimit bool
+	retry       llm.RetryPolicy
+	now         func() time.Time
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+type config struct {
+	apiKey, baseURL *string
+	lookupEnv       func(string) (string, bool)
+	httpClient      option.HTTPClient
+	model           string
+	maxTokens       int
+	legacyLimit     bool
+	retry           llm.RetryPolicy
+	extra           []option.RequestOption
+}
+
+// Option configures a [Provider].
+type Option func(*config)
+
+// WithAPIKey sets the API key (a bearer token), overriding OPENAI_API_KEY.
+// An empty key sends no Authorization header.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = &key } }
+
+// WithBaseURL sets the base URL (for example http://localhost:11434/v1),
+// overriding OPENAI_BASE_URL.
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = &u } }
+
+// WithLookupEnv replaces [os.LookupEnv] for reading OPENAI_API_KEY and
+// OPENAI_BASE_URL.
+func WithLookupEnv(f func(string) (string, bool)) Option {
+	return func(c *config) { c.lookupEnv = f }
+}
+
+// WithHTTPClient sets the HTTP client (default: a clone of
+// http.DefaultTransport, no overall timeout: streams are long).
+func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
+
+// WithModel sets the model of requests that name none. There is no default:
+// a request without a model fails unless this is set.
+func WithModel(m string) Option { return func(c *config) { c.model = m } }
+
+// WithMaxTokens sets the token limit of requests that set none (default
+// [DefaultMaxTokens]).
+func WithMaxTokens(n int) Option { return func(c *config) { c.maxTokens = n } }
+
+// WithLegacyMaxTokens sends the limit as max_tokens instead of
+// max_completion_tokens, for servers that know only the older field.
+func WithLegacyMaxTokens() Option { return func(c *config) { c.legacyLimit = true } }
+
+// WithRetry sets the retry policy (default: the zero [llm.RetryPolicy]).
+func WithRetry(p llm.RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithMaxAttempts sets the number of attempts per request, the first
+// included; 1 disables retries.
+func WithMaxAttempts(n int) Option { return func(c *config) { c.retry.MaxAttempts = n } }
+
+// WithRequestOptions passes extra SDK options (headers, organization,
+// middleware) to every request.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.extra = append(c.extra, opts...) }
+}
+
+// New returns a provider.
+func New(opts ...Option) *Provider {
+	c := config{lookupEnv: os.LookupEnv, maxTokens: DefaultMaxTokens}
+	for _, o := range opts {
+		o(&c)
+	}
+	key := ""
+	if c.apiKey != nil {
+		key = *c.apiKey
+	} else if v, ok := c.lookupEnv("OPENAI_API_KEY"); ok {
+		key = v
+	}
+	base := DefaultBaseURL
+	if c.baseURL != nil {
+		base = *c.baseURL
+	} else if v, ok := c.lookupEnv("OPENAI_BASE_URL"); ok && v != "" {
+		base = v
+	}
+	hc := c.httpClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	ropts := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0),
+		option.WithAPIKey(key),
+	}
+	ropts = append(ropts, c.extra...)
+	// The service is built without sdk.NewClient so that the SDK reads no
+	// environment variable of its own.
+	return &Provider{
+		svc:   sdk.NewChatCompletionService(ropts...),
+		model: c.model, maxTokens: c.maxTokens, legacyLimit: c.legacyLimit,
+		retry: c.retry, now: time.Now,
+	}
+}
+
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{}
+}
+
+// Stream sends req and streams the reply; see [llm.Provider].
+func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	params, err := p.Params(req)
+	if err != nil {
+		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+	}
+	return llm.Retry(ctx, p.retry, func(ctx context.Context) iter.Seq2[llm.Event, error] {
+		return p.attempt(ctx, params)
+	})
+}
+
+// streamState turns chunks into events.
+type streamState struct {
+	blocks    int
+	text      int // block index of the text, -1 before any
+	thinking  int
+	tools     *assembler
+	finish    string
+	finished  bool
+	usage     llm.Usage
+	haveUsage bool
+}
+
+func newStreamState() *streamState {
+	s := &streamState{text: -1, thinking: -1}
+	s.tools = newAssembler(func() int { s.blocks++; return s.blocks - 1 })
+	return s
+}
+
+func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewParams) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		stream := p.svc.NewStreaming(ctx, params)
+		defer stream.Close()
+		st := newStreamState()
+		var (
+			yielded bool
+			start   *llm.Event
+			evs     []llm.Event
+		)
+		for stream.Next() {
+			ch := stream.Current()
+			if start == nil && !yielded {
+				start = &llm.Event{Type: llm.EventMessageStart, ID: ch.ID, Model: ch.Model}
+			}
+			evs = st.chunk(evs[:0], &ch)
+			for _, ev := range evs {
+				if start != nil {
+					s := *start
+					start = nil
+					yielded = true
+					if !yield(s, nil) {
+						return
+					}
+				}
+				yielded = true
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+		err := stream.Err()
+		if err == nil && st.finished {
+			if start != nil {
+				if !yield(*start, nil) {
+					return
+				}
+			}
+			yield(st.end(), nil)
+			return
+		}
+		yield(llm.Event{}, p.classify(ctx, err, yielded))
+	}
+}
+
+// chunk appends the events of one chunk to evs.
+func (s *streamState) chunk(evs []llm.Event, ch *sdk.ChatCompletionChunk) []llm.Event {
+	if u := ch.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {
+		s.haveUsage = true
+		cached := int(u.PromptTokensDetails.CachedTokens)
+		written := int(u.PromptTokensDetails.CacheWriteTokens)
+		s.usage = llm.Usage{
+			InputTokens:              max(int(u.PromptTokens)-cached-written, 0),
+			OutputTokens:             int(u.CompletionTokens),
+			CacheReadInputTokens:     cached,
+			CacheCreationInputTokens: written,
+		}
+	}
+	for i := range ch.Choices {
+		c := &ch.Choices[i]
+		if c.Index != 0 {
+			continue // n > 1 is not used
+		}
+		d := &c.Delta
+		if r := reasoning(d); r != "" {
+			if s.thinking < 0 {
+				s.thinking = s.blocks
+				s.blocks++
+			}
+			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.thinking, Text: r})
+		}
+		text := d.Content
+		if text == "" {
+			text = d.Refusal
+		}
+		if text != "" {
+			if s.text < 0 {
+				s.text = s.blocks
+				s.blocks++
+			}
+			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.text, Text: text})
+		}
+		for j := range d.ToolCalls {
+			tc := &d.ToolCalls[j]
+			evs = s.tools.add(evs, tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+		}
+		if c.FinishReason != "" {
+			s.finish = c.FinishReason
+			s.finished = true
+			evs = s.tools.finish(evs)
+		}
+	}
+	return evs
+}
+
+func (s *streamState) end() llm.Event {
+	var stop llm.StopReason
+	switch s.finish {
+	case "stop":
+		stop = llm.StopEndTurn
+	case "tool_calls", "function_call":
+		stop = llm.StopToolUse
+	case "length":
+		stop = llm.StopMaxTokens
+	case "content_filter":
+		stop = llm.StopRefusal
+	default:
+		stop = llm.StopReason(s.finish)
+	}
+	if s.tools.count() > 0 && stop == llm.StopEndTurn {
+		stop = llm.StopToolUse // some servers say "stop" after tool calls
+	}
+	return llm.Event{Type: llm.EventMessageEnd, StopReason: stop, Usage: s.usage}
+}
+
+// reasoning returns the reasoning text of a delta: reasoning_content
+// (DeepSeek, vLLM, llama.cpp) or reasoning (Ollama, OpenRouter).
+func reasoning(d *sdk.ChatCompletionChunkChoiceDelta) string {
+	if len(d.JSON.ExtraFields) == 0 {
+		return ""
+	}
+	for _, k := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[k]
+		if !ok {
+			continue
+		}
+		raw := f.Raw()
+		if raw == "" || raw == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// classify turns an SDK error (or a stream that ended early, err == nil)
+// into an llm error.
+func (p *Provider) classify(ctx context.Context, err error, yielded bool) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("openai: %w", context.Cause(ctx))
+	}
+	var out *llm.APIError
+	var ae *sdk.Error
+	var se *ssestream.StreamError
+	switch {
+	case errors.As(err, &ae):
+		out = &llm.APIError{Provider: "openai", StatusCode: ae.StatusCode, Type: ae.Type, Code: ae.Code, Message: ae.Message, Err: err}
+		if out.Message == "" || out.Type == "" {
+			typ, code, msg := llm.ParseErrorBody([]byte(ae.RawJSON()))
+			out.Type = cmpOr(out.Type, typ)
+			out.Code = cmpOr(out.Code, code)
+			out.Message = cmpOr(out.Message, msg)
+		}
+		if ae.Response != nil {
+			out.RetryAfter = llm.ParseRetryAfter(ae.Response.Header, p.now())
+			out.RequestID = ae.Response.Header.Get("x-request-id")
+			if out.RequestID == "" {
+				out.RequestID = ae.Response.Header.Get("request-id")
+			}
+		}
+	case errors.As(err, &se):
+		out = &llm.APIError{Provider: "openai", StatusCode: http.StatusOK, Err: err}
+		out.Type, out.Code, out.Message = llm.ParseErrorBody(se.Event.Data)
+	}
+	if out != nil {
+		if yielded {
+			return fmt.Errorf("%w: %w", llm.ErrInterrupted, out)
+		}
+		return out
+	}
+	switch {
+	case err == nil && yielded:
+		return fmt.Errorf("openai: %w: the stream ended without a finish reason", llm.ErrInterrupted)
+	case err == nil:
+		return fmt.Errorf("openai: %w: the stream ended without events", llm.ErrConnection)
+	case yielded:
+		return fmt.Errorf("openai: %w: %w", llm.ErrInterrupted, err)
+	case llm.IsConnError(err):
+		return fmt.Errorf("openai: %w: %w", llm.ErrConnection, err)
+	}
+	return fmt.Errorf("openai: %w", err)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Params converts a request to the SDK's parameters (exported for tests and
+// for callers that want to inspect or extend the request).
+func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = p.model
+	}
+	if model == "" {
+		return sdk.ChatCompletionNewParams{}, errors.New("openai: no model (set Request.Model or WithModel)")
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = p.maxTokens
+	}
+	params := sdk.ChatCompletionNewParams{
+		Model:         shared.ChatModel(model),
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
+	if p.legacyLimit {
+		params.MaxTokens = sdk.Int(int64(maxTokens))
+	} else {
+		params.MaxCompletionTokens = sdk.Int(int64(maxTokens))
+	}
+	if req.Temperature != nil {
+		params.Temperature = sdk.Float(*req.Temperature)
+	}
+	if len(req.StopSequences) > 0 {
+		params.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: req.StopSequences}
+	}
+	if b := req.ThinkingBudget; b > 0 {
+		switch {
+		case b < 4096:
+			params.ReasoningEffort = shared.ReasoningEffortLow
+		case b < 16384:
+			params.ReasoningEffort = shared.ReasoningEffortMedium
+		default:
+			params.ReasoningEffort = shared.ReasoningEffortHigh
+		}
+	}
+	for _, spec := range req.Tools {
+		params.Tools = append(params.Tools, toolset.OpenAITool(spec))
+	}
+	switch req.ToolChoice.Mode {
+	case llm.ToolChoiceAuto:
+	case llm.ToolChoiceAny:
+		params.ToolChoice.OfAuto = sdk.String("required")
+	case llm.ToolChoiceNone:
+		params.ToolChoice.OfAuto = sdk.String("none")
+	case llm.ToolChoiceTool:
+		if req.ToolChoice.Name == "" {
+			return params, errors.New("openai: tool choice \"tool\" without a name")
+		}
+		params.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
+	default:
+		return params, fmt.Errorf("openai: unknown tool choice %q", req.ToolChoice.Mode)
+	}
+	if req.ToolChoice.DisableParallel && len(req.Tools) > 0 {
+		params.ParallelToolCalls = sdk.Bool(false)
+	}
+
+	var system []string
+	for _, s := range req.System {
+		if s.Text != "" {
+			system = append(system, s.Text)
+		}
+	}
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleSystem {
+			if t := m.Text(); t != "" {
+				system = append(system, t)
+			}
+		}
+	}
+	if len(system) > 0 {
+		params.Messages = append(params.Messages, sdk.SystemMessage(strings.Join(system, "\n\n")))
+	}
+	for i, m := range req.Messages {
+		var err error
+		switch m.Role {
+		case llm.RoleSystem:
+		case llm.RoleUser:
+			params.Messages, err = appendUser(params.Messages, m)
+		case llm.RoleAssistant:
+			params.Messages = appendAssistant(params.Messages, m)
+		default:
+			err = fmt.Errorf("unknown role %q", m.Role)
+		}
+		if err != nil {
+			return params, fmt.Errorf("openai: messages[%d]: %w", i, err)
+		}
+	}
+	return params, nil
+}
+
+func dataURL(data []byte, mime string) string {
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+func imagePart(data []byte, mime string) sdk.ChatCompletionContentPartUnionParam {
+	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(data, mime)})
+}
+
+// appendUser sends a user turn: its tool results first, as tool messages,
+// then the images those results held, then the rest of the turn.
+func appendUser(msgs []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	var parts, images []sdk.ChatCompletionContentPartUnionParam
+	onlyText := true
+	for _, b := range m.Content {
+		switch b.Type {
+		case llm.TypeText:
+			if b.Text != "" {
+				parts = append(parts, sdk.TextContentPart(b.Text))
+			}
+		case llm.TypeImage:
+			parts = append(parts, imagePart(b.Data, b.MIMEType))
+			onlyText = false
+		case llm.TypeToolResult:
+			text, imgs := toolResultContent(b)
+			msgs = append(msgs, sdk.ToolMessage(text, b.ToolUseID))
+			if len(imgs) > 0 {
+				images = append(images, sdk.TextContentPart(fmt.Sprintf("Images from the result of tool call %s:", b.ToolUseID)))
+				images = append(images, imgs...)
+			}
+		case llm.TypeThinking, llm.TypeRedactedThinking:
+		default:
+			return msgs, fmt.Errorf("block type %q in a user message", b.Type)
+		}
+	}
+	if len(images) > 0 {
+		msgs = append(msgs, sdk.UserMessage(images))
+	}
+	switch {
+	case len(parts) == 0:
+	case onlyText:
+		var sb strings.Builder
+		for i, p := range parts {
+			if i > 0 {
+				sb.WriteString("\n\n")
+			}
+			sb.WriteString(p.OfText.Text)
+		}
+		msgs = append(msgs, sdk.UserMessage(sb.String()))
+	default:
+		msgs = append(msgs, sdk.UserMessage(parts))
+	}
+	return msgs, nil
+}
+
+// toolResultContent returns the text of a tool result (prefixed with
+// "Error: " for an error) and its images as image parts.
+func toolResultContent(b llm.Block) (string, []sdk.ChatCompletionContentPartUnionParam) {
+	var sb strings.Builder
+	var imgs []sdk.ChatCompletionContentPartUnionParam
+	if b.IsError {
+		sb.WriteString("Error: ")
+	}
+	n := 0
+	add := func(s string) {
+		if n > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(s)
+		n++
+	}
+	for _, c := range b.Content {
+		switch {
+		case c.Type == tool.TypeImage,
+			c.Type == tool.TypeResource && c.Text == "" && strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0:
+			imgs = append(imgs, imagePart(c.Data, c.MIMEType))
+			add(fmt.Sprintf("[image %d attached below]", len(imgs)))
+		case c.Type == tool.TypeResource && c.Text == "":
+			add(fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)))
+		case c.Type == tool.TypeResourceLink:
+			name := cmpOr(c.Name, c.URI)
+			add(fmt.Sprintf("[resource link %s: %s]", name, c.URI))
+		default:
+			add(c.Text)
+		}
+	}
+	return sb.String(), imgs
+}
+
+func appendAssistant(msgs []sdk.ChatCompletionMessageParamUnion, m llm.Message) []sdk.ChatCompletionMessageParamUnion {
+	var a sdk.ChatCompletionAssistantMessageParam
+	if t := m.Text(); t != "" {
+		a.Content.OfString = sdk.String(t)
+	}
+	for _, b := range m.Content {
+		if b.Type != llm.TypeToolUse {
+			continue
+		}
+		in := string(b.Input)
+		if in == "" {
+			in = "{}"
+		}
+		a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+				ID:       b.ID,
+				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: in},
+			},
+		})
+	}
+	if a.Content.OfString.Valid() || len(a.ToolCalls) > 0 {
+		msgs = append(msgs, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+	}
+	return msgs
+}

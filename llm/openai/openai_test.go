@@ -1,0 +1,409 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleeps) got() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
+}
+
+func newProvider(t *testing.T, srv *llmtest.Server, sl *sleeps, opts ...openai.Option) *openai.Provider {
+	t.Helper()
+	base := []openai.Option{
+		openai.WithBaseURL(srv.OpenAIURL()),
+		openai.WithAPIKey("test-key"),
+		openai.WithHTTPClient(srv.Client()),
+		openai.WithLookupEnv(func(string) (string, bool) { return "", false }),
+		openai.WithRetry(llm.RetryPolicy{Sleep: sl.sleep, Jitter: func() float64 { return 0 }}),
+	}
+	return openai.New(append(base, opts...)...)
+}
+
+func collect(t *testing.T, p llm.Provider, req *llm.Request) ([]llm.Event, *llm.Response, error) {
+	t.Helper()
+	var evs []llm.Event
+	var acc llm.Accumulator
+	for ev, err := range p.Stream(t.Context(), req) {
+		if err != nil {
+			return evs, acc.Response(), err
+		}
+		evs = append(evs, ev)
+		acc.Add(ev)
+	}
+	return evs, acc.Response(), nil
+}
+
+func userReq(text string) *llm.Request {
+	return &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText(text)}}
+}
+
+func ends(evs []llm.Event) []llm.Event {
+	var out []llm.Event
+	for _, ev := range evs {
+		if ev.Type == llm.EventToolUseEnd {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestStreamText(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithChunkSize(3))
+	srv.Script(llmtest.Reply{
+		Content: []llm.Block{llm.Text("Hello, wörld! How are you?")},
+		Usage:   llm.Usage{InputTokens: 12, OutputTokens: 7},
+	})
+	evs, resp, err := collect(t, newProvider(t, srv, &sleeps{}), userReq("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Message.Text(); got != "Hello, wörld! How are you?" {
+		t.Errorf("text = %q", got)
+	}
+	if len(evs) < 10 || evs[0].Type != llm.EventMessageStart || evs[0].ID != "chatcmpl-1" || evs[0].Model != "gpt-test" {
+		t.Errorf("%d events, first %+v", len(evs), evs[0])
+	}
+	if resp.StopReason != llm.StopEndTurn || resp.Usage != (llm.Usage{InputTokens: 12, OutputTokens: 7}) {
+		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+	}
+	r := srv.LastRequest()
+	if !r.Stream || !r.IncludeUsage || r.Header.Get("Authorization") != "Bearer test-key" || r.MaxTokens != openai.DefaultMaxTokens {
+		t.Errorf("request: stream=%v usage=%v auth=%q max=%d", r.Stream, r.IncludeUsage, r.Header.Get("Authorization"), r.MaxTokens)
+	}
+}
+
+func TestReasoningAsThinking(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithChunkSize(5))
+	srv.Script(llmtest.Reply{Content: []llm.Block{llm.Thinking("First, consider the question.", ""), llm.Text("42")}})
+	req := userReq("q")
+	req.ThinkingBudget = 8000
+	_, resp, err := collect(t, newProvider(t, srv, &sleeps{}), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Block{llm.Thinking("First, consider the question.", ""), llm.Text("42")}
+	if diff := cmp.Diff(want, resp.Message.Content); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+	if e := srv.LastRequest().ReasoningEffort; e != "medium" {
+		t.Errorf("reasoning_effort = %q", e)
+	}
+}
+
+func TestParallelToolCalls(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []llmtest.Option
+	}{
+		{"distinct indexes", nil},
+		{"index zero reused", []llmtest.Option{llmtest.WithIndexZero()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, append(tt.opts, llmtest.WithChunkSize(2))...)
+			srv.Script(llmtest.Reply{
+				Content: []llm.Block{
+					llm.Text("Reading."),
+					llm.ToolUse("call_a", "Read", json.RawMessage(`{"path":"a.go","limit":10}`)),
+					llm.ToolUse("call_b", "Read", json.RawMessage(`{"path":"b.go"}`)),
+					llm.ToolUse("call_c", "Grep", json.RawMessage(`{"pattern":"func \\w+"}`)),
+				},
+				Usage: llm.Usage{InputTokens: 10, OutputTokens: 30, CacheReadInputTokens: 2048},
+			})
+			evs, resp, err := collect(t, newProvider(t, srv, &sleeps{}), userReq("go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ends(evs)
+			want := []struct{ id, name, in string }{
+				{"call_a", "Read", `{"path":"a.go","limit":10}`},
+				{"call_b", "Read", `{"path":"b.go"}`},
+				{"call_c", "Grep", `{"pattern":"func \\w+"}`},
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d tool-use ends, want %d", len(got), len(want))
+			}
+			seen := map[int]bool{}
+			for i, w := range want {
+				e := got[i]
+				if e.ID != w.id || e.Name != w.name || string(e.Input) != w.in || e.InputErr != nil {
+					t.Errorf("call %d = %s %s %s %v", i, e.ID, e.Name, e.Input, e.InputErr)
+				}
+				if seen[e.Index] {
+					t.Errorf("block index %d reused", e.Index)
+				}
+				seen[e.Index] = true
+			}
+			if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolUses()) != 3 || resp.Message.Text() != "Reading." {
+				t.Errorf("response = %+v", resp)
+			}
+			if wantU := (llm.Usage{InputTokens: 10, OutputTokens: 30, CacheReadInputTokens: 2048}); resp.Usage != wantU {
+				t.Errorf("usage = %+v, want %+v", resp.Usage, wantU)
+			}
+		})
+	}
+}
+
+func specs(names ...string) []*tool.Spec {
+	var out []*tool.Spec
+	for _, n := range names {
+		out = append(out, &tool.Spec{
+			Name:        n,
+			Description: n + " things",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+		})
+	}
+	return out
+}
+
+func TestRequestMapping(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("done"))
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	req := &llm.Request{
+		Model:  "gpt-test",
+		System: []llm.SystemBlock{{Text: "You are Gantry."}, {Text: "Notes."}},
+		Messages: []llm.Message{
+			llm.UserMessage(llm.Text("look at this"), llm.Image(png, "image/png")),
+			llm.AssistantMessage(
+				llm.Thinking("hmm", "sig"),
+				llm.Text("Reading."),
+				llm.ToolUse("call_1", "Read", json.RawMessage(`{"path":"a.go"}`)),
+				llm.ToolUse("call_2", "Read", json.RawMessage(`{"path":"b.png"}`)),
+				llm.ToolUse("call_3", "Read", nil),
+			),
+			llm.UserMessage(
+				llm.ToolResult("call_1", []tool.Content{tool.Text("package a")}, false),
+				llm.ToolResult("call_2", []tool.Content{tool.Text("an image:"), tool.Image(png, "image/png")}, false),
+				llm.ToolResult("call_3", []tool.Content{tool.Text("path is required")}, true),
+				llm.Text("continue"),
+			),
+		},
+		Tools:         specs("Read", "Grep"),
+		ToolChoice:    llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "Read", DisableParallel: true},
+		StopSequences: []string{"STOP"},
+		Cache:         llm.AllCacheHints, // ignored: OpenAI caches by itself
+	}
+	if _, _, err := collect(t, newProvider(t, srv, &sleeps{}), req); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.LastRequest()
+	var roles []string
+	for _, m := range r.Messages {
+		roles = append(roles, m.Role)
+	}
+	if diff := cmp.Diff([]string{"system", "user", "assistant", "tool", "tool", "tool", "user", "user"}, roles); diff != "" {
+		t.Fatalf("roles (-want +got):\n%s", diff)
+	}
+	if r.Messages[0].Content[0].Text != "You are Gantry.\n\nNotes." {
+		t.Errorf("system = %q", r.Messages[0].Content[0].Text)
+	}
+	if diff := cmp.Diff([]llm.Block{llm.Text("look at this"), llm.Image(png, "image/png")}, r.Messages[1].Content); diff != "" {
+		t.Errorf("user (-want +got):\n%s", diff)
+	}
+	wantAssistant := []llm.Block{
+		llm.Text("Reading."),
+		llm.ToolUse("call_1", "Read", json.RawMessage(`{"path":"a.go"}`)),
+		llm.ToolUse("call_2", "Read", json.RawMessage(`{"path":"b.png"}`)),
+		llm.ToolUse("call_3", "Read", json.RawMessage(`{}`)),
+	}
+	if diff := cmp.Diff(wantAssistant, r.Messages[2].Content); diff != "" {
+		t.Errorf("assistant (-want +got):\n%s", diff)
+	}
+	wantResults := []llm.Block{
+		llm.ToolResult("call_1", []tool.Content{tool.Text("package a")}, false),
+		llm.ToolResult("call_2", []tool.Content{tool.Text("an image:\n[image 1 attached below]")}, false),
+		llm.ToolResult("call_3", []tool.Content{tool.Text("Error: path is required")}, false),
+	}
+	if diff := cmp.Diff(wantResults, r.ToolResults()); diff != "" {
+		t.Errorf("tool results (-want +got):\n%s", diff)
+	}
+	wantImages := []llm.Block{llm.Text("Images from the result of tool call call_2:"), llm.Image(png, "image/png")}
+	if diff := cmp.Diff(wantImages, r.Messages[6].Content); diff != "" {
+		t.Errorf("tool images (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]llm.Block{llm.Text("continue")}, r.Messages[7].Content); diff != "" {
+		t.Errorf("trailing text (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Read", "Grep"}, r.ToolNames()); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	var choice map[string]any
+	if err := json.Unmarshal(r.ToolChoice, &choice); err != nil ||
+		cmp.Diff(map[string]any{"type": "function", "function": map[string]any{"name": "Read"}}, choice) != "" {
+		t.Errorf("tool choice = %s", r.ToolChoice)
+	}
+	var body struct {
+		ParallelToolCalls *bool `json:"parallel_tool_calls"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil || body.ParallelToolCalls == nil || *body.ParallelToolCalls {
+		t.Errorf("parallel_tool_calls = %v", body.ParallelToolCalls)
+	}
+	if len(r.CacheBreakpoints) != 0 || cmp.Diff([]string{"STOP"}, r.StopSequences) != "" {
+		t.Errorf("breakpoints %v stop %v", r.CacheBreakpoints, r.StopSequences)
+	}
+}
+
+func TestRetry(t *testing.T) {
+	tests := []struct {
+		name      string
+		first     llmtest.Reply
+		wantSleep time.Duration
+	}{
+		{"429 retry-after-ms", llmtest.Reply{Status: 429, RetryAfterMs: "750"}, 750 * time.Millisecond},
+		{"503 retry-after", llmtest.Reply{Status: 503, RetryAfter: "3"}, 3 * time.Second},
+		{"529", llmtest.Reply{Status: 529}, 250 * time.Millisecond},
+		{"connection reset", llmtest.Reply{DropBeforeHeaders: true}, 250 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			srv.Script(tt.first, llmtest.TextReply("recovered"))
+			sl := &sleeps{}
+			_, resp, err := collect(t, newProvider(t, srv, sl), userReq("hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Text() != "recovered" || len(srv.Requests()) != 2 {
+				t.Errorf("text %q after %d requests", resp.Message.Text(), len(srv.Requests()))
+			}
+			if diff := cmp.Diff([]time.Duration{tt.wantSleep}, sl.got()); diff != "" {
+				t.Errorf("sleeps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNoRetryOnClientErrors(t *testing.T) {
+	tests := []struct {
+		reply llmtest.Reply
+		is    error
+	}{
+		{llmtest.ErrorReply(400, "invalid_request_error", "Invalid 'messages[2]': tool_call_id not found"), llm.ErrBadRequest},
+		{llmtest.ErrorReply(401, "invalid_api_key", "Incorrect API key provided"), llm.ErrAuth},
+		{llmtest.ErrorReply(404, "model_not_found", "The model `gpt-nope` does not exist"), llm.ErrBadRequest},
+		{llmtest.ErrorReply(400, "context_length_exceeded", "This model's maximum context length is 128000 tokens"), llm.ErrContextLength},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reply.ErrorType, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			srv.Script(tt.reply, llmtest.TextReply("never"))
+			sl := &sleeps{}
+			_, _, err := collect(t, newProvider(t, srv, sl), userReq("hi"))
+			var ae *llm.APIError
+			if !errors.As(err, &ae) {
+				t.Fatalf("err = %v, want *llm.APIError", err)
+			}
+			if ae.StatusCode != tt.reply.Status || ae.Message != tt.reply.ErrorMessage || ae.Type != tt.reply.ErrorType {
+				t.Errorf("APIError = %+v", ae)
+			}
+			if !errors.Is(err, tt.is) || llm.Retryable(err) || !strings.Contains(err.Error(), tt.reply.ErrorMessage) {
+				t.Errorf("err = %v: is %v = %v", err, tt.is, errors.Is(err, tt.is))
+			}
+			if len(srv.Requests()) != 1 || len(sl.got()) != 0 {
+				t.Errorf("%d requests, sleeps %v: want no retry", len(srv.Requests()), sl.got())
+			}
+		})
+	}
+}
+
+func TestDroppedMidStream(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithChunkSize(2))
+	srv.Script(llmtest.Reply{
+		Content:   []llm.Block{llm.Text("partial"), llm.ToolUse("call_1", "Read", json.RawMessage(`{"path":"a.go"}`))},
+		DropAfter: 8,
+	}, llmtest.TextReply("not requested"))
+	evs, resp, err := collect(t, newProvider(t, srv, &sleeps{}), userReq("hi"))
+	if !errors.Is(err, llm.ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if len(evs) == 0 || len(ends(evs)) != 0 || len(resp.Message.ToolUses()) != 0 {
+		t.Errorf("%d events, %d tool ends: a partial call must not complete", len(evs), len(ends(evs)))
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithChunkSize(1))
+	srv.Script(llmtest.Reply{Content: []llm.Block{llm.Text("slow reply")}, StallAfter: 4})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var err error
+	for _, e := range newProvider(t, srv, &sleeps{}).Stream(ctx, userReq("hi")) {
+		if e != nil {
+			err = e
+			break
+		}
+		cancel()
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestEnvironmentAndLocalServer(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("from env"), llmtest.TextReply("local"))
+	env := map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "env-key"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	p := openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()), openai.WithModel("llama3"))
+	if _, resp, err := collect(t, p, &llm.Request{Messages: []llm.Message{llm.UserText("x")}}); err != nil || resp.Message.Text() != "from env" {
+		t.Fatalf("env: %v %v", resp, err)
+	}
+	if r := srv.LastRequest(); r.Header.Get("Authorization") != "Bearer env-key" || r.Model != "llama3" {
+		t.Errorf("auth %q model %q", r.Header.Get("Authorization"), r.Model)
+	}
+	// A local server without a key: no Authorization header, max_tokens.
+	p = openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()),
+		openai.WithBaseURL(srv.URL()), openai.WithAPIKey(""), openai.WithLegacyMaxTokens())
+	if _, resp, err := collect(t, p, userReq("x")); err != nil || resp.Message.Text() != "local" {
+		t.Fatalf("local: %v %v", resp, err)
+	}
+	r := srv.LastRequest()
+	if h := r.Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization = %q, want none", h)
+	}
+	if r.Path != "/chat/completions" || !strings.Contains(string(r.Body), `"max_tokens":8192`) {
+		t.Errorf("path %s body %s", r.Path, r.Body)
+	}
+}
+
+func TestNoModel(t *testing.T) {
+	p := openai.New(openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	_, err := llm.Collect(p.Stream(t.Context(), &llm.Request{Messages: []llm.Message{llm.UserText("x")}}))
+	if err == nil || !strings.Contains(err.Error(), "no model") {
+		t.Fatalf("err = %v", err)
+	}
+}
