@@ -481,6 +481,8 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	// so that "unchanged since your last read" is never answered for a file
 	// whose content is gone from the conversation (writes need a new Read).
 	a.execSess.Update(func(e *tool.Env) { e.Files = tool.NewFileCache(0) })
+	// Tools loaded through ToolSearch were loaded by messages that are gone.
+	a.pool.ResetLoaded()
 	prompt := a.lastSize
 	a.lastSize = 0
 	r.emit(&CompactEvent{Before: before, After: len(a.history), PromptTokens: prompt})
