@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -56,18 +57,33 @@ func testTools(t *testing.T, calls *atomic.Int32) []tool.Tool {
 }
 
 type fixture struct {
-	srv   *llmtest.Server
-	store *session.Store
-	dir   string
+	srv    *llmtest.Server
+	store  *session.Store
+	dir    string
+	openai bool
 }
 
 func newFixture(t *testing.T, opts ...llmtest.Option) *fixture {
 	return &fixture{srv: llmtest.NewServer(t, opts...), store: session.NewStore(t.TempDir()), dir: t.TempDir()}
 }
 
+// bothProviders runs a test against the Anthropic and the OpenAI adapter
+// (the OpenAI fake gives every parallel call index 0, like Ollama).
+func bothProviders(t *testing.T, opts []llmtest.Option, test func(t *testing.T, f *fixture)) {
+	t.Run("anthropic", func(t *testing.T) { test(t, newFixture(t, opts...)) })
+	t.Run("openai", func(t *testing.T) {
+		f := newFixture(t, append(opts, llmtest.WithIndexZero())...)
+		f.openai = true
+		test(t, f)
+	})
+}
+
 func (f *fixture) provider() llm.Provider {
-	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"),
-		anthropic.WithRetry(llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
+	retry := llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
+	if f.openai {
+		return openai.New(openai.WithBaseURL(f.srv.OpenAIURL()), openai.WithAPIKey("test-key"), openai.WithRetry(retry))
+	}
+	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"), anthropic.WithRetry(retry))
 }
 
 func (f *fixture) agent(t *testing.T, mod func(*Options)) *Agent {
@@ -110,69 +126,70 @@ func collect(t *testing.T, ctx context.Context, a *Agent, prompt string) ([]Even
 }
 
 func TestMultiTurnToolUse(t *testing.T) {
-	f := newFixture(t, llmtest.WithChunkSize(3))
-	f.srv.Script(
-		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_1", Name: "Echo", Input: `{"text":"hello"}`}),
-		llmtest.Reply{Content: []llm.Block{llm.Text("all done")}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}},
-	)
-	a := f.agent(t, nil)
-	evs, res, err := collect(t, context.Background(), a, "say hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Subtype != SubtypeSuccess || res.IsError || res.Text != "all done" || res.NumTurns != 2 {
-		t.Fatalf("result = %+v", res)
-	}
-	if res.CostUSD <= 0 {
-		t.Fatalf("cost not computed: %+v", res)
-	}
-	reqs := f.srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	tr := reqs[1].ToolResults()
-	if len(tr) != 1 || tr[0].ToolUseID != "toolu_1" || tr[0].IsError || tool.JoinText(tr[0].Content) != "echo: hello" {
-		t.Fatalf("tool results sent: %+v", tr)
-	}
-	if names := reqs[0].ToolNames(); strings.Join(names, ",") != "Echo,Fail,Sleep" {
-		t.Fatalf("tools sent: %v", names)
-	}
-	// Events: init first, statuses reach DOING and SUCCESS, a tool result, the
-	// text streamed in pieces, result last.
-	if _, ok := evs[0].(*InitEvent); !ok {
-		t.Fatalf("first event %T", evs[0])
-	}
-	var phases []tool.Phase
-	var text strings.Builder
-	var results int
-	for _, ev := range evs {
-		switch e := ev.(type) {
-		case *ToolStatus:
-			phases = append(phases, e.Status.Phase)
-		case *TextDelta:
-			text.WriteString(e.Text)
-		case *ToolResultEvent:
-			results++
+	bothProviders(t, []llmtest.Option{llmtest.WithChunkSize(3)}, func(t *testing.T, f *fixture) {
+		f.srv.Script(
+			llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_1", Name: "Echo", Input: `{"text":"hello"}`}),
+			llmtest.Reply{Content: []llm.Block{llm.Text("all done")}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}},
+		)
+		a := f.agent(t, nil)
+		evs, res, err := collect(t, context.Background(), a, "say hello")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if text.String() != "all done" || results != 1 {
-		t.Fatalf("text %q, results %d", text.String(), results)
-	}
-	if !containsPhase(phases, tool.PhaseDoing) || phases[len(phases)-1] != tool.PhaseSuccess {
-		t.Fatalf("phases %v", phases)
-	}
-	// The transcript holds prompt, tool use, tool result, reply.
-	recs, err := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var types []string
-	for _, r := range recs {
-		types = append(types, r.Type)
-	}
-	if got := strings.Join(types, ","); got != "user,assistant,user,assistant,system" {
-		t.Fatalf("transcript types %s", got)
-	}
+		if res.Subtype != SubtypeSuccess || res.IsError || res.Text != "all done" || res.NumTurns != 2 {
+			t.Fatalf("result = %+v", res)
+		}
+		if res.CostUSD <= 0 {
+			t.Fatalf("cost not computed: %+v", res)
+		}
+		reqs := f.srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		tr := reqs[1].ToolResults()
+		if len(tr) != 1 || tr[0].ToolUseID != "toolu_1" || tr[0].IsError || tool.JoinText(tr[0].Content) != "echo: hello" {
+			t.Fatalf("tool results sent: %+v", tr)
+		}
+		if names := reqs[0].ToolNames(); strings.Join(names, ",") != "Echo,Fail,Sleep" {
+			t.Fatalf("tools sent: %v", names)
+		}
+		// Events: init first, statuses reach DOING and SUCCESS, a tool result, the
+		// text streamed in pieces, result last.
+		if _, ok := evs[0].(*InitEvent); !ok {
+			t.Fatalf("first event %T", evs[0])
+		}
+		var phases []tool.Phase
+		var text strings.Builder
+		var results int
+		for _, ev := range evs {
+			switch e := ev.(type) {
+			case *ToolStatus:
+				phases = append(phases, e.Status.Phase)
+			case *TextDelta:
+				text.WriteString(e.Text)
+			case *ToolResultEvent:
+				results++
+			}
+		}
+		if text.String() != "all done" || results != 1 {
+			t.Fatalf("text %q, results %d", text.String(), results)
+		}
+		if !containsPhase(phases, tool.PhaseDoing) || phases[len(phases)-1] != tool.PhaseSuccess {
+			t.Fatalf("phases %v", phases)
+		}
+		// The transcript holds prompt, tool use, tool result, reply.
+		recs, err := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, r := range recs {
+			types = append(types, r.Type)
+		}
+		if got := strings.Join(types, ","); got != "user,assistant,user,assistant,system" {
+			t.Fatalf("transcript types %s", got)
+		}
+	})
 }
 
 func containsPhase(ps []tool.Phase, p tool.Phase) bool {
@@ -185,39 +202,44 @@ func containsPhase(ps []tool.Phase, p tool.Phase) bool {
 }
 
 func TestParallelCallsAndErrorsKeepOrder(t *testing.T) {
-	f := newFixture(t)
-	f.srv.Script(
-		llmtest.ToolReply(
-			llmtest.ToolCall{ID: "a", Name: "Sleep", Input: `{"ms":60}`},
-			llmtest.ToolCall{ID: "b", Name: "Fail", Input: `{"text":"x"}`},
-			llmtest.ToolCall{ID: "c", Name: "Echo", Input: `{"text":"c"}`},
-			llmtest.ToolCall{ID: "d", Name: "Nope", Input: `{}`},
-			llmtest.ToolCall{ID: "e", Name: "Echo", Input: `{"text":"bad json`},
-		),
-		llmtest.TextReply("ok"),
-	)
-	a := f.agent(t, nil)
-	_, res, err := collect(t, context.Background(), a, "go")
-	if err != nil || res.Subtype != SubtypeSuccess {
-		t.Fatalf("res %+v err %v", res, err)
-	}
-	tr := f.srv.Requests()[1].ToolResults()
-	var ids []string
-	for _, b := range tr {
-		ids = append(ids, b.ToolUseID)
-	}
-	if strings.Join(ids, "") != "abcde" {
-		t.Fatalf("result order %v", ids)
-	}
-	wantErr := map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true}
-	for _, b := range tr {
-		if b.IsError != wantErr[b.ToolUseID] {
-			t.Errorf("%s is_error=%v: %s", b.ToolUseID, b.IsError, tool.JoinText(b.Content))
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		f.srv.Script(
+			llmtest.ToolReply(
+				llmtest.ToolCall{ID: "a", Name: "Sleep", Input: `{"ms":60}`},
+				llmtest.ToolCall{ID: "b", Name: "Fail", Input: `{"text":"x"}`},
+				llmtest.ToolCall{ID: "c", Name: "Echo", Input: `{"text":"c"}`},
+				llmtest.ToolCall{ID: "d", Name: "Nope", Input: `{}`},
+				llmtest.ToolCall{ID: "e", Name: "Echo", Input: `{"text":"bad json`},
+			),
+			llmtest.TextReply("ok"),
+		)
+		a := f.agent(t, nil)
+		_, res, err := collect(t, context.Background(), a, "go")
+		if err != nil || res.Subtype != SubtypeSuccess {
+			t.Fatalf("res %+v err %v", res, err)
 		}
-	}
-	if txt := tool.JoinText(tr[1].Content); !strings.Contains(txt, "disk on fire") {
-		t.Errorf("fail text %q", txt)
-	}
+		tr := f.srv.Requests()[1].ToolResults()
+		var ids []string
+		for _, b := range tr {
+			ids = append(ids, b.ToolUseID)
+		}
+		if strings.Join(ids, "") != "abcde" {
+			t.Fatalf("result order %v", ids)
+		}
+		wantErr := map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true}
+		for _, b := range tr {
+			isErr := b.IsError
+			if f.openai { // Chat Completions has no is_error: the text says it
+				isErr = strings.HasPrefix(tool.JoinText(b.Content), "Error:")
+			}
+			if isErr != wantErr[b.ToolUseID] {
+				t.Errorf("%s is_error=%v: %s", b.ToolUseID, b.IsError, tool.JoinText(b.Content))
+			}
+		}
+		if txt := tool.JoinText(tr[1].Content); !strings.Contains(txt, "disk on fire") {
+			t.Errorf("fail text %q", txt)
+		}
+	})
 }
 
 func TestMaxTurnsAndBudget(t *testing.T) {
@@ -261,81 +283,84 @@ func TestMaxTurnsAndBudget(t *testing.T) {
 }
 
 func TestCancelMidStream(t *testing.T) {
-	f := newFixture(t, llmtest.WithChunkSize(1), llmtest.WithChunkDelay(20*time.Millisecond))
-	f.srv.Script(llmtest.TextReply("a long reply that streams slowly"))
-	a := f.agent(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var res *ResultEvent
-	for ev, err := range a.Run(ctx, "talk") {
-		if err != nil {
-			t.Fatalf("unexpected error %v", err)
+	bothProviders(t, []llmtest.Option{llmtest.WithChunkSize(1), llmtest.WithChunkDelay(20 * time.Millisecond)}, func(t *testing.T, f *fixture) {
+		f.srv.Script(llmtest.TextReply("a long reply that streams slowly"))
+		a := f.agent(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var res *ResultEvent
+		for ev, err := range a.Run(ctx, "talk") {
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			switch e := ev.(type) {
+			case *TextDelta:
+				cancel()
+			case *ResultEvent:
+				res = e
+			}
 		}
-		switch e := ev.(type) {
-		case *TextDelta:
-			cancel()
-		case *ResultEvent:
-			res = e
+		if res == nil || res.Subtype != SubtypeInterrupted {
+			t.Fatalf("result %+v", res)
 		}
-	}
-	if res == nil || res.Subtype != SubtypeInterrupted {
-		t.Fatalf("result %+v", res)
-	}
-	// The partial reply is not part of the conversation.
-	msgs := a.Messages()
-	if len(msgs) != 1 || msgs[0].Role != llm.RoleUser {
-		t.Fatalf("messages after cancel: %+v", msgs)
-	}
+		// The partial reply is not part of the conversation.
+		msgs := a.Messages()
+		if len(msgs) != 1 || msgs[0].Role != llm.RoleUser {
+			t.Fatalf("messages after cancel: %+v", msgs)
+		}
+	})
 }
 
 func TestCancelDuringToolGivesResults(t *testing.T) {
-	f := newFixture(t)
-	f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
-	a := f.agent(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var res *ResultEvent
-	for ev := range a.Run(ctx, "sleep") {
-		switch e := ev.(type) {
-		case *ToolStatus:
-			if e.Status.Phase == tool.PhaseDoing {
-				cancel()
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
+		a := f.agent(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var res *ResultEvent
+		for ev := range a.Run(ctx, "sleep") {
+			switch e := ev.(type) {
+			case *ToolStatus:
+				if e.Status.Phase == tool.PhaseDoing {
+					cancel()
+				}
+			case *ResultEvent:
+				res = e
 			}
-		case *ResultEvent:
-			res = e
 		}
-	}
-	if res == nil || res.Subtype != SubtypeInterrupted {
-		t.Fatalf("result %+v", res)
-	}
-	msgs := a.Messages()
-	last := msgs[len(msgs)-1]
-	if last.Role != llm.RoleUser || last.Content[0].ToolUseID != "s" || !last.Content[0].IsError {
-		t.Fatalf("cancelled call has no error result: %+v", last)
-	}
+		if res == nil || res.Subtype != SubtypeInterrupted {
+			t.Fatalf("result %+v", res)
+		}
+		msgs := a.Messages()
+		last := msgs[len(msgs)-1]
+		if last.Role != llm.RoleUser || last.Content[0].ToolUseID != "s" || !last.Content[0].IsError {
+			t.Fatalf("cancelled call has no error result: %+v", last)
+		}
+	})
 }
 
 func TestRetryAfterOverloadAndDroppedStream(t *testing.T) {
-	f := newFixture(t)
-	f.srv.Script(
-		llmtest.ErrorReply(529, "", ""),
-		llmtest.Reply{Content: []llm.Block{llm.Text("first try breaks here")}, DropAfter: 3},
-		llmtest.TextReply("recovered"),
-	)
-	a := f.agent(t, nil)
-	evs, res, err := collect(t, context.Background(), a, "hi")
-	if err != nil || res.Text != "recovered" {
-		t.Fatalf("res %+v err %v", res, err)
-	}
-	retries := 0
-	for _, ev := range evs {
-		if _, ok := ev.(*RetryEvent); ok {
-			retries++
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		f.srv.Script(
+			llmtest.ErrorReply(529, "", ""),
+			llmtest.Reply{Content: []llm.Block{llm.Text("first try breaks here")}, DropAfter: 3},
+			llmtest.TextReply("recovered"),
+		)
+		a := f.agent(t, nil)
+		evs, res, err := collect(t, context.Background(), a, "hi")
+		if err != nil || res.Text != "recovered" {
+			t.Fatalf("res %+v err %v", res, err)
 		}
-	}
-	if retries != 1 || len(f.srv.Requests()) != 3 {
-		t.Fatalf("retries %d requests %d", retries, len(f.srv.Requests()))
-	}
+		retries := 0
+		for _, ev := range evs {
+			if _, ok := ev.(*RetryEvent); ok {
+				retries++
+			}
+		}
+		if retries != 1 || len(f.srv.Requests()) != 3 {
+			t.Fatalf("retries %d requests %d", retries, len(f.srv.Requests()))
+		}
+	})
 }
 
 func TestProviderErrorSurfaces(t *testing.T) {
@@ -398,39 +423,45 @@ func TestCompaction(t *testing.T) {
 }
 
 func TestResumeContinueFork(t *testing.T) {
-	f := newFixture(t)
-	f.srv.Script(llmtest.TextReply("first answer"), llmtest.TextReply("second answer"), llmtest.TextReply("forked answer"))
-	a := f.agent(t, nil)
-	if _, res, err := collect(t, context.Background(), a, "first question"); err != nil || res.IsError {
-		t.Fatal(res, err)
-	}
-	a.Close()
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		f.srv.Script(llmtest.TextReply("first answer"), llmtest.TextReply("second answer"), llmtest.TextReply("forked answer"))
+		a := f.agent(t, nil)
+		if _, res, err := collect(t, context.Background(), a, "first question"); err != nil || res.IsError {
+			t.Fatal(res, err)
+		}
+		a.Close()
 
-	b := f.agent(t, func(o *Options) { o.Continue = true })
-	if b.SessionID() != a.SessionID() {
-		t.Fatalf("continue opened %s, want %s", b.SessionID(), a.SessionID())
-	}
-	if _, res, err := collect(t, context.Background(), b, "second question"); err != nil || res.IsError {
-		t.Fatal(res, err)
-	}
-	msgs := f.srv.LastRequest().Messages
-	if len(msgs) != 3 || msgs[0].Content[0].Text != "first question" || msgs[1].Content[0].Text != "first answer" {
-		t.Fatalf("resumed request messages: %+v", msgs)
-	}
-	b.Close()
+		b := f.agent(t, func(o *Options) { o.Continue = true })
+		if b.SessionID() != a.SessionID() {
+			t.Fatalf("continue opened %s, want %s", b.SessionID(), a.SessionID())
+		}
+		if _, res, err := collect(t, context.Background(), b, "second question"); err != nil || res.IsError {
+			t.Fatal(res, err)
+		}
+		var msgs []llmtest.Message
+		for _, m := range f.srv.LastRequest().Messages {
+			if m.Role != "system" {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) != 3 || msgs[0].Content[0].Text != "first question" || msgs[1].Content[0].Text != "first answer" {
+			t.Fatalf("resumed request messages: %+v", msgs)
+		}
+		b.Close()
 
-	c := f.agent(t, func(o *Options) { o.SessionID = a.SessionID(); o.Fork = true })
-	if c.SessionID() == a.SessionID() {
-		t.Fatal("fork kept the session id")
-	}
-	if _, res, err := collect(t, context.Background(), c, "fork question"); err != nil || res.IsError {
-		t.Fatal(res, err)
-	}
-	orig, _ := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
-	forked, _ := session.ReadFile(f.store.Path(f.dir, c.SessionID()))
-	if len(forked) <= len(orig) {
-		t.Fatalf("fork has %d records, original %d", len(forked), len(orig))
-	}
+		c := f.agent(t, func(o *Options) { o.SessionID = a.SessionID(); o.Fork = true })
+		if c.SessionID() == a.SessionID() {
+			t.Fatal("fork kept the session id")
+		}
+		if _, res, err := collect(t, context.Background(), c, "fork question"); err != nil || res.IsError {
+			t.Fatal(res, err)
+		}
+		orig, _ := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+		forked, _ := session.ReadFile(f.store.Path(f.dir, c.SessionID()))
+		if len(forked) <= len(orig) {
+			t.Fatalf("fork has %d records, original %d", len(forked), len(orig))
+		}
+	})
 }
 
 func TestRepairHistoryAnswersDanglingToolUse(t *testing.T) {

@@ -4,9 +4,22 @@ import (
 	"errors"
 
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/openai"
 )
 
-// newOpenAI is replaced by the llm/openai adapter as soon as it lands.
+// defaultOpenAIModel is the model used against the OpenAI API when none is
+// given.
+const defaultOpenAIModel = "gpt-5"
+
+// newOpenAI returns the OpenAI Chat Completions provider (OPENAI_API_KEY,
+// OPENAI_BASE_URL; the key may be empty for local servers). A server other
+// than OpenAI's has no default model: --model or GANTRY_MODEL is required.
 func newOpenAI(model string, lookup func(string) (string, bool)) (llm.Provider, string, error) {
-	return nil, "", errors.New("the OpenAI provider is not available in this build yet")
+	if model == "" {
+		if base, ok := lookup("OPENAI_BASE_URL"); ok && base != openai.DefaultBaseURL && base+"/" != openai.DefaultBaseURL {
+			return nil, "", errors.New("an OpenAI-compatible server needs a model name: pass --model (or set GANTRY_MODEL)")
+		}
+		model = defaultOpenAIModel
+	}
+	return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup)), model, nil
 }

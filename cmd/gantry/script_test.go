@@ -50,6 +50,9 @@ func TestScripts(t *testing.T) {
 			env.Values["llm"] = srv
 			env.Setenv("ANTHROPIC_BASE_URL", srv.URL())
 			env.Setenv("ANTHROPIC_API_KEY", "test-key")
+			env.Setenv("LLM_OPENAI_URL", srv.OpenAIURL())
+			env.Setenv("OPENAI_API_KEY", "")
+			env.Setenv("OPENAI_BASE_URL", "")
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("GANTRY_HOME", filepath.Join(env.WorkDir, "home", ".gantry"))
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
