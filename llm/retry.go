@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -111,6 +112,9 @@ func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context)
 						return
 					}
 					continue
+				}
+				if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+					err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 				}
 				if yielded || n >= maxAttempts || !Retryable(err) || ctx.Err() != nil ||
 					RetryAfter(err) > maxRA {
