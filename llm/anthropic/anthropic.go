@@ -204,8 +204,14 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) ite
 				var out llm.Event
 				switch cb.Type {
 				case "text":
+					if cb.Text == "" {
+						continue
+					}
 					out = llm.Event{Type: llm.EventTextDelta, Index: i, Text: cb.Text}
 				case "thinking":
+					if cb.Thinking == "" && cb.Signature == "" {
+						continue
+					}
 					out = llm.Event{Type: llm.EventThinkingDelta, Index: i, Text: cb.Thinking, Signature: cb.Signature}
 				case "redacted_thinking":
 					out = llm.Event{Type: llm.EventRedactedThinking, Index: i, Redacted: cb.Data}

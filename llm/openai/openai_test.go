@@ -1,9 +1,12 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +41,7 @@ func (s *sleeps) got() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-func newProvider(t *testing.T, srv *llmtest.Server, sl *sleeps, opts ...openai.Option) *openai.Provider {
+func newProvider(t testing.TB, srv *llmtest.Server, sl *sleeps, opts ...openai.Option) *openai.Provider {
 	t.Helper()
 	base := []openai.Option{
 		openai.WithBaseURL(srv.OpenAIURL()),
@@ -406,4 +409,78 @@ func TestNoModel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// benchReply streams as about 200 server-sent events: 100 text pieces and
+// 92 pieces of tool input (4 bytes each), plus the envelope events.
+func benchReply() llmtest.Reply {
+	in := `{"path":"` + strings.Repeat("a/b/", 84) + `x.go"}`
+	return llmtest.Reply{
+		Content: []llm.Block{llm.Text(strings.Repeat("word", 100)), llm.ToolUse("call_1", "Read", json.RawMessage(in))},
+		Usage:   llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadInputTokens: 5000},
+	}
+}
+
+// cannedTransport answers every request with the same streamed body.
+type cannedTransport struct{ body []byte }
+
+func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": []string{"text/event-stream"}},
+		Body:   io.NopCloser(bytes.NewReader(c.body)), ContentLength: -1, Request: r,
+	}, nil
+}
+
+// BenchmarkStream200 measures one streamed reply of about 200 events
+// through the real SDK: "parse" from memory (decoding and event
+// assembly only), "loopback" over HTTP from llmtest.
+func BenchmarkStream200(b *testing.B) {
+	srv := llmtest.NewServer(b, llmtest.WithChunkSize(4))
+	req := userReq("go")
+	req.Tools = specs("Read")
+
+	// Capture the wire bytes of one reply for the in-memory case.
+	srv.Script(benchReply())
+	body, err := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "max_tokens": 10, "messages": []any{}, "stream_options": map[string]any{"include_usage": true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := srv.Client().Post(srv.OpenAIURL()+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wire, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	run := func(b *testing.B, p llm.Provider, script bool) {
+		b.ReportAllocs()
+		events := 0
+		for b.Loop() {
+			if script {
+				srv.Script(benchReply())
+			}
+			events = 0
+			for _, err := range p.Stream(b.Context(), req) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				events++
+			}
+		}
+		b.ReportMetric(float64(events), "events/op")
+	}
+	b.Run("parse", func(b *testing.B) {
+		run(b, newProvider(b, srv, &sleeps{}, openai.WithHTTPClient(&http.Client{Transport: cannedTransport{wire}})), false)
+	})
+	b.Run("loopback", func(b *testing.B) {
+		run(b, newProvider(b, srv, &sleeps{}), true)
+	})
 }
