@@ -73,6 +73,10 @@ type Reply struct {
 	// DropAfter, if positive, closes the connection abruptly after that many
 	// server-sent events of a stream.
 	DropAfter int
+	// StreamErrorAfter, if positive, ends a stream after that many events
+	// with an error event carrying ErrorType (default overloaded_error) and
+	// ErrorMessage, the way Anthropic reports overload inside a 200 stream.
+	StreamErrorAfter int
 	// StallAfter, if positive, stops a stream after that many server-sent
 	// events and holds the connection open until the client goes away (for
 	// cancellation tests).
@@ -317,6 +321,18 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
 		if reply.DropAfter > 0 && i == reply.DropAfter {
 			panic(http.ErrAbortHandler)
 		}
+		if reply.StreamErrorAfter > 0 && i == reply.StreamErrorAfter {
+			typ, msg := cmpOr(reply.ErrorType, "overloaded_error"), cmpOr(reply.ErrorMessage, "Overloaded")
+			ev := sse{data: mustJSON(a.errorBody(typ, msg))}
+			if a.name == "anthropic" {
+				ev.event = "error"
+			}
+			if ev.event != "" {
+				_, _ = fmt.Fprintf(w, "event: %s\n", ev.event)
+			}
+			_, _ = fmt.Fprintf(w, "data: %s\n\n", ev.data)
+			return
+		}
 		if reply.StallAfter > 0 && i == reply.StallAfter {
 			<-hr.Context().Done()
 			return
@@ -447,6 +463,13 @@ func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("llmtest: marshal: %v", err))
+	}
+	return b
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
 	}
 	return b
 }

@@ -484,3 +484,25 @@ func BenchmarkStream200(b *testing.B) {
 		run(b, newProvider(b, srv, &sleeps{}), true)
 	})
 }
+
+func TestStreamErrorEvent(t *testing.T) {
+	// An overloaded error inside a 200 stream: retried when it comes before
+	// any content, reported as interrupted after content.
+	srv := llmtest.NewServer(t, llmtest.WithChunkSize(2))
+	srv.Script(
+		llmtest.Reply{Content: []llm.Block{llm.Text("lost")}, StreamErrorAfter: 1},
+		llmtest.TextReply("second"),
+		llmtest.Reply{Content: []llm.Block{llm.Text("partial text")}, StreamErrorAfter: 5},
+	)
+	p := newProvider(t, srv, &sleeps{})
+	if _, resp, err := collect(t, p, userReq("hi")); err != nil || resp.Message.Text() != "second" {
+		t.Fatalf("first turn: %v, %v", resp, err)
+	}
+	_, _, err := collect(t, p, userReq("again"))
+	if !errors.Is(err, llm.ErrInterrupted) || !errors.Is(err, llm.ErrOverloaded) {
+		t.Fatalf("err = %v, want interrupted + overloaded", err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+}
