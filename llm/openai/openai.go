@@ -543,11 +543,12 @@ func appendUser(msgs []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sd
 }
 
 // toolResultContent returns the text of a tool result (prefixed with
-// "Error: " for an error) and its images as image parts.
+// "Error: " for an error, unless its text already says so) and its images as
+// image parts.
 func toolResultContent(b llm.Block) (string, []sdk.ChatCompletionContentPartUnionParam) {
 	var sb strings.Builder
 	var imgs []sdk.ChatCompletionContentPartUnionParam
-	if b.IsError {
+	if b.IsError && !strings.HasPrefix(strings.TrimSpace(tool.JoinText(b.Content)), "Error") {
 		sb.WriteString("Error: ")
 	}
 	n := 0
