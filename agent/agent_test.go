@@ -343,7 +343,7 @@ func TestRetryAfterOverloadAndDroppedStream(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
 		f.srv.Script(
 			llmtest.ErrorReply(529, "", ""),
-			llmtest.Reply{Content: []llm.Block{llm.Text("first try breaks here")}, DropAfter: 3},
+			llmtest.Reply{Content: []llm.Block{llm.Text("first try breaks here")}, ChunkSize: 2, DropAfter: 6},
 			llmtest.TextReply("recovered"),
 		)
 		a := f.agent(t, nil)
