@@ -12,6 +12,17 @@
 // Tool annotations are set from each tool's spec and traits
 // (toolset.MCPTool). Like every MCP annotation they are hints for the
 // client.
+//
+// While a call runs, its tool's progress reports ([tool.Env.ReportProgress])
+// reach the client as notifications/progress when the client asked for
+// them (a progressToken in the request's _meta), and the tool can use the
+// client's own features — logging, sampling, elicitation — through the
+// [Client] in its context ([ClientFrom]).
+//
+// Besides tools a server may offer resources, resource templates and
+// prompts ([Options.Resources], [Options.ResourceTemplates],
+// [Options.Prompts]), resource subscriptions ([Options.Subscriptions],
+// [Server.ResourceUpdated]) and completion ([Options.Complete]).
 package mcpserve
 
 import (
@@ -42,15 +53,40 @@ type Options struct {
 	Instructions string
 	// Logger receives server events; nil discards them.
 	Logger *slog.Logger
+
+	// Resources and ResourceTemplates are served through resources/list,
+	// resources/templates/list and resources/read; Prompts through
+	// prompts/list and prompts/get. Every entry needs its handler;
+	// duplicate URIs, templates or names are an error.
+	Resources         []Resource
+	ResourceTemplates []ResourceTemplate
+	Prompts           []Prompt
+	// Subscriptions lets clients subscribe to resources
+	// (resources/subscribe, resources/unsubscribe) whose URI is one of
+	// Resources or matches one of ResourceTemplates; notify them of a
+	// change with [Server.ResourceUpdated].
+	Subscriptions bool
+	// Complete answers completion/complete (suggestions for a prompt's
+	// argument or a resource template's variable). Nil means the server
+	// does not offer completion.
+	Complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	// EventStore, when set, makes the streams of the HTTP transport
+	// resumable: a client that loses a stream (or is asked to reconnect,
+	// see [Client.CloseStream]) reconnects with Last-Event-ID and receives
+	// what it missed. For example mcp.NewMemoryEventStore(nil). Nil means
+	// streams are not resumable.
+	EventStore mcp.EventStore
 }
 
 // Server is an MCP server over a fixed set of Gantry tools.
 type Server struct {
-	mcp     *mcp.Server
-	exec    *executor.Executor
-	session *executor.Session
-	ids     atomic.Uint64
-	names   []string
+	mcp        *mcp.Server
+	exec       *executor.Executor
+	session    *executor.Session
+	ids        atomic.Uint64
+	names      []string
+	eventStore mcp.EventStore
+	subs       *subscriptions
 }
 
 // New returns a server offering tools, each call run by exec with session's
@@ -58,7 +94,14 @@ type Server struct {
 // resolve the tools by their names (for example executor.New over an
 // executor.NewMapResolver of the same tools, or over a toolset pool).
 // Tools that are not enabled for the session's environment are left out.
-// Duplicate names and invalid input schemas are an error.
+// Duplicate names and invalid input schemas are an error, and so are
+// invalid resources, templates and prompts in opts.
+//
+// Each call runs in a session of its own that starts from a snapshot of
+// session's environment with the call's progress sink added; what the
+// call's context modifier changes (working directory, mode, additional
+// directories, ...) is carried back to session, field by field, so calls
+// made later see it.
 func New(tools []tool.Tool, exec *executor.Executor, session *executor.Session, opts *Options) (*Server, error) {
 	if exec == nil || session == nil {
 		return nil, errors.New("mcpserve: New needs an executor and a session")
@@ -76,9 +119,22 @@ func New(tools []tool.Tool, exec *executor.Executor, session *executor.Session, 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{exec: exec, session: session}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version},
-		&mcp.ServerOptions{Instructions: o.Instructions, Logger: o.Logger})
+	s := &Server{exec: exec, session: session, eventStore: o.EventStore}
+	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Logger: o.Logger, CompletionHandler: o.Complete}
+	if err := checkFeatures(&o); err != nil {
+		return nil, err
+	}
+	if o.Subscriptions {
+		subs, err := newSubscriptions(o.Resources, o.ResourceTemplates)
+		if err != nil {
+			return nil, err
+		}
+		s.subs = subs
+		sopts.SubscribeHandler = subs.subscribe
+		sopts.UnsubscribeHandler = subs.unsubscribe
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, sopts)
+	addFeatures(s.mcp, &o)
 	seen := map[string]bool{}
 	env := session.Env()
 	for _, t := range tools {
@@ -122,7 +178,7 @@ func (s *Server) handler(name string, structured bool) mcp.ToolHandler {
 			input = json.RawMessage("{}")
 		}
 		id := "mcp_" + strconv.FormatUint(s.ids.Add(1), 10)
-		out, err := s.exec.RunOne(ctx, s.session, executor.Call{ID: id, Name: name, Input: input})
+		out, err := s.run(ctx, req, executor.Call{ID: id, Name: name, Input: input})
 		if err != nil {
 			return nil, err
 		}
@@ -151,6 +207,8 @@ func toMCPContent(c tool.Content) mcp.Content {
 		return &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType}
 	case tool.TypeResourceLink:
 		return &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType}
+	case TypeAudio:
+		return &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType}
 	case tool.TypeResource:
 		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
 		if c.Data != nil {
@@ -169,9 +227,10 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 
 // Handler returns the streamable HTTP handler of the server (one MCP
 // session per client). It keeps the SDK's DNS-rebinding protection for
-// loopback listeners.
+// loopback listeners, and uses [Options.EventStore] for resumable streams.
 func (s *Server) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{EventStore: s.eventStore})
 }
 
 // ErrNotLoopback is returned by [ListenAndServe] for an address that is not
@@ -212,8 +271,8 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 
 // ServeHTTP serves streamable HTTP at path "/" and "/mcp" on l until ctx is
 // cancelled, then shuts down: requests (including open SSE streams) see
-// their context cancelled, and connections still open after 5 s are
-// closed.
+// their context cancelled, connections still open after 5 s are closed, and
+// the MCP sessions of the HTTP clients are closed.
 func (s *Server) ServeHTTP(ctx context.Context, l net.Listener) error {
 	h := s.Handler()
 	mux := http.NewServeMux()
@@ -235,6 +294,15 @@ func (s *Server) ServeHTTP(ctx context.Context, l net.Listener) error {
 	defer stop()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
+	}
+	// The handler keeps the MCP sessions of clients that did not end them
+	// (DELETE) alive; close them so that nothing outlives the server.
+	// Sessions of the streamable transport are those with an id (stdio and
+	// in-memory sessions have none).
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() != "" {
+			ss.Close()
+		}
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
