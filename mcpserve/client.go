@@ -40,6 +40,7 @@ type Client struct {
 	extra     *mcp.RequestExtra
 	token     any  // the request's progress token; nil if none
 	resumable bool // the server has an event store
+	mrtr      bool // the request's protocol has no server-to-client requests mid-call
 
 	mu       sync.Mutex
 	done     bool
@@ -73,10 +74,19 @@ func (c *Client) Log(ctx context.Context, level mcp.LoggingLevel, logger string,
 	return nil
 }
 
+// errMRTR explains why sampling and elicitation fail on protocol
+// 2026-07-28 and later.
+var errMRTR = fmt.Errorf("%w on protocol 2026-07-28 or later: the server would have to answer with input requests and be called again (multi round-trip, SEP-2322), which a tool run by the executor cannot do", ErrUnsupported)
+
 // CreateMessage asks the client's model for a message (sampling). It fails
 // with [ErrUnsupported] when the client did not declare the sampling
-// capability.
+// capability, and for requests on protocol 2026-07-28 or later (which
+// replaced requests to the client during a call with multi round-trip
+// requests).
 func (c *Client) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if c.mrtr {
+		return nil, fmt.Errorf("mcpserve: sampling: %w", errMRTR)
+	}
 	if ip := c.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
 		return nil, fmt.Errorf("%w: sampling", ErrUnsupported)
 	}
@@ -89,9 +99,13 @@ func (c *Client) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) 
 
 // Elicit asks the client's user for input (elicitation). It fails with
 // [ErrUnsupported] when the client did not declare the elicitation
-// capability. An accepted answer has been validated against
+// capability, and on protocol 2026-07-28 or later (see
+// [Client.CreateMessage]). An accepted answer has been validated against
 // p.RequestedSchema.
 func (c *Client) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if c.mrtr {
+		return nil, fmt.Errorf("mcpserve: elicitation: %w", errMRTR)
+	}
 	if ip := c.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return nil, fmt.Errorf("%w: elicitation", ErrUnsupported)
 	}
@@ -178,6 +192,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, call executo
 	c := &Client{ss: req.Session, extra: req.Extra, resumable: s.eventStore != nil}
 	if req.Params != nil {
 		c.token = req.Params.GetProgressToken()
+		// Requests of protocol 2026-07-28 and later carry their version.
+		v, _ := req.Params.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
+		c.mrtr = v >= "2026-07-28"
 	}
 	c.progress = req.Session.NotifyProgress
 	ctx = context.WithValue(ctx, clientKey{}, c)

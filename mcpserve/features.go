@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
@@ -27,8 +29,8 @@ type ResourceTemplate struct {
 }
 
 // Prompt is a prompt the server offers and the handler that renders it
-// from the client's arguments. The SDK checks that required arguments are
-// present before calling Get.
+// from the client's arguments. A prompts/get that lacks a required argument
+// is rejected (invalid params) before Get is called.
 type Prompt struct {
 	Prompt *mcp.Prompt
 	Get    mcp.PromptHandler
@@ -62,7 +64,7 @@ func checkFeatures(o *Options) error {
 		if _, err := uritemplate.New(t.Template.URITemplate); err != nil {
 			return fmt.Errorf("mcpserve: resource template %q: %w", t.Template.URITemplate, err)
 		}
-		if u, err := url.Parse(t.Template.URITemplate); err != nil || u.Scheme == "" {
+		if !absoluteURI.MatchString(t.Template.URITemplate) {
 			return fmt.Errorf("mcpserve: resource template %q: the URI must be absolute", t.Template.URITemplate)
 		}
 		if t.Template.Name == "" {
@@ -94,9 +96,31 @@ func addFeatures(s *mcp.Server, o *Options) {
 		s.AddResourceTemplate(t.Template, t.Read)
 	}
 	for _, p := range o.Prompts {
-		s.AddPrompt(p.Prompt, p.Get)
+		s.AddPrompt(p.Prompt, requireArguments(p.Prompt, p.Get))
 	}
 }
+
+// requireArguments wraps get with the check of p's required arguments.
+func requireArguments(p *mcp.Prompt, get mcp.PromptHandler) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		for _, a := range p.Arguments {
+			if a == nil || !a.Required {
+				continue
+			}
+			var args map[string]string
+			if req.Params != nil {
+				args = req.Params.Arguments
+			}
+			if _, ok := args[a.Name]; !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("prompt %q: missing required argument %q", p.Name, a.Name)}
+			}
+		}
+		return get(ctx, req)
+	}
+}
+
+// absoluteURI matches the scheme of an absolute URI (RFC 3986).
+var absoluteURI = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 
 // subscriptions decides which URIs a client may subscribe to; the SDK
 // keeps the subscribers.
