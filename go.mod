@@ -2,6 +2,9 @@ module github.com/gantry-dev/gantry
 
 go 1.26.0
 
+// "go 1.26.0" rather than "go 1.26": openai-go/v3 v3.96.0 and golang.org/x/*
+// declare go 1.26.0, and go mod tidy raises the line to match.
+//
 // Pins (see docs/design.md, "Dependencies and pins"): the SDK versions below are
 // the ones verified to resolve through this machine's module proxy. When the
 // store lands, use modernc.org/sqlite v1.60.1 (v1.61 does not tidy here: a test
