@@ -209,8 +209,8 @@ is_error and display. Exit status 1 when the result is an error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
-	fl.StringSliceVar(&f.allowed, "allowedTools", nil, "permission allow rules")
-	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, "permission deny rules")
+	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission allow rules")
+	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission deny rules")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory (default: the current directory)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory's settings")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files")
