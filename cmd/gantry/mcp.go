@@ -155,8 +155,10 @@ func newMCPServeCmd(a *app) *cobra.Command {
 		Long: `Serve Gantry's built-in tools to an MCP client. Every call runs through the
 same pipeline as a model's: input validation, PreToolUse/PostToolUse hooks
 (from settings of a trusted folder), and the permission decision of the mode
-and rules in force. A call that would ask is denied: nobody is there to
-answer.
+and rules in force. A call that needs approval is put to the MCP client's
+user as a form (elicitation: allow once, or deny); when the client cannot
+ask (no elicitation support) the call is denied. Over --http, streams are
+resumable (Last-Event-ID).
 
 --allowedTools limits the served tools to those listed and allows their
 calls without asking; --disallowedTools removes tools (or, with a specifier
@@ -245,9 +247,12 @@ func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode stri
 		cleanup()
 		return nil, nil, err
 	}
-	ex := executor.New(pool, executor.WithDecider(engine), executor.WithHooks(hooks))
+	// An ask goes to the calling client's user (form elicitation); a client
+	// that cannot ask gets a denial that says so.
+	ex := executor.New(pool, executor.WithDecider(engine), executor.WithHooks(hooks),
+		executor.WithCanUseTool(mcpserve.ElicitApproval()))
 	srv, err := mcpserve.New(pool.Tools(), ex, executor.NewSession(env),
-		&mcpserve.Options{Name: "gantry", Version: version})
+		&mcpserve.Options{Name: "gantry", Version: version, EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
 		cleanup()
 		return nil, nil, err

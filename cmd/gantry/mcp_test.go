@@ -239,3 +239,101 @@ func TestMCPServeConformance(t *testing.T) {
 		})
 	}
 }
+
+// connectAsking connects a client on protocol 2025-11-25 whose user answers
+// every elicitation with answer (nil: the client has no elicitation
+// capability) and records the questions.
+func connectAsking(t *testing.T, url string, answer func(*mcp.ElicitRequest) *mcp.ElicitResult, asked *[]string) *mcp.ClientSession {
+	t.Helper()
+	var mu sync.Mutex
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			*asked = append(*asked, r.Params.Message)
+			mu.Unlock()
+			return answer(r), nil
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, opts).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestMCPServeApproval: a call that needs approval is put to the client's
+// user; it runs only when the user allows it.
+func TestMCPServeApproval(t *testing.T) {
+	allow := func(*mcp.ElicitRequest) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow"}}
+	}
+	cases := []struct {
+		name   string
+		answer func(*mcp.ElicitRequest) *mcp.ElicitResult
+		writes bool
+		says   string
+	}{
+		{"allow", allow, true, ""},
+		{"choose deny", func(*mcp.ElicitRequest) *mcp.ElicitResult {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny"}}
+		}, false, "the user denied this call"},
+		{"decline", func(*mcp.ElicitRequest) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} }, false, "declined"},
+		{"cancel", func(*mcp.ElicitRequest) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "cancel"} }, false, "dismissed"},
+		{"no elicitation", nil, false, "does not support elicitation"},
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	url := serveHTTP(t, dir)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			cs := connectAsking(t, url, tc.answer, &asked)
+			file := filepath.Join(dir, fmt.Sprintf("f%d.txt", i))
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"file_path": file, "content": "approved"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, rerr := os.ReadFile(file)
+			if tc.writes {
+				if res.IsError || string(b) != "approved" {
+					t.Fatalf("allowed Write: %q, file %q %v", toolText(res), b, rerr)
+				}
+			} else if !res.IsError || rerr == nil || !strings.Contains(toolText(res), tc.says) {
+				t.Fatalf("want a denial saying %q, file untouched: %q, file err %v", tc.says, toolText(res), rerr)
+			}
+			if tc.answer != nil && (len(asked) != 1 || !strings.Contains(asked[0], "Write") || !strings.Contains(asked[0], file)) {
+				t.Fatalf("question(s) %q do not name the tool and the file", asked)
+			}
+		})
+	}
+	// A read runs without a question.
+	var asked []string
+	cs := connectAsking(t, url, allow, &asked)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": filepath.Join(dir, "f0.txt")}})
+	if err != nil || res.IsError || len(asked) != 0 {
+		t.Fatalf("Read: %v %q asked %q", err, toolText(res), asked)
+	}
+}
+
+// TestMCPServeResumable: `gantry mcp serve --http` keeps an event store, so
+// the streams of protocol 2025-11-25 carry event ids (a priming event) that a
+// client can resume from with Last-Event-ID.
+func TestMCPServeResumable(t *testing.T) {
+	url := serveHTTP(t, t.TempDir())
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	if !strings.Contains(b.String(), "\nid: ") && !strings.HasPrefix(b.String(), "id: ") {
+		t.Fatalf("no event id in the stream (status %d):\n%s", resp.StatusCode, b.String())
+	}
+}
