@@ -42,11 +42,24 @@ type ServerConfig struct {
 	// Source names where the server was configured ("project", a file path,
 	// "options"); informational.
 	Source string `json:"-"`
+	// Fingerprint identifies the definition as written, before ${VAR}
+	// expansion ([Fingerprint]); set by [ParseConfig] and [Load].
+	Fingerprint string `json:"-"`
 }
 
 // Config is a set of MCP servers by name.
 type Config struct {
 	Servers map[string]ServerConfig `json:"mcpServers"`
+	// Held are the servers of the project file that the approval check
+	// ([LoadOptions.Approve]) did not approve, with its verdict; they are
+	// not in Servers and must not be started.
+	Held map[string]HeldServer `json:"-"`
+}
+
+// HeldServer is a project server held back by the approval check.
+type HeldServer struct {
+	Server   ServerConfig
+	Approval Approval
 }
 
 // Names returns the server names in sorted order.
@@ -122,6 +135,7 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string) (
 	if err := dec.Decode(&sc); err != nil {
 		return sc, err
 	}
+	sc.Fingerprint = Fingerprint(sc) // as written: before expansion
 	var err error
 	x := func(s string) string {
 		v, e := ExpandEnv(s, getenv)
@@ -203,6 +217,14 @@ type LoadOptions struct {
 	Servers map[string]ServerConfig
 	// Getenv expands variables; nil means os.Getenv.
 	Getenv func(string) string
+	// Approve, if set, is asked which servers of the project file may
+	// start (only when the file is read: Trusted; with no servers when the
+	// folder has none, so that the approver can record that). A server it
+	// does not approve is left out of Config.Servers and listed in
+	// Config.Held, unless a server of the same name from Files or Servers
+	// replaces it (those are the user's own choice and are never checked).
+	// An error fails Load. Nil approves every server of a trusted folder.
+	Approve Approver
 }
 
 // Load merges the servers of the project file (if trusted and present), the
@@ -212,21 +234,42 @@ func Load(opts LoadOptions) (*Config, error) {
 	out := &Config{Servers: map[string]ServerConfig{}}
 	merge := func(c *Config) {
 		maps.Copy(out.Servers, c.Servers)
+		for name := range c.Servers {
+			delete(out.Held, name) // replaced by the user's own definition
+		}
 	}
 	if opts.Dir != "" && opts.Trusted {
 		p := filepath.Join(opts.Dir, ProjectConfigFile)
 		data, err := os.ReadFile(p)
+		project := &Config{Servers: map[string]ServerConfig{}}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		default:
-			c, err := ParseConfig(data, p, opts.Getenv)
-			if err != nil {
+			if project, err = ParseConfig(data, p, opts.Getenv); err != nil {
 				return nil, err
 			}
-			merge(c)
 		}
+		if opts.Approve != nil {
+			verdicts, err := opts.Approve(opts.Dir, maps.Clone(project.Servers))
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrConfig, p, err)
+			}
+			for name, sc := range project.Servers {
+				if v := verdicts[name]; v != Approved {
+					if v == "" {
+						v = ApprovalNew
+					}
+					if out.Held == nil {
+						out.Held = map[string]HeldServer{}
+					}
+					out.Held[name] = HeldServer{Server: sc, Approval: v}
+					delete(project.Servers, name)
+				}
+			}
+		}
+		merge(project)
 	}
 	for _, p := range opts.Files {
 		data, err := os.ReadFile(p)
@@ -250,7 +293,9 @@ func Load(opts LoadOptions) (*Config, error) {
 		if sc.Source == "" {
 			sc.Source = "options"
 		}
+		sc.Fingerprint = Fingerprint(sc)
 		out.Servers[name] = sc
+		delete(out.Held, name)
 	}
 	return out, nil
 }

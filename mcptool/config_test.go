@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestExpandEnv(t *testing.T) {
@@ -64,7 +65,7 @@ func TestParseConfig(t *testing.T) {
 		"old":   {Type: "sse", URL: "https://example.com/sse", Source: "test.json"},
 		"guess": {Type: "http", URL: "https://example.com/mcp", Source: "test.json"},
 	}
-	if d := cmp.Diff(want, cfg.Servers); d != "" {
+	if d := cmp.Diff(want, cfg.Servers, cmpopts.IgnoreFields(ServerConfig{}, "Fingerprint")); d != "" {
 		t.Fatalf("servers (-want +got):\n%s", d)
 	}
 	if got := strings.Join(cfg.Names(), ","); got != "fs,guess,old,web" {
@@ -183,6 +184,9 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			if sc.Type == TypeStdio && sc.Command == "" || sc.Type != TypeStdio && sc.URL == "" {
 				t.Fatalf("incomplete server accepted: %+v", sc)
+			}
+			if !strings.HasPrefix(sc.Fingerprint, "v1:sha256:") {
+				t.Fatalf("no fingerprint: %+v", sc)
 			}
 		}
 	})
