@@ -5,7 +5,9 @@
 // It streams replies with usage (stream_options.include_usage; cached
 // prompt tokens from prompt_tokens_details), reassembles tool calls from
 // their deltas robustly (servers that give every parallel call index 0 are
-// handled: a new id at the same index is a new call), reads reasoning text
+// handled: a new id at the same index is a new call; each call is completed
+// as soon as the next one starts, so that an executor can run it while the
+// model streams the rest — see assemble.go), reads reasoning text
 // from reasoning_content or reasoning as thinking, and maps the
 // conversation:
 //

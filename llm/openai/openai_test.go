@@ -167,6 +167,20 @@ func TestParallelToolCalls(t *testing.T) {
 				}
 				seen[e.Index] = true
 			}
+			// Each call is complete before the next one starts, so that an
+			// executor can run it while the model streams the rest.
+			pos := map[string]int{}
+			for i, e := range evs {
+				switch e.Type {
+				case llm.EventToolUseStart:
+					pos["start "+e.ID] = i
+				case llm.EventToolUseEnd:
+					pos["end "+e.ID] = i
+				}
+			}
+			if pos["end call_a"] > pos["start call_b"] || pos["end call_b"] > pos["start call_c"] {
+				t.Errorf("calls not completed when the next started: %v", pos)
+			}
 			if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolUses()) != 3 || resp.Message.Text() != "Reading." {
 				t.Errorf("response = %+v", resp)
 			}
