@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -311,18 +313,51 @@ func TestCancelMidStream(t *testing.T) {
 	})
 }
 
+// TestCancelDuringToolGivesResults cancels while a call runs after the
+// reply has streamed completely: the reply is kept and the call gets an
+// error result. (The call starts as soon as its input is complete, possibly
+// before the reply ends; a cancel then would discard the partial reply, so
+// the test cancels only once the provider's stream is done and the call is
+// running.)
 func TestCancelDuringToolGivesResults(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
 		f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
-		a := f.agent(t, nil)
+		streamed, doing := make(chan struct{}), make(chan struct{})
+		inner := f.provider()
+		a := f.agent(t, func(o *Options) {
+			o.Provider = llm.ProviderFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+				return func(yield func(llm.Event, error) bool) {
+					for ev, err := range inner.Stream(ctx, req) {
+						if !yield(ev, err) {
+							return
+						}
+						if err != nil {
+							return
+						}
+					}
+					close(streamed)
+				}
+			})
+		})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		go func() {
+			for _, c := range []chan struct{}{streamed, doing} {
+				select {
+				case <-c:
+				case <-ctx.Done(): // the test ended first
+					return
+				}
+			}
+			cancel()
+		}()
 		var res *ResultEvent
+		var once sync.Once
 		for ev := range a.Run(ctx, "sleep") {
 			switch e := ev.(type) {
 			case *ToolStatus:
 				if e.Status.Phase == tool.PhaseDoing {
-					cancel()
+					once.Do(func() { close(doing) })
 				}
 			case *ResultEvent:
 				res = e
