@@ -13,6 +13,7 @@ type ContentType string
 const (
 	TypeText         ContentType = "text"
 	TypeImage        ContentType = "image"
+	TypeAudio        ContentType = "audio"
 	TypeResourceLink ContentType = "resource_link"
 	TypeResource     ContentType = "resource" // an embedded resource
 )
@@ -21,11 +22,14 @@ const (
 //
 //   - text: Text.
 //   - image: Data (raw bytes; base64 in JSON) and MIMEType.
+//   - audio: Data (raw bytes; base64 in JSON) and MIMEType ("audio/wav").
+//     Model APIs take no audio in tool results: the LLM adapters send a
+//     text note naming it instead; MCP serving sends it as audio.
 //   - resource_link: URI, optional Name, Title, Description, MIMEType.
 //   - resource: URI, MIMEType, and Text or Data (the embedded contents).
 //
-// Use the constructors [Text], [Image], [ResourceLink], [EmbeddedText] and
-// [EmbeddedBlob].
+// Use the constructors [Text], [Image], [Audio], [ResourceLink],
+// [EmbeddedText] and [EmbeddedBlob].
 type Content struct {
 	Type        ContentType `json:"type"`
 	Text        string      `json:"text,omitempty"`
@@ -43,6 +47,11 @@ func Text(s string) Content { return Content{Type: TypeText, Text: s} }
 // Image returns an image block.
 func Image(data []byte, mimeType string) Content {
 	return Content{Type: TypeImage, Data: data, MIMEType: mimeType}
+}
+
+// Audio returns an audio block holding raw (not base64) bytes.
+func Audio(data []byte, mimeType string) Content {
+	return Content{Type: TypeAudio, Data: data, MIMEType: mimeType}
 }
 
 // ResourceLink returns a link to a resource the client may fetch.
