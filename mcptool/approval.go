@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // Fingerprint returns a fingerprint of a server definition: a hash of its
@@ -147,4 +148,23 @@ func StoreApprover(store ApprovalStore, reapprove bool) Approver {
 		}
 		return out, nil
 	}
+}
+
+// StateUnapproved is the state of a project server held back by the
+// approval check ([Config.Held]): it was never started.
+const StateUnapproved State = "unapproved"
+
+// HeldStatuses returns a status for each held server (State
+// [StateUnapproved], Err its [Approval.Message]), sorted by name, for a
+// listing next to [Manager.Servers].
+func (c *Config) HeldStatuses() []ServerStatus {
+	if c == nil {
+		return nil
+	}
+	var out []ServerStatus
+	for _, name := range slices.Sorted(maps.Keys(c.Held)) {
+		h := c.Held[name]
+		out = append(out, ServerStatus{Name: name, Type: h.Server.Type, Source: h.Server.Source, State: StateUnapproved, Err: h.Approval.Message()})
+	}
+	return out
 }

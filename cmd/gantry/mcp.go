@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -43,7 +44,7 @@ type projectFlags struct {
 func (p *projectFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.cwd, "cwd", "", "working directory (default: the current directory)")
-	f.BoolVar(&p.trust, "trust", false, "treat the working directory as trusted (its .mcp.json servers, rules and hooks apply)")
+	f.BoolVar(&p.trust, "trust", false, "treat the working directory as trusted (its .mcp.json servers, rules and hooks apply) and approve its .mcp.json servers as they are")
 	f.StringVar(&p.policy, "policy", "", "managed policy file (default "+settings.DefaultPolicyPath+"; - for none)")
 }
 
@@ -79,14 +80,20 @@ func newMCPListCmd(a *app) *cobra.Command {
 		Long: `Connect to the MCP servers of the project's .mcp.json (only in a trusted
 folder) and of every --mcp-config file, and print each server's status and
 number of tools. Exit status 0 when the list was printed, whatever the
-servers' states; 1 when the configuration is invalid.`,
+servers' states; 1 when the configuration is invalid.
+
+A project server whose definition changed (or that was added) since the
+user approved the folder's servers is not started: it is listed as
+"unapproved" until approved again with --trust, which approves every
+server of the project's .mcp.json as it is now.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := pf.load(a)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: s.ProjectDir, Trusted: s.Trusted, Files: configs, Getenv: a.getenv})
+			cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: s.ProjectDir, Trusted: s.Trusted, Files: configs, Getenv: a.getenv,
+				Approve: mcptool.StoreApprover(mcpApprovals(a), pf.trust)})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -97,7 +104,8 @@ servers' states; 1 when the configuration is invalid.`,
 			}
 			defer m.Close()
 			_ = m.Start(cmd.Context()) // failures are in the statuses
-			st := m.Servers()
+			st := append(m.Servers(), cfg.HeldStatuses()...)
+			slices.SortFunc(st, func(x, y mcptool.ServerStatus) int { return strings.Compare(x.Name, y.Name) })
 			w := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(w)

@@ -38,13 +38,17 @@ func (s *mcpSession) refresh(server string) {
 func (s *mcpSession) Close() error { return s.m.Close() }
 
 // attachMCP connects the MCP servers of the project's .mcp.json (only when
-// the folder is trusted) and of --mcp-config files, and provides their
-// resources to the tools. It returns nil when no server is configured. A
-// server that fails to connect is reported on stderr; the run goes on
-// without its tools.
+// the folder is trusted, and only those whose definitions the user
+// approved: SECURITY-CASES 34) and of --mcp-config files, and provides
+// their resources to the tools. It returns nil when no server is
+// configured. A project server held back by the approval check, or one
+// that fails to connect, is reported on stderr; the run goes on without
+// its tools. --trust approves the project's servers as they are; at a
+// terminal the user is asked.
 func attachMCP(ctx context.Context, a *app, f *runFlags, saf *safety, dir string, services *tool.Services) (*mcpSession, error) {
 	trusted := saf.settings != nil && saf.settings.Trusted
-	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: trusted, Files: f.mcpConfig, Getenv: a.getenv})
+	ask := trusted && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr)
+	cfg, err := loadMCPConfig(ctx, a, dir, trusted, f.trust, ask, f.mcpConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/outbuf"
+	"github.com/gantry-dev/gantry/mcptool"
+	"github.com/gantry-dev/gantry/settings"
+)
+
+// mcpApprovals is the record of approved project MCP servers under the
+// Gantry home.
+func mcpApprovals(a *app) *settings.MCPApprovals {
+	home := settings.GantryHome(a.getenv, a.getenv("HOME"))
+	return &settings.MCPApprovals{Path: filepath.Join(home, settings.MCPApprovalFile)}
+}
+
+// loadMCPConfig loads the MCP configuration of a command: the project's
+// .mcp.json when trusted, with the approval check of SECURITY-CASES 34
+// (reapprove: the user passed --trust), and the explicit files. When ask
+// is set (a person at a terminal) and servers are held back, it asks
+// whether to approve them (see promptApprover). Held servers are reported
+// on a.stderr.
+func loadMCPConfig(ctx context.Context, a *app, dir string, trusted, reapprove, ask bool, files []string) (*mcptool.Config, error) {
+	approve := mcptool.StoreApprover(mcpApprovals(a), reapprove)
+	if ask {
+		approve = promptApprover(ctx, mcpApprovals(a), a.stdin, a.stderr)
+	}
+	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: trusted, Files: files, Getenv: a.getenv, Approve: approve})
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range cfg.HeldStatuses() {
+		fmt.Fprintf(a.stderr, "gantry: MCP server %s (%s) not started: %s\n", st.Name, mcptool.ProjectConfigFile, st.Err)
+	}
+	return cfg, nil
+}
+
+// promptApprover is mcptool.StoreApprover that, when servers would be held
+// back, shows them (what runs or is reached, escaped; env and header
+// values are not shown, they may hold secrets) on out and asks on in
+// whether to approve them. "y" or "yes" records the fingerprints of every
+// server of the file, exactly as shown, and starts them; anything else,
+// end of input or a cancelled ctx leaves them held. The CLI calls it only
+// when stdin and stderr are terminals.
+func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Reader, out io.Writer) mcptool.Approver {
+	check := mcptool.StoreApprover(store, false)
+	return func(dir string, servers map[string]mcptool.ServerConfig) (map[string]mcptool.Approval, error) {
+		verdicts, err := check(dir, servers)
+		if err != nil {
+			return nil, err
+		}
+		var held []string
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
+			if verdicts[name] != mcptool.Approved {
+				held = append(held, name)
+			}
+		}
+		if len(held) == 0 {
+			return verdicts, nil
+		}
+		fmt.Fprintf(out, "The MCP servers of %s changed since you approved them:\n", outbuf.EscapeDisplay(filepath.Join(dir, mcptool.ProjectConfigFile)))
+		for _, name := range held {
+			v := verdicts[name]
+			if v == "" {
+				v = mcptool.ApprovalNew
+			}
+			fmt.Fprintf(out, "  %s (%s): %s\n", name, v, describeServer(servers[name]))
+		}
+		fmt.Fprint(out, "Approve and start them? [y/N] ")
+		ok, err := readYes(ctx, in)
+		if err != nil || !ok {
+			fmt.Fprintln(out)
+			return verdicts, nil // held; a failed read is a no
+		}
+		fps := make(map[string]string, len(servers))
+		all := make(map[string]mcptool.Approval, len(servers))
+		for name, sc := range servers {
+			fps[name] = sc.Fingerprint
+			all[name] = mcptool.Approved
+		}
+		if err := store.SetApprovals(dir, fps); err != nil {
+			return nil, fmt.Errorf("recording MCP server approvals: %w", err)
+		}
+		return all, nil
+	}
+}
+
+// describeServer is one line saying what a server definition runs or
+// reaches, escaped for a terminal.
+func describeServer(sc mcptool.ServerConfig) string {
+	var b strings.Builder
+	if sc.Type == mcptool.TypeStdio {
+		b.WriteString(shellQuote(sc.Command))
+		for _, a := range sc.Args {
+			b.WriteByte(' ')
+			b.WriteString(shellQuote(a))
+		}
+		if len(sc.Env) > 0 {
+			fmt.Fprintf(&b, " (env: %s)", strings.Join(slices.Sorted(maps.Keys(sc.Env)), ", "))
+		}
+	} else {
+		fmt.Fprintf(&b, "%s %s", sc.Type, sc.URL)
+		if len(sc.Headers) > 0 {
+			fmt.Fprintf(&b, " (headers: %s)", strings.Join(slices.Sorted(maps.Keys(sc.Headers)), ", "))
+		}
+	}
+	return strings.ReplaceAll(outbuf.EscapeDisplay(b.String()), "\n", `\n`)
+}
+
+// shellQuote quotes s for display when it holds anything but plain word
+// characters.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// readYes reads one line from in: true for "y" or "yes" (any case). A
+// cancelled ctx returns its error; the reading goroutine then stays
+// blocked on in until it yields a line or fails.
+func readYes(ctx context.Context, in io.Reader) (bool, error) {
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	var ans answer
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case ans = <-ch:
+	}
+	if ans.err != nil && !errors.Is(ans.err, io.EOF) {
+		return false, ans.err
+	}
+	switch strings.ToLower(strings.TrimSpace(ans.line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
