@@ -15,17 +15,6 @@ import (
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// TypeAudio is the content type of an audio block ([Audio]): Data holds
-// the raw bytes, MIMEType the format ("audio/wav"). The tool package
-// declares no audio type yet; [ToMCPResult] sends such a block as MCP
-// audio content. Other consumers of results may not know it.
-const TypeAudio tool.ContentType = "audio"
-
-// Audio returns an audio block (see [TypeAudio]).
-func Audio(data []byte, mimeType string) tool.Content {
-	return tool.Content{Type: TypeAudio, Data: data, MIMEType: mimeType}
-}
-
 // ErrUnsupported is wrapped by the [Client] methods when the client did not
 // declare the capability the method needs (sampling, elicitation) or the
 // transport cannot do it.

@@ -567,7 +567,7 @@ func TestFeatureErrors(t *testing.T) {
 }
 
 func TestToMCPResultAudio(t *testing.T) {
-	r := ToMCPResult(&tool.Result{Content: []tool.Content{Audio([]byte("RIFF"), "audio/wav")}}, false)
+	r := ToMCPResult(&tool.Result{Content: []tool.Content{tool.Audio([]byte("RIFF"), "audio/wav")}}, false)
 	a, ok := r.Content[0].(*mcp.AudioContent)
 	if !ok || string(a.Data) != "RIFF" || a.MIMEType != "audio/wav" {
 		t.Fatalf("content = %#v", r.Content[0])

@@ -207,7 +207,7 @@ func toMCPContent(c tool.Content) mcp.Content {
 		return &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType}
 	case tool.TypeResourceLink:
 		return &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType}
-	case TypeAudio:
+	case tool.TypeAudio:
 		return &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType}
 	case tool.TypeResource:
 		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}

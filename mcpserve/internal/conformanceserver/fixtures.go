@@ -160,7 +160,7 @@ func fixtureTools(pngData, wavData []byte) []tool.Tool {
 			return &tool.Result{Content: []tool.Content{tool.Image(pngData, "image/png")}}, nil
 		}, ro)),
 		tool.Must(tool.NewNoInput("test_audio_content", "Returns a short WAV tone.", func(context.Context, *tool.Env) (*tool.Result, error) {
-			return &tool.Result{Content: []tool.Content{mcpserve.Audio(wavData, "audio/wav")}}, nil
+			return &tool.Result{Content: []tool.Content{tool.Audio(wavData, "audio/wav")}}, nil
 		}, ro)),
 		tool.Must(tool.NewNoInput("test_embedded_resource", "Returns an embedded text resource.", func(context.Context, *tool.Env) (*tool.Result, error) {
 			return &tool.Result{Content: []tool.Content{
