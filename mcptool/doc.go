@@ -15,6 +15,17 @@
 // with explicit files (--mcp-config) and servers given in code. Server names
 // are 1–64 of [a-zA-Z0-9_-] and may not contain "__".
 //
+// # Approval of project servers
+//
+// A trusted folder's `.mcp.json` can change after the user trusted it (a
+// pull, a branch switch). [LoadOptions.Approve] checks each project server
+// against the definition the user approved: [Fingerprint] hashes the
+// definition as written (before ${VAR} expansion), [StoreApprover] keeps
+// the fingerprints in an [ApprovalStore] (settings.MCPApprovals in the CLI),
+// and a server that changed or was added since is left out of
+// Config.Servers and listed in [Config.Held] until approved again. Servers
+// of explicit files and of code are never checked.
+//
 // # Safety and faults
 //
 // Servers are untrusted. Their tool annotations are kept as hints
