@@ -139,7 +139,7 @@ func TestToolsAndCalls(t *testing.T) {
 		"it broke",
 		"weird ok weird.name/with spaces",
 		`{"n":42}|{"n":42}`,
-		"text:hello,image:image/png,text:[audio content: audio/wav, 3 bytes, not shown],resource_link:file:///x.txttext/plainX file,resource:embeddedmem://atext/plain,resource:mem://bapplication/octet-stream",
+		"text:hello,image:image/png,audio:audio/wav,resource_link:file:///x.txttext/plainX file,resource:embeddedmem://atext/plain,resource:mem://bapplication/octet-stream",
 	}
 	for i, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {

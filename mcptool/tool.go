@@ -224,8 +224,8 @@ func truncate(s string, n int) string {
 }
 
 // ConvertResult maps an MCP tool result to a Gantry result: text, images,
-// embedded resources and resource links map one to one; audio becomes a
-// short note (no model reads audio from a tool result); structured content
+// audio, embedded resources and resource links map one to one (see
+// [ConvertContent]); structured content
 // is kept in [tool.Result.Structured] and, when the server sent no content
 // blocks, also given to the model as JSON text; isError is kept.
 func ConvertResult(res *mcp.CallToolResult) *tool.Result {
@@ -248,7 +248,12 @@ func ConvertResult(res *mcp.CallToolResult) *tool.Result {
 	return out
 }
 
-// ConvertContent maps one MCP content block.
+// ConvertContent maps one MCP content block: text, image and audio to
+// [tool.Text], [tool.Image] and [tool.Audio] (the LLM adapters send audio
+// to the model as a note naming it, since no model API takes audio in a
+// tool result; mcpserve passes it on as audio), resource links and
+// embedded resources to [tool.ResourceLink], [tool.EmbeddedText] and
+// [tool.EmbeddedBlob]. Anything else becomes a text note with its JSON.
 func ConvertContent(c mcp.Content) tool.Content {
 	switch c := c.(type) {
 	case *mcp.TextContent:
@@ -256,7 +261,7 @@ func ConvertContent(c mcp.Content) tool.Content {
 	case *mcp.ImageContent:
 		return tool.Image(c.Data, c.MIMEType)
 	case *mcp.AudioContent:
-		return tool.Text(fmt.Sprintf("[audio content: %s, %d bytes, not shown]", orUnknown(c.MIMEType), len(c.Data)))
+		return tool.Audio(c.Data, c.MIMEType)
 	case *mcp.ResourceLink:
 		l := tool.ResourceLink(c.URI, c.Name, c.MIMEType)
 		l.Title, l.Description = c.Title, c.Description
@@ -273,11 +278,4 @@ func ConvertContent(c mcp.Content) tool.Content {
 	}
 	b, _ := json.Marshal(c)
 	return tool.Text(fmt.Sprintf("[unsupported MCP content: %s]", truncate(string(b), 200)))
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown type"
-	}
-	return s
 }
