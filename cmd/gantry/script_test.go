@@ -53,6 +53,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LLM_OPENAI_URL", srv.OpenAIURL())
 			env.Setenv("OPENAI_API_KEY", "")
 			env.Setenv("OPENAI_BASE_URL", "")
+			// Every gantry command of a script (and every MCP server it
+			// starts) is this test binary; built with -race it would sleep
+			// a second at exit (GORACE atexit_sleep_ms, default 1000 ms)
+			// waiting for late race reports from goroutines a finished CLI
+			// no longer has. Races are still detected and reported.
+			env.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("GANTRY_HOME", filepath.Join(env.WorkDir, "home", ".gantry"))
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
