@@ -146,7 +146,8 @@ func connectHTTP(t testing.TB, s *Server) *mcp.ClientSession {
 
 func connectStdio(t testing.TB) *mcp.ClientSession {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GANTRY_MCPSERVE_STDIO=1")
+	// GORACE: the race-built server would sleep 1 s at exit.
+	cmd.Env = append(os.Environ(), "GANTRY_MCPSERVE_STDIO=1", "GORACE="+strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
 		&mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

@@ -304,7 +304,9 @@ func stdioServer(t *testing.T, mark string) (func(string, ServerConfig) (mcp.Tra
 	var last *exec.Cmd
 	return func(string, ServerConfig) (mcp.Transport, error) {
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), "GANTRY_MCPTOOL_SERVER=1", "GANTRY_MCPTOOL_MARK="+mark)
+			// GORACE: the race-built server would sleep 1 s at exit.
+			cmd.Env = append(os.Environ(), "GANTRY_MCPTOOL_SERVER=1", "GANTRY_MCPTOOL_MARK="+mark,
+				"GORACE="+strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 			mu.Lock()
 			last = cmd
 			mu.Unlock()
