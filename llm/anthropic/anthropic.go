@@ -483,8 +483,8 @@ func imageParam(data []byte, mime string) *sdk.ImageBlockParam {
 }
 
 // toolResult maps a tool result: text and embedded text become text blocks,
-// images (and embedded image blobs) image blocks, links and other blobs a
-// line of text naming them.
+// images (and embedded image blobs) image blocks, audio (the API takes none),
+// links and other blobs a line of text naming them.
 func toolResult(b llm.Block) *sdk.ToolResultBlockParam {
 	tr := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
 	if b.IsError {
@@ -516,6 +516,12 @@ func contentText(c tool.Content) (string, bool) {
 			return c.Text, true
 		}
 		return fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)), true
+	case tool.TypeAudio: // the API takes no audio input
+		mime := c.MIMEType
+		if mime == "" {
+			mime = "unknown type"
+		}
+		return fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), mime), true
 	case tool.TypeResourceLink:
 		name := c.Name
 		if name == "" {

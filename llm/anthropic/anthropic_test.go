@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -579,5 +580,35 @@ func TestStreamErrorEvent(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 3 {
 		t.Errorf("%d requests, want 3", n)
+	}
+}
+
+// TestAudioInToolResult checks that audio in a tool result, which the API
+// does not take, reaches the model as a text block naming it.
+func TestAudioInToolResult(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("heard"))
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	req := &llm.Request{Model: "claude-test", Messages: []llm.Message{
+		llm.UserText("play it"),
+		llm.AssistantMessage(llm.ToolUse("toolu_1", "Tone", nil), llm.ToolUse("toolu_2", "Tone", nil)),
+		llm.UserMessage(
+			llm.ToolResult("toolu_1", []tool.Content{tool.Text("a tone:"), tool.Audio(wav, "audio/wav")}, false),
+			llm.ToolResult("toolu_2", []tool.Content{tool.Audio([]byte{1, 2}, "")}, true),
+		),
+	}}
+	if _, _, err := collect(t, newProvider(t, srv, &sleeps{}), req); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.LastRequest()
+	want := []llm.Block{
+		llm.ToolResult("toolu_1", []tool.Content{tool.Text("a tone:"), tool.Text("[audio clip, 16 bytes, audio/wav]")}, false),
+		llm.ToolResult("toolu_2", []tool.Content{tool.Text("[audio clip, 2 bytes, unknown type]")}, true),
+	}
+	if diff := cmp.Diff(want, r.ToolResults()); diff != "" {
+		t.Errorf("tool results (-want +got):\n%s", diff)
+	}
+	if body := string(r.Body); strings.Contains(body, base64.StdEncoding.EncodeToString(wav)) {
+		t.Errorf("audio sent as data: %s", body)
 	}
 }

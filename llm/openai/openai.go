@@ -16,7 +16,9 @@
 //   - tool results become "tool" messages, in order, right after the
 //     assistant turn; an error result's text is prefixed with "Error: "
 //     (the API has no is_error); images in tool results, which tool
-//     messages cannot carry, follow in one user message;
+//     messages cannot carry, follow in one user message; audio, which
+//     they cannot carry either, is sent as a note naming it ("[audio clip,
+//     N bytes, audio/wav]");
 //   - images become image_url parts with data URLs;
 //   - thinking blocks are not sent back (the API has no field for them).
 //
@@ -567,6 +569,10 @@ func toolResultContent(b llm.Block) (string, []sdk.ChatCompletionContentPartUnio
 			c.Type == tool.TypeResource && c.Text == "" && strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0:
 			imgs = append(imgs, imagePart(c.Data, c.MIMEType))
 			add(fmt.Sprintf("[image %d attached below]", len(imgs)))
+		case c.Type == tool.TypeAudio:
+			// input_audio parts are not allowed in tool messages, and
+			// audio in a user message would need an audio model.
+			add(audioNote(c))
 		case c.Type == tool.TypeResource && c.Text == "":
 			add(fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)))
 		case c.Type == tool.TypeResourceLink:
@@ -577,6 +583,11 @@ func toolResultContent(b llm.Block) (string, []sdk.ChatCompletionContentPartUnio
 		}
 	}
 	return sb.String(), imgs
+}
+
+// audioNote is what the model reads for an audio block of a tool result.
+func audioNote(c tool.Content) string {
+	return fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), cmpOr(c.MIMEType, "unknown type"))
 }
 
 func appendAssistant(msgs []sdk.ChatCompletionMessageParamUnion, m llm.Message) []sdk.ChatCompletionMessageParamUnion {

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -518,5 +519,45 @@ func TestStreamErrorEvent(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 3 {
 		t.Errorf("%d requests, want 3", n)
+	}
+}
+
+// TestAudioInToolResult checks that audio in a tool result, which tool
+// messages cannot carry, reaches the model as a note naming it, and that
+// no audio part is sent anywhere.
+func TestAudioInToolResult(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("heard"))
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	req := &llm.Request{Model: "gpt-test", Messages: []llm.Message{
+		llm.UserText("play it"),
+		llm.AssistantMessage(llm.ToolUse("call_1", "Tone", nil), llm.ToolUse("call_2", "Tone", nil)),
+		llm.UserMessage(
+			llm.ToolResult("call_1", []tool.Content{tool.Text("a tone:"), tool.Audio(wav, "audio/wav")}, false),
+			llm.ToolResult("call_2", []tool.Content{tool.Audio([]byte{1, 2}, ""), tool.Text("clipped")}, true),
+		),
+	}}
+	if _, _, err := collect(t, newProvider(t, srv, &sleeps{}), req); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.LastRequest()
+	var texts []string
+	for _, b := range r.ToolResults() {
+		texts = append(texts, tool.JoinText(b.Content))
+	}
+	want := []string{"a tone:\n[audio clip, 16 bytes, audio/wav]", "Error: [audio clip, 2 bytes, unknown type]\nclipped"}
+	if diff := cmp.Diff(want, texts); diff != "" {
+		t.Errorf("tool messages (-want +got):\n%s", diff)
+	}
+	var roles []string
+	for _, m := range r.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	if diff := cmp.Diff([]string{"user", "assistant", "tool", "tool"}, roles); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+	body := string(r.Body)
+	if strings.Contains(body, "input_audio") || strings.Contains(body, base64.StdEncoding.EncodeToString(wav)) {
+		t.Errorf("audio sent as data: %s", body)
 	}
 }
