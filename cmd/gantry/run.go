@@ -55,7 +55,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.StringVar(&f.systemPrompt, "system-prompt", "", "replace the built-in instructions of the system prompt")
 	fl.StringSliceVar(&f.mcpConfig, "mcp-config", nil, "MCP server configuration files (.mcp.json format)")
-	fl.BoolVar(&f.trust, "trust", false, "trust the working directory: its settings, hooks and MCP servers take effect")
+	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
 }
