@@ -3,11 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,10 +77,23 @@ func serve(t *testing.T) string {
 	return "http://" + l.Addr().String() + "/mcp"
 }
 
-var resultLine = regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings`)
+// resultDir is the name of a scenario's result directory under the
+// suite's --output-dir: server-<scenario>-<timestamp>.
+var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$`)
+
+// check is one entry of a scenario's checks.json.
+type check struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO, SKIPPED
+	ErrorMessage string `json:"errorMessage"`
+}
 
 // TestConformance runs every server scenario of the official conformance
-// suite against the fixture server, four at a time.
+// suite against the fixture server, in one run of the suite (one Node
+// start instead of one per scenario), and checks each scenario's results
+// (checks.json in the suite's --output-dir): no failure, warnings only
+// where expectedWarnings says why, at least one passed check otherwise.
 func TestConformance(t *testing.T) {
 	binDir := peers(t)
 	work := t.TempDir()
@@ -100,31 +114,69 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("only %d server scenarios listed:\n%s", len(scenarios), out)
 	}
 	url := serve(t)
-	sem := make(chan struct{}, 4)
+	results := filepath.Join(work, "results")
+	// The suite exits 1 when any scenario has a failure or a warning; the
+	// per-scenario checks below decide.
+	out, err = suite(ctx, binDir, work, "server", "--url", url, "--suite", "all", "--output-dir", results).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conformance suite: %v\n%s", ctx.Err(), out)
+	}
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("conformance suite: %v\n%s", err, out)
+	}
+	checks := map[string][]check{}
+	entries, err := os.ReadDir(results)
+	if err != nil {
+		t.Fatalf("no results (%v):\n%s", err, out)
+	}
+	for _, e := range entries {
+		m := resultDir.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(results, e.Name(), "checks.json"))
+		if err != nil {
+			t.Fatalf("scenario %s: %v", m[1], err)
+		}
+		var cs []check
+		if err := json.Unmarshal(b, &cs); err != nil {
+			t.Fatalf("scenario %s: checks.json: %v", m[1], err)
+		}
+		if _, dup := checks[m[1]]; dup {
+			t.Fatalf("scenario %s ran twice:\n%s", m[1], out)
+		}
+		checks[m[1]] = cs
+	}
 	t.Run("scenarios", func(t *testing.T) {
 		for _, name := range scenarios {
 			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				out, err := suite(ctx, binDir, work, "server", "--url", url, "--scenario", name).CombinedOutput()
-				m := resultLine.FindStringSubmatch(string(out))
-				if m == nil {
-					t.Fatalf("no result line (%v):\n%s", err, out)
+				cs, ran := checks[name]
+				if !ran {
+					t.Fatalf("no results for %s:\n%s", name, out)
 				}
-				passed, _ := strconv.Atoi(m[1])
-				failed, _ := strconv.Atoi(m[3])
-				warnings, _ := strconv.Atoi(m[4])
+				var passed, failed, warnings int
+				var report strings.Builder
+				for _, c := range cs {
+					switch c.Status {
+					case "SUCCESS":
+						passed++
+					case "FAILURE":
+						failed++
+					case "WARNING":
+						warnings++
+					}
+					fmt.Fprintf(&report, "  [%s] %s: %s %s\n", c.Status, c.Name, c.Description, c.ErrorMessage)
+				}
 				why, warnOK := expectedWarnings[name]
 				switch {
-				case err != nil || failed > 0:
-					t.Fatalf("%d failed (%v):\n%s", failed, err, out)
+				case failed > 0:
+					t.Fatalf("%d failed:\n%s", failed, &report)
 				case warnings > 0 && !warnOK:
-					t.Fatalf("%d unexpected warnings:\n%s", warnings, out)
+					t.Fatalf("%d unexpected warnings:\n%s", warnings, &report)
 				case warnings == 0 && warnOK:
-					t.Errorf("expected warnings (%s) are gone: update expectedWarnings and docs/mcp.md:\n%s", why, out)
+					t.Errorf("expected warnings (%s) are gone: update expectedWarnings and docs/mcp.md:\n%s", why, &report)
 				case passed == 0 && !warnOK:
-					t.Fatalf("no check passed:\n%s", out)
+					t.Fatalf("no check passed:\n%s", &report)
 				}
 				if warnings > 0 {
 					t.Logf("%d warnings, expected: %s", warnings, why)
