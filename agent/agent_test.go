@@ -636,3 +636,24 @@ func TestPermissionRequestHookAnswersAsk(t *testing.T) {
 		})
 	}
 }
+
+func TestContentBlockNotes(t *testing.T) {
+	tests := []struct {
+		in   tool.Content
+		want string
+	}{
+		{tool.Text("hi"), "hi"},
+		{tool.Audio([]byte("abc"), "audio/wav"), "[audio clip, 3 bytes, audio/wav]"},
+		{tool.ResourceLink("file:///x", "x", "text/plain"), "[resource link x: file:///x]"},
+		{tool.EmbeddedBlob("file:///b", "application/octet-stream", []byte{1, 2}), "[resource file:///b (application/octet-stream, 2 bytes)]"},
+		{tool.EmbeddedText("file:///t", "text/plain", "body"), "body"},
+	}
+	for _, tt := range tests {
+		if got := contentBlock(tt.in); got.Type != llm.TypeText || got.Text != tt.want {
+			t.Errorf("contentBlock(%+v) = %+v, want text %q", tt.in, got, tt.want)
+		}
+	}
+	if got := contentBlock(tool.Image([]byte{1}, "image/png")); got.Type != llm.TypeImage {
+		t.Errorf("image became %+v", got)
+	}
+}
