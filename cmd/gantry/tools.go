@@ -195,7 +195,7 @@ is_error and display. Exit status 1 when the result is an error.`,
 					return err
 				}
 			} else {
-				text := o.Result.TextContent()
+				text := blocksText(o.Result.Content)
 				if !strings.HasSuffix(text, "\n") {
 					text += "\n"
 				}
@@ -216,4 +216,21 @@ is_error and display. Exit status 1 when the result is an error.`,
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON object: content, is_error, display")
 	return cmd
+}
+
+// blocksText renders result blocks for a terminal: text as is, other kinds
+// as a one-line note (their bytes are in the --json output).
+func blocksText(blocks []tool.Content) string {
+	var parts []string
+	for _, c := range blocks {
+		switch {
+		case c.Type == tool.TypeText, c.Type == tool.TypeResource && c.Text != "":
+			parts = append(parts, c.Text)
+		case c.Type == tool.TypeResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link %s]", c.URI))
+		default:
+			parts = append(parts, fmt.Sprintf("[%s, %d bytes, %s]", c.Type, len(c.Data), c.MIMEType))
+		}
+	}
+	return strings.Join(parts, "\n")
 }
