@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -204,10 +205,16 @@ func TestMCPServeRefusesRemote(t *testing.T) {
 	}
 }
 
+// conformanceResultDir is the name of a scenario's result directory under
+// the conformance suite's --output-dir: server-<scenario>-<timestamp>.
+var conformanceResultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$`)
+
 // TestMCPServeConformance runs the official conformance suite's server
-// scenarios that apply to Gantry's server against `gantry mcp serve --http`.
-// The suite's other scenarios call fixture tools, prompts and resources
-// (test_simple_text, …) that only its reference server has.
+// scenarios against `gantry mcp serve --http` and requires those that apply
+// to Gantry's server to pass. The suite's other scenarios call fixture
+// tools, prompts and resources (test_simple_text, …) that only its
+// reference server has. The suite runs once (one Node start) and each
+// scenario's checks are read from its checks.json.
 func TestMCPServeConformance(t *testing.T) {
 	peers := os.Getenv("GANTRY_PEERS_DIR")
 	if peers == "" {
@@ -222,19 +229,56 @@ func TestMCPServeConformance(t *testing.T) {
 	}
 	url := serveHTTP(t, t.TempDir())
 	work := t.TempDir()
+	results := filepath.Join(work, "results")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "server", "--url", url, "--suite", "all", "--output-dir", results)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+	cmd.WaitDelay = 5 * time.Second
+	// The suite exits 1: the fixture scenarios fail. The checks below decide.
+	out, err := cmd.CombinedOutput()
+	if _, exit := err.(*exec.ExitError); ctx.Err() != nil || err != nil && !exit {
+		t.Fatalf("conformance suite: %v %v\n%s", err, ctx.Err(), out)
+	}
+	entries, err := os.ReadDir(results)
+	if err != nil {
+		t.Fatalf("no results (%v):\n%s", err, out)
+	}
+	dirs := map[string]string{}
+	for _, e := range entries {
+		if m := conformanceResultDir.FindStringSubmatch(e.Name()); m != nil {
+			dirs[m[1]] = filepath.Join(results, e.Name())
+		}
+	}
 	for _, scenario := range []string{
 		"server-initialize", "ping", "logging-set-level", "tools-list", "resources-list", "prompts-list",
 		"server-sse-multiple-streams", "dns-rebinding-protection",
 	} {
 		t.Run(scenario, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "server", "--url", url, "--scenario", scenario)
-			cmd.Dir = work
-			cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), " 0 failed") {
-				t.Fatalf("conformance %s: %v\n%s", scenario, err, out)
+			dir, ran := dirs[scenario]
+			if !ran {
+				t.Fatalf("no results for %s:\n%s", scenario, out)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "checks.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var checks []struct{ Name, Description, Status, ErrorMessage string }
+			if err := json.Unmarshal(b, &checks); err != nil {
+				t.Fatalf("checks.json: %v", err)
+			}
+			var passed, failed int
+			for _, c := range checks {
+				switch c.Status {
+				case "SUCCESS":
+					passed++
+				case "FAILURE":
+					failed++
+				}
+			}
+			if failed > 0 || passed == 0 {
+				t.Fatalf("conformance %s: %d passed, %d failed:\n%s", scenario, passed, failed, b)
 			}
 		})
 	}
