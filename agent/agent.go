@@ -72,7 +72,8 @@ type Options struct {
 	Closers []io.Closer
 
 	// Decider, CanUseTool and Hooks plug the safety layer into the
-	// executor; nil means executor.DefaultDecider, no callback (ask becomes
+	// executor; nil means a permission.Engine with no rules (reads inside
+	// the working directories run, the rest asks), no callback (ask becomes
 	// deny) and no hooks. Hooks also receive the agent-level events
 	// (UserPromptSubmit, Stop, SessionStart, SessionEnd, PreCompact).
 	Decider    permission.Decider
@@ -212,9 +213,18 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	}
 	a.execSess = executor.NewSession(env)
 	xo := []executor.Option{executor.WithStatus(a.onStatus)}
-	if opts.Decider != nil {
-		xo = append(xo, executor.WithDecider(opts.Decider))
+	decider := opts.Decider
+	if decider == nil {
+		// The permission engine with no rules: reads inside the working
+		// directories run, everything else asks (then CanUseTool, or deny).
+		eng, err := permission.NewEngine(permission.Config{WorkDir: wd, Mode: mode, AdditionalDirs: opts.AdditionalDirs})
+		if err != nil {
+			a.closeSession()
+			return nil, fmt.Errorf("agent: permissions: %w", err)
+		}
+		decider = eng
 	}
+	xo = append(xo, executor.WithDecider(decider))
 	if canUse := a.canUseTool(); canUse != nil {
 		xo = append(xo, executor.WithCanUseTool(canUse))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
@@ -557,8 +558,8 @@ func TestPrices(t *testing.T) {
 
 func TestInterruptDecisionStopsRun(t *testing.T) {
 	f := newFixture(t)
-	f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Write", Input: `{"text":"x"}`}), llmtest.TextReply("never"))
-	writer := tool.Must(tool.NewText("Write", "Writes.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+	f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Store", Input: `{"text":"x"}`}), llmtest.TextReply("never"))
+	writer := tool.Must(tool.NewText("Store", "Stores the text (not read-only).", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
 		return "wrote", nil
 	}))
 	a := f.agent(t, func(o *Options) {
@@ -610,13 +611,13 @@ func TestPermissionRequestHookAnswersAsk(t *testing.T) {
 	}{{"allow", tool.Allow, false}, {"deny", tool.Deny, true}, {"no verdict", tool.Passthrough, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Write", Input: `{"text":"x"}`}), llmtest.TextReply("ok"))
-			writer := tool.Must(tool.NewText("Write", "Writes.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+			f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "w", Name: "Store", Input: `{"text":"x"}`}), llmtest.TextReply("ok"))
+			writer := tool.Must(tool.NewText("Store", "Stores the text (not read-only).", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
 				return "wrote", nil
 			}))
 			var seen atomic.Int32
 			hooks := hookRunner(func(ctx context.Context, in *hookInput) (*hookOutput, error) {
-				if in.Event == "PermissionRequest" && in.ToolName == "Write" {
+				if in.Event == "PermissionRequest" && in.ToolName == "Store" {
 					seen.Add(1)
 					return &hookOutput{Decision: tc.verdict, Reason: "policy hook"}, nil
 				}
@@ -655,5 +656,30 @@ func TestContentBlockNotes(t *testing.T) {
 	}
 	if got := contentBlock(tool.Image([]byte{1}, "image/png")); got.Type != llm.TypeImage {
 		t.Errorf("image became %+v", got)
+	}
+}
+
+// The default permission engine lets reads inside the working directory run
+// and denies (nobody to ask) a read outside it.
+func TestDefaultPermissionsGuardPaths(t *testing.T) {
+	f := newFixture(t)
+	inside := filepath.Join(f.dir, "in.txt")
+	os.WriteFile(inside, []byte("inside"), 0o644)
+	outside := filepath.Join(t.TempDir(), "out.txt")
+	os.WriteFile(outside, []byte("outside"), 0o644)
+	f.srv.Script(llmtest.ToolReply(
+		llmtest.ToolCall{ID: "a", Name: "Read", Input: `{"file_path":"` + inside + `"}`},
+		llmtest.ToolCall{ID: "b", Name: "Read", Input: `{"file_path":"` + outside + `"}`},
+	), llmtest.TextReply("ok"))
+	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: file.Tools(file.Options{})} })
+	if _, res, err := collect(t, context.Background(), a, "read both"); err != nil || res.IsError {
+		t.Fatal(res, err)
+	}
+	tr := f.srv.Requests()[1].ToolResults()
+	if tr[0].IsError || !strings.Contains(tool.JoinText(tr[0].Content), "inside") {
+		t.Fatalf("inside read: %+v", tr[0])
+	}
+	if !tr[1].IsError || strings.Contains(tool.JoinText(tr[1].Content), "outside\n") {
+		t.Fatalf("outside read was not denied: %+v", tr[1])
 	}
 }
