@@ -237,6 +237,16 @@ type printer struct {
 	progress *progress
 	enc      *json.Encoder
 	start    time.Time
+	session  string
+}
+
+func hasToolResult(m llm.Message) bool {
+	for _, b := range m.Content {
+		if b.Type == llm.TypeToolResult {
+			return true
+		}
+	}
+	return false
 }
 
 func newPrinter(a *app, format, model string) *printer {
@@ -261,6 +271,9 @@ type streamLine struct {
 	Model          string       `json:"model,omitempty"`
 	PermissionMode tool.Mode    `json:"permissionMode,omitempty"`
 	Message        *llm.Message `json:"message,omitempty"`
+	// ParentToolUseID is null for the main agent's messages (a subagent's
+	// would name the Agent call), as in Claude Code's output.
+	ParentToolUseID *string `json:"parent_tool_use_id"`
 }
 
 // resultJSON is the json output and the last stream-json line.
@@ -286,14 +299,17 @@ func (p *printer) event(ev agent.Event) {
 	}
 	switch e := ev.(type) {
 	case *agent.InitEvent:
+		p.session = e.SessionID
 		p.enc.Encode(streamLine{Type: "system", Subtype: "init", SessionID: e.SessionID, CWD: e.WorkDir, Tools: e.Tools, Model: p.model, PermissionMode: e.Mode})
 	case *agent.MessageEvent:
 		typ := "user"
 		if e.Message.Role == llm.RoleAssistant {
 			typ = "assistant"
+		} else if !hasToolResult(e.Message) {
+			return // the prompt itself is not echoed
 		}
 		m := e.Message
-		p.enc.Encode(streamLine{Type: typ, Message: &m})
+		p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m})
 	}
 }
 
