@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -50,6 +52,7 @@ func TestPeerEverything(t *testing.T) {
 	bin := peerBin(t, "mcp-server-everything")
 	var mu sync.Mutex
 	var procs []*exec.Cmd
+	lroSent := make(chan struct{}, 1)
 	m, err := NewManager(&Config{Servers: map[string]ServerConfig{"everything": {Type: TypeStdio, Command: bin}}},
 		&Options{MaxReconnects: 1, ReconnectDelay: 50 * time.Millisecond,
 			Transport: func(string, ServerConfig) (mcp.Transport, error) {
@@ -57,7 +60,8 @@ func TestPeerEverything(t *testing.T) {
 				mu.Lock()
 				procs = append(procs, cmd)
 				mu.Unlock()
-				return &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil
+				return &sentTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second},
+					marker: "trigger-long-running-operation", sent: lroSent}, nil
 			}})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +122,11 @@ func TestPeerEverything(t *testing.T) {
 			_, err := lro.Call(context.Background(), nil, json.RawMessage(`{"duration":30,"steps":30}`))
 			done <- err
 		}()
-		time.Sleep(300 * time.Millisecond) // let the call reach the server
+		select {
+		case <-lroSent: // the request is in the server's stdin: the call is in flight
+		case err := <-done:
+			t.Fatalf("the call ended before its request was sent: %v", err)
+		}
 		mu.Lock()
 		first := procs[len(procs)-1]
 		mu.Unlock()
@@ -147,6 +155,38 @@ func TestPeerEverything(t *testing.T) {
 			t.Errorf("after reconnect: %q", r.TextContent())
 		}
 	})
+}
+
+// sentTransport reports on sent when a request whose params contain marker
+// has been written to the connection.
+type sentTransport struct {
+	mcp.Transport
+	marker string
+	sent   chan<- struct{}
+}
+
+func (t *sentTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sentConn{Connection: c, t: t}, nil
+}
+
+type sentConn struct {
+	mcp.Connection
+	t *sentTransport
+}
+
+func (c *sentConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && bytes.Contains(r.Params, []byte(c.t.marker)) {
+		select {
+		case c.t.sent <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 func hasType(r *tool.Result, typ tool.ContentType) bool {
