@@ -55,6 +55,10 @@ type resolver struct {
 
 const maxLinks = 40
 
+// missing marks a memoised path that does not exist (NUL cannot occur in a
+// path).
+const missing = "\x00missing"
+
 // resolve returns the resolved path; ok is false when a link could not be
 // followed (a loop, more than 40 links, an unreadable link).
 func (r *resolver) resolve(p string) (string, bool) {
@@ -78,6 +82,9 @@ func (r *resolver) walk(cur string, parts []string, links *int) string {
 		next := filepath.Join(cur, name)
 		key := next
 		if v, ok := r.memo[key]; ok {
+			if v == missing {
+				return filepath.Clean(filepath.Join(append([]string{next}, parts[i+1:]...)...))
+			}
 			cur = v
 			continue
 		}
@@ -85,6 +92,7 @@ func (r *resolver) walk(cur string, parts []string, links *int) string {
 		switch {
 		case err != nil:
 			// Missing: the rest cannot hold links yet; apply it lexically.
+			r.put(key, missing)
 			rest := filepath.Join(append([]string{next}, parts[i+1:]...)...)
 			return filepath.Clean(rest)
 		case fi.Mode()&os.ModeSymlink != 0:
