@@ -54,7 +54,7 @@ type cdIn struct {
 }
 
 // featureTools exercise progress, the Client, and context modifiers.
-func featureTools(release chan struct{}) []tool.Tool {
+func featureTools(release, waiting chan struct{}) []tool.Tool {
 	ro := tool.ReadOnly()
 	return []tool.Tool{
 		tool.Must(tool.NewNoInput("Steps", "Reports three steps.", func(_ context.Context, env *tool.Env) (*tool.Result, error) {
@@ -114,6 +114,10 @@ func featureTools(release chan struct{}) []tool.Tool {
 		}, ro)),
 		tool.Must(tool.NewNoInput("Wait", "Waits for the test.", func(ctx context.Context, _ *tool.Env) (*tool.Result, error) {
 			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+			select {
 			case <-release:
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -140,13 +144,14 @@ type featureServer struct {
 	srv     *Server
 	sess    *executor.Session
 	release chan struct{}
+	waiting chan struct{} // Wait sends on it when it starts
 	reports chan tool.Progress
 }
 
 func newFeatureServer(t *testing.T, opts *Options) *featureServer {
 	t.Helper()
-	release := make(chan struct{})
-	tools := featureTools(release)
+	release, waiting := make(chan struct{}), make(chan struct{}, 1)
+	tools := featureTools(release, waiting)
 	for i, tl := range tools {
 		if tl.Spec().Name == "Cd" {
 			tools[i] = cdTool{tl}
@@ -163,7 +168,7 @@ func newFeatureServer(t *testing.T, opts *Options) *featureServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &featureServer{srv: srv, sess: sess, release: release, reports: reports}
+	return &featureServer{srv: srv, sess: sess, release: release, waiting: waiting, reports: reports}
 }
 
 func clientOptions(n *notes, sampling, elicitation bool) *mcp.ClientOptions {
@@ -394,13 +399,11 @@ func TestContextModifierCarried(t *testing.T) {
 		}
 		done <- text(res)
 	}()
-	waitFor(t, "Wait to start", func() bool {
-		for range fs.srv.mcp.Sessions() {
-			return true
-		}
-		return false
-	})
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-fs.waiting: // Wait runs: its call started before the move
+	case err := <-done:
+		t.Fatalf("Wait ended before it was released: %s", err)
+	}
 	if res := call(t, cs, "Cd", map[string]any{"dir": "/moved"}, nil); text(res) != "moved" {
 		t.Fatalf("Cd: %q", text(res))
 	}
