@@ -11,17 +11,30 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(leakCheck{m}, map[string]func(){
 		"gantry": func() {
 			os.Exit(run(context.Background(), &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 		},
 	})
+}
+
+// leakCheck runs the tests, then fails the run if goroutines are left
+// (goleak.VerifyTestMain, without its os.Exit: testscript.Main exits). It
+// applies to the tests of the go test process; the gantry commands that
+// scripts start are separate processes.
+type leakCheck struct{ m *testing.M }
+
+func (l leakCheck) Run() int {
+	code := 0
+	goleak.VerifyTestMain(l.m, goleak.Cleanup(func(c int) { code = c }))
+	return code
 }
 
 // scriptTB lets llmtest run a server for one script: the server is closed
