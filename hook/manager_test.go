@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -221,17 +222,28 @@ func TestCallbacks(t *testing.T) {
 }
 
 func TestParallel(t *testing.T) {
-	// Three hooks that each sleep 1s finish in well under 3s when parallel;
-	// the check is generous so it does not flake on a loaded machine.
-	m := manager(t, map[string][]settings.HookMatcher{"PostToolUse": {{Hooks: []settings.HookCommand{
-		cmdHook("sleep 1", 0), cmdHook("sleep 1", 0), cmdHook("sleep 1", 0), cmdHook("sleep 1", 0),
-	}}}}, nil)
-	start := time.Now()
+	// Four hooks meet at a barrier: each checks in, waits until all four
+	// have, then reports done. Run one at a time, the first would wait
+	// until its timeout and never report.
+	dir := t.TempDir()
+	in, done := filepath.Join(dir, "in"), filepath.Join(dir, "done")
+	for _, d := range []string{in, done} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hooks []settings.HookCommand
+	for i := range 4 {
+		hooks = append(hooks, cmdHook(fmt.Sprintf(
+			`touch '%[1]s/%[3]d'; while [ "$(ls '%[1]s' | wc -l)" -lt 4 ]; do sleep 0.01; done; touch '%[2]s/%[3]d'`,
+			in, done, i), 10))
+	}
+	m := manager(t, map[string][]settings.HookMatcher{"PostToolUse": {{Hooks: hooks}}}, nil)
 	if _, err := m.Run(context.Background(), &Input{Event: PostToolUse, ToolName: "Bash"}); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d >= 3900*time.Millisecond {
-		t.Errorf("4 hooks of 1s took %s: not parallel", d)
+	if ents, err := os.ReadDir(done); err != nil || len(ents) != 4 {
+		t.Fatalf("%d of 4 hooks passed the barrier (%v): not parallel", len(ents), err)
 	}
 }
 
