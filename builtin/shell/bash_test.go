@@ -322,12 +322,15 @@ func TestBashProgress(t *testing.T) {
 	env := testEnv(t, nil)
 	var mu sync.Mutex
 	var reports []tool.Progress
+	seen := filepath.Join(env.WorkDir, "seen")
 	env.Progress = func(p tool.Progress) {
 		mu.Lock()
 		reports = append(reports, p)
 		mu.Unlock()
+		os.WriteFile(seen, nil, 0o600) // lets the command go on
 	}
-	call(t, b, env, map[string]any{"command": "echo first; sleep 0.5; echo second; sleep 0.5"})
+	// The command prints "second" only once a report arrived (or after 10 s).
+	call(t, b, env, map[string]any{"command": "echo first; for i in $(seq 1000); do [ -e seen ] && break; sleep 0.01; done; echo second"})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(reports) == 0 {
