@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,20 +27,59 @@ func buildGantry(b *testing.B) string {
 
 // runGantry runs the binary against srv and returns its wall time and peak
 // RSS in bytes.
+//
+// The peak is the process's VmHWM, polled from /proc while it runs: the
+// rusage of a child is no use here, because Go starts children with vfork
+// and Linux carries the parent's (this benchmark's) high-water RSS into the
+// child's ru_maxrss across exec. VmHWM belongs to the new address space
+// only; polling every millisecond may miss growth in the last instant.
 func runGantry(b *testing.B, bin, dir string, srv *llmtest.Server, args ...string) (time.Duration, int64) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	home := filepath.Join(dir, ".home")
 	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY=k", "HOME="+home, "GANTRY_HOME="+filepath.Join(home, ".gantry"), "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	wall := time.Since(start)
-	if err != nil {
-		b.Fatalf("gantry %v: %v\n%s", args, err, out)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return wall, ru.Maxrss * 1024
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			wall := time.Since(start)
+			if err != nil {
+				b.Fatalf("gantry %v: %v\n%s", args, err, out.String())
+			}
+			return wall, peak
+		case <-tick.C:
+			if hwm := vmHWM(status); hwm > peak {
+				peak = hwm
+			}
+		}
+	}
+}
+
+// vmHWM reads the VmHWM line of a /proc status file, in bytes (0 if gone).
+func vmHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 // BenchmarkCLIOneTurn is the wall time of `gantry -p` for a one-turn run,
