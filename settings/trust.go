@@ -176,6 +176,21 @@ func PromptTrust(ctx context.Context, t *TrustStore, in io.Reader, out io.Writer
 	fmt.Fprintf(out, "Do you trust the files in %s?\n"+
 		"Its settings may run hooks and commands, set environment variables and allow tools.\n"+
 		"Trust this folder? [y/N] ", dir)
+	yes, err := ReadYes(ctx, in)
+	if err != nil {
+		return false, fmt.Errorf("settings: reading answer: %w", err)
+	}
+	if yes {
+		return true, t.Trust(dir)
+	}
+	return false, nil
+}
+
+// ReadYes reads one line from in: true for "y" or "yes" (any case), false for
+// anything else or end of input. A cancelled ctx returns its error; the
+// reading goroutine then stays blocked on in until it yields a line or fails
+// (close in to release it).
+func ReadYes(ctx context.Context, in io.Reader) (bool, error) {
 	type answer struct {
 		line string
 		err  error
@@ -192,11 +207,11 @@ func PromptTrust(ctx context.Context, t *TrustStore, in io.Reader, out io.Writer
 	case a = <-ch:
 	}
 	if a.err != nil && !errors.Is(a.err, io.EOF) {
-		return false, fmt.Errorf("settings: reading answer: %w", a.err)
+		return false, a.err
 	}
 	switch strings.ToLower(strings.TrimSpace(a.line)) {
 	case "y", "yes":
-		return true, t.Trust(dir)
+		return true, nil
 	}
 	return false, nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -76,7 +74,7 @@ func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Read
 			fmt.Fprintf(out, "  %s (%s): %s\n", name, v, describeServer(servers[name]))
 		}
 		fmt.Fprint(out, "Approve and start them? [y/N] ")
-		ok, err := readYes(ctx, in)
+		ok, err := settings.ReadYes(ctx, in)
 		if err != nil || !ok {
 			fmt.Fprintln(out)
 			return verdicts, nil // held; a failed read is a no
@@ -125,33 +123,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// readYes reads one line from in: true for "y" or "yes" (any case). A
-// cancelled ctx returns its error; the reading goroutine then stays
-// blocked on in until it yields a line or fails.
-func readYes(ctx context.Context, in io.Reader) (bool, error) {
-	type answer struct {
-		line string
-		err  error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		line, err := bufio.NewReader(in).ReadString('\n')
-		ch <- answer{line, err}
-	}()
-	var ans answer
-	select {
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case ans = <-ch:
-	}
-	if ans.err != nil && !errors.Is(ans.err, io.EOF) {
-		return false, ans.err
-	}
-	switch strings.ToLower(strings.TrimSpace(ans.line)) {
-	case "y", "yes":
-		return true, nil
-	}
-	return false, nil
 }
