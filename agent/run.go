@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -238,20 +237,13 @@ func (r *run) sendResults(uses []llm.Block, batch *executor.Batch, preErrs map[s
 }
 
 // contentBlock turns a block of a tool's extra message into a message block:
-// images stay images, text stays text, and what a model cannot take as
-// input (audio, binary resources, links) becomes a short note.
+// pictures stay images, everything else is text (a note for what a model
+// cannot take as input: audio, binary resources, links).
 func contentBlock(c tool.Content) llm.Block {
-	switch {
-	case c.Type == tool.TypeImage:
+	if c.IsImage() {
 		return llm.Image(c.Data, c.MIMEType)
-	case c.Type == tool.TypeAudio:
-		return llm.Text(fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), cmp.Or(c.MIMEType, "unknown type")))
-	case c.Type == tool.TypeResourceLink:
-		return llm.Text(fmt.Sprintf("[resource link %s: %s]", cmp.Or(c.Name, c.URI), c.URI))
-	case c.Type == tool.TypeResource && c.Text == "":
-		return llm.Text(fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, cmp.Or(c.MIMEType, "unknown type"), len(c.Data)))
 	}
-	return llm.Text(c.Text)
+	return llm.Text(c.AsText())
 }
 
 func (r *run) costOf(u llm.Usage) float64 {

@@ -160,3 +160,37 @@ func JSONResult(v any) (*Result, error) {
 	}
 	return TextResult(string(b)), nil
 }
+
+// IsImage reports whether c is a picture a model can look at: an image
+// block, or an embedded binary resource with an image MIME type.
+func (c Content) IsImage() bool {
+	return c.Type == TypeImage ||
+		c.Type == TypeResource && c.Text == "" && len(c.Data) > 0 && strings.HasPrefix(c.MIMEType, "image/")
+}
+
+// AsText returns what c reads as where only text can go (a model's tool
+// result, a terminal): the text of a text block or embedded text resource,
+// else a one-line note naming the block — "[audio clip, 16 bytes,
+// audio/wav]", "[image, 120 bytes, image/png]", "[resource file:///b
+// (application/pdf, 2048 bytes)]", "[resource link name: uri]".
+func (c Content) AsText() string {
+	mime := c.MIMEType
+	if mime == "" {
+		mime = "unknown type"
+	}
+	switch {
+	case c.Type == TypeAudio:
+		return fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), mime)
+	case c.Type == TypeImage:
+		return fmt.Sprintf("[image, %d bytes, %s]", len(c.Data), mime)
+	case c.Type == TypeResourceLink:
+		name := c.Name
+		if name == "" {
+			name = c.URI
+		}
+		return fmt.Sprintf("[resource link %s: %s]", name, c.URI)
+	case c.Type == TypeResource && c.Text == "":
+		return fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, mime, len(c.Data))
+	}
+	return c.Text
+}

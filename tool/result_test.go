@@ -52,3 +52,29 @@ func TestAudioIsNotText(t *testing.T) {
 		t.Fatalf("TextLen(audio) = %d", n)
 	}
 }
+
+func TestContentAsTextAndIsImage(t *testing.T) {
+	tests := []struct {
+		c     Content
+		text  string
+		image bool
+	}{
+		{Text("hi"), "hi", false},
+		{EmbeddedText("file:///t", "text/plain", "body"), "body", false},
+		{Audio([]byte("abc"), "audio/wav"), "[audio clip, 3 bytes, audio/wav]", false},
+		{Audio([]byte("ab"), ""), "[audio clip, 2 bytes, unknown type]", false},
+		{Image([]byte{1, 2}, "image/png"), "[image, 2 bytes, image/png]", true},
+		{EmbeddedBlob("file:///p", "image/png", []byte{1}), "[resource file:///p (image/png, 1 bytes)]", true},
+		{EmbeddedBlob("file:///b", "application/octet-stream", []byte{1, 2}), "[resource file:///b (application/octet-stream, 2 bytes)]", false},
+		{ResourceLink("file:///x", "x", "text/plain"), "[resource link x: file:///x]", false},
+		{ResourceLink("file:///y", "", ""), "[resource link file:///y: file:///y]", false},
+	}
+	for _, tt := range tests {
+		if got := tt.c.AsText(); got != tt.text {
+			t.Errorf("%+v.AsText() = %q, want %q", tt.c, got, tt.text)
+		}
+		if got := tt.c.IsImage(); got != tt.image {
+			t.Errorf("%+v.IsImage() = %v, want %v", tt.c, got, tt.image)
+		}
+	}
+}

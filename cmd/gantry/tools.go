@@ -221,16 +221,9 @@ is_error and display. Exit status 1 when the result is an error.`,
 // blocksText renders result blocks for a terminal: text as is, other kinds
 // as a one-line note (their bytes are in the --json output).
 func blocksText(blocks []tool.Content) string {
-	var parts []string
-	for _, c := range blocks {
-		switch {
-		case c.Type == tool.TypeText, c.Type == tool.TypeResource && c.Text != "":
-			parts = append(parts, c.Text)
-		case c.Type == tool.TypeResourceLink:
-			parts = append(parts, fmt.Sprintf("[resource link %s]", c.URI))
-		default:
-			parts = append(parts, fmt.Sprintf("[%s, %d bytes, %s]", c.Type, len(c.Data), c.MIMEType))
-		}
+	parts := make([]string, len(blocks))
+	for i, c := range blocks {
+		parts[i] = c.AsText()
 	}
 	return strings.Join(parts, "\n")
 }

@@ -22,7 +22,6 @@ import (
 	"iter"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -502,34 +501,14 @@ func toolResult(b llm.Block) *sdk.ToolResultBlockParam {
 	return tr
 }
 
-// contentText returns the text a content block is sent as, or false for an
-// image.
+// contentText returns the text a content block is sent as (a note for
+// what the API takes no input of: audio, binary resources, links), or false
+// for an image.
 func contentText(c tool.Content) (string, bool) {
-	switch c.Type {
-	case tool.TypeImage:
+	if c.IsImage() {
 		return "", false
-	case tool.TypeResource:
-		if c.Text == "" && strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0 {
-			return "", false
-		}
-		if c.Text != "" {
-			return c.Text, true
-		}
-		return fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)), true
-	case tool.TypeAudio: // the API takes no audio input
-		mime := c.MIMEType
-		if mime == "" {
-			mime = "unknown type"
-		}
-		return fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), mime), true
-	case tool.TypeResourceLink:
-		name := c.Name
-		if name == "" {
-			name = c.URI
-		}
-		return fmt.Sprintf("[resource link %s: %s]", name, c.URI), true
 	}
-	return c.Text, true
+	return c.AsText(), true
 }
 
 // setCache puts a cache breakpoint on a content block, where the block kind

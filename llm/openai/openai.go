@@ -564,30 +564,16 @@ func toolResultContent(b llm.Block) (string, []sdk.ChatCompletionContentPartUnio
 		n++
 	}
 	for _, c := range b.Content {
-		switch {
-		case c.Type == tool.TypeImage,
-			c.Type == tool.TypeResource && c.Text == "" && strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0:
+		if c.IsImage() {
 			imgs = append(imgs, imagePart(c.Data, c.MIMEType))
 			add(fmt.Sprintf("[image %d attached below]", len(imgs)))
-		case c.Type == tool.TypeAudio:
-			// input_audio parts are not allowed in tool messages, and
-			// audio in a user message would need an audio model.
-			add(audioNote(c))
-		case c.Type == tool.TypeResource && c.Text == "":
-			add(fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, c.MIMEType, len(c.Data)))
-		case c.Type == tool.TypeResourceLink:
-			name := cmpOr(c.Name, c.URI)
-			add(fmt.Sprintf("[resource link %s: %s]", name, c.URI))
-		default:
-			add(c.Text)
+			continue
 		}
+		// Audio (input_audio parts are not allowed in tool messages),
+		// binary resources and links are sent as a note.
+		add(c.AsText())
 	}
 	return sb.String(), imgs
-}
-
-// audioNote is what the model reads for an audio block of a tool result.
-func audioNote(c tool.Content) string {
-	return fmt.Sprintf("[audio clip, %d bytes, %s]", len(c.Data), cmpOr(c.MIMEType, "unknown type"))
 }
 
 func appendAssistant(msgs []sdk.ChatCompletionMessageParamUnion, m llm.Message) []sdk.ChatCompletionMessageParamUnion {
