@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gantry-dev/gantry/toolset"
 )
 
 // Transport types of a [ServerConfig].
@@ -73,19 +75,15 @@ func (c *Config) Names() []string {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mcp config")
 
-// ValidServerName reports whether name can name a server: 1–64 characters of
-// letters, digits, '_' and '-' (other characters would be replaced in tool
-// names) and no "__", which separates the parts of mcp__<server>__<tool>.
+// ValidServerName reports whether name can name a server: letters, digits,
+// '_' and '-' (other characters would be replaced in tool names), and what
+// the pool requires of server names ([toolset.CheckServerName]: at most 40
+// characters so the server part survives when a long tool name is cut, no
+// "__" and no trailing '_', which would make mcp__<server>__<tool>
+// ambiguous). A config with a name the pool would refuse is rejected when it
+// is read, not when its tools are added.
 func ValidServerName(name string) bool {
-	if name == "" || len(name) > 64 || strings.Contains(name, "__") {
-		return false
-	}
-	for _, r := range name {
-		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
+	return toolset.SanitizeName(name) == name && toolset.CheckServerName(name) == nil
 }
 
 // ParseConfig parses an MCP configuration (`{"mcpServers": {...}}`),
@@ -129,7 +127,7 @@ func ParseConfig(data []byte, source string, getenv func(string) string) (*Confi
 func parseServer(name string, raw json.RawMessage, getenv func(string) string) (ServerConfig, error) {
 	var sc ServerConfig
 	if !ValidServerName(name) {
-		return sc, errors.New(`invalid name: want 1-64 of [a-zA-Z0-9_-] without "__"`)
+		return sc, errors.New(`invalid name: want 1-40 of [a-zA-Z0-9_-], without "__" and not ending in "_"`)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&sc); err != nil {

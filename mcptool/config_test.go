@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"errors"
+	"github.com/gantry-dev/gantry/toolset"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,26 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Server names are checked against the pool's rules when the config is read,
+// so a config that parses never fails later when its tools join the pool.
+func TestServerNamesMatchThePool(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"fs": true, "my-server_2": true, strings.Repeat("s", 40): true,
+		strings.Repeat("s", 41): false, "trailing_": false, "a__b": false, "": false, "dot.ted": false,
+	} {
+		if got := ValidServerName(name); got != ok {
+			t.Errorf("ValidServerName(%q) = %v, want %v", name, got, ok)
+		}
+		_, err := ParseConfig([]byte(`{"mcpServers":{"`+name+`":{"command":"x"}}}`), "t", func(string) string { return "" })
+		if (err == nil) != ok {
+			t.Errorf("ParseConfig with server %q: %v", name, err)
+		}
+		if ok {
+			if _, err := toolset.MCPName(name, "tool"); err != nil {
+				t.Errorf("valid config name %q refused by the pool: %v", name, err)
+			}
+		}
+	}
 }

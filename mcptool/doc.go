@@ -13,7 +13,8 @@
 // ${VAR:-default} ([ExpandEnv]). [Load] merges a project's `.mcp.json` —
 // only when the caller says the folder is trusted ([LoadOptions.Trusted]) —
 // with explicit files (--mcp-config) and servers given in code. Server names
-// are 1–64 of [a-zA-Z0-9_-] and may not contain "__".
+// are 1–40 of [a-zA-Z0-9_-], may not contain "__" nor end in "_" (the pool's
+// rules, toolset.CheckServerName).
 //
 // # Approval of project servers
 //

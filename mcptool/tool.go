@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,62 +9,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
 )
 
 // Prefix starts the name of every MCP tool: mcp__<server>__<tool>.
-const Prefix = "mcp__"
+const Prefix = toolset.MCPPrefix
 
 // MaxDescription bounds the description of an MCP tool in runes: a server
 // cannot fill the model's context through a description.
 const MaxDescription = 2048
 
-// ToolName returns the Gantry name of a server's tool: mcp__<server>__<tool>
-// with every character outside [a-zA-Z0-9_-] replaced by '_'. A name longer
-// than 64 characters is cut and ends with a short hash of the full name, so
-// it stays valid and distinct.
+// ToolName returns the Gantry name of a server's tool, the pool's
+// [toolset.MCPName]: mcp__<server>__<tool> with every character outside
+// [a-zA-Z0-9_-] replaced by '_', cut with a hash suffix past 64 characters.
+// server must be a [ValidServerName].
 func ToolName(server, remote string) string {
-	name := Prefix + sanitize(server) + "__" + sanitize(remote)
-	if len(name) <= 64 {
-		return name
+	name, err := toolset.MCPName(server, cmp.Or(remote, "_"))
+	if err != nil {
+		// Unreachable for a valid server name; keep a valid, distinct name.
+		name, _ = toolset.MCPName("invalid", server+"__"+remote)
 	}
-	return hashed(name)
+	return name
 }
 
+// hashed returns name cut to leave room for a hash suffix of name, for two
+// remote tools whose pool names collide.
 func hashed(name string) string {
 	sum := sha256.Sum256([]byte(name))
-	return name[:55] + "_" + hex.EncodeToString(sum[:4])
-}
-
-func sanitize(s string) string {
-	if s == "" {
-		return "_"
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, s)
+	return name[:min(len(name), 55)] + "_" + hex.EncodeToString(sum[:4])
 }
 
 // SplitName splits an MCP tool name into its server and tool parts. ok is
 // false for a name that is not of the form mcp__<server>__<tool>.
 func SplitName(name string) (server, toolName string, ok bool) {
-	rest, found := strings.CutPrefix(name, Prefix)
-	if !found {
-		return "", "", false
-	}
-	server, toolName, found = strings.Cut(rest, "__")
-	if !found || server == "" || toolName == "" {
-		return "", "", false
-	}
-	return server, toolName, true
+	server, toolName, ok = toolset.SplitMCPName(name)
+	return server, toolName, ok && toolName != ""
 }
 
 // Tool is a server's tool as a [tool.Tool].
