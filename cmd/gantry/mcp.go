@@ -15,10 +15,8 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/executor"
-	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/mcpserve"
 	"github.com/gantry-dev/gantry/mcptool"
-	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -150,12 +148,9 @@ func clipLine(s string, n int) string {
 
 func newMCPServeCmd(a *app) *cobra.Command {
 	var (
-		pf          projectFlags
+		sf          safetyFlags
 		httpAddr    string
 		allowRemote bool
-		allowed     []string
-		disallowed  []string
-		mode        string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -178,12 +173,15 @@ address (a non-loopback address needs --allow-remote).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := pf.load(a)
+			dir, err := sf.workDir()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			saf, err := loadSafety(a, &sf, dir)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			allowed, disallowed = splitList(allowed), splitList(disallowed)
-			srv, cleanup, err := buildMCPServer(ctx, s, a, mode, allowed, disallowed)
+			srv, cleanup, err := buildMCPServer(ctx, saf, dir, splitRules(sf.allowed))
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -199,45 +197,22 @@ address (a non-loopback address needs --allow-remote).`,
 			return srv.ServeHTTP(ctx, l)
 		},
 	}
-	pf.add(cmd)
 	f := cmd.Flags()
+	f.StringVar(&sf.cwd, "cwd", "", "working directory (default: the current directory)")
+	f.BoolVar(&sf.trust, "trust", false, "trust the working directory: its settings' rules and hooks apply")
+	f.StringVar(&sf.policy, "policy", "", "managed policy file (default "+settings.DefaultPolicyPath+"; - for none)")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (loopback, e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (exposes the tools to the network)")
-	f.StringSliceVar(&allowed, "allowedTools", nil, "serve only these tools and allow their calls (comma-separated or repeated; permission-rule syntax)")
-	f.StringSliceVar(&disallowed, "disallowedTools", nil, "remove these tools or deny matching calls (comma-separated or repeated)")
-	f.StringVar(&mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
+	f.StringArrayVar(&sf.allowed, "allowedTools", nil, "serve only these tools and allow their calls (comma-separated or repeated; permission-rule syntax)")
+	f.StringArrayVar(&sf.disallowed, "disallowedTools", nil, "remove these tools or deny matching calls (comma-separated or repeated)")
+	f.StringVar(&sf.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
 	return cmd
 }
 
-func splitList(in []string) []string {
-	var out []string
-	for _, s := range in {
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// buildMCPServer assembles the pool, permission engine, hooks and executor
-// of `gantry mcp serve`.
-func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode string, allowed, disallowed []string) (*mcpserve.Server, func(), error) {
-	cfg := permission.ConfigFromSettings(s)
-	cfg.Home = a.getenv("HOME")
-	cfg.Rules = append(cfg.Rules, permission.RuleSet{Source: string(settings.ScopeCLI), Root: s.ProjectDir, Allow: allowed, Deny: disallowed})
-	if mode != "" {
-		cfg.Mode = tool.Mode(mode)
-	}
-	engine, err := permission.NewEngine(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	hooks, err := hook.NewManager(hook.Config{Hooks: s.Hooks(), Env: s.Env()})
-	if err != nil {
-		return nil, nil, err
-	}
+// buildMCPServer assembles the pool, executor and server of `gantry mcp
+// serve` on the session's safety layer (engine, hooks, mode, hidden tools).
+// A non-empty allow list limits the served tools to those it names.
+func buildMCPServer(ctx context.Context, saf *safety, dir string, allow []string) (*mcpserve.Server, func(), error) {
 	builtins, err := builtin.Tools(builtin.Options{})
 	if err != nil {
 		return nil, nil, err
@@ -249,15 +224,15 @@ func buildMCPServer(ctx context.Context, s *settings.Settings, a *app, mode stri
 		return nil, nil, err
 	}
 	cleanup := func() { tasks.Close(); os.RemoveAll(resultsDir) }
-	env := &tool.Env{WorkDir: s.ProjectDir, SessionID: filepath.Base(resultsDir), Mode: engine.Mode(), ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
-	pool, err := toolset.NewPool(ctx, toolset.Options{Env: env, Tools: builtins, Allow: allowed, Deny: disallowed})
+	env := &tool.Env{WorkDir: dir, SessionID: filepath.Base(resultsDir), Mode: saf.mode, ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
+	pool, err := toolset.NewPool(ctx, toolset.Options{Env: env, Tools: builtins, Allow: allow, Deny: saf.deny})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	// An ask goes to the calling client's user (form elicitation); a client
 	// that cannot ask gets a denial that says so.
-	ex := executor.New(pool, executor.WithDecider(engine), executor.WithHooks(hooks),
+	ex := executor.New(pool, executor.WithDecider(saf.engine), executor.WithHooks(saf.hooks),
 		executor.WithCanUseTool(mcpserve.ElicitApproval()))
 	srv, err := mcpserve.New(pool.Tools(), ex, executor.NewSession(env),
 		&mcpserve.Options{Name: "gantry", Version: version, EventStore: mcp.NewMemoryEventStore(nil)})

@@ -34,6 +34,7 @@ type safetyFlags struct {
 	disallowed []string
 	trust      bool
 	noSettings bool
+	policy     string // managed policy file ("" = default, "-" = none)
 }
 
 func (f *safetyFlags) workDir() (string, error) {
@@ -97,7 +98,7 @@ func loadSafety(a *app, f *safetyFlags, dir string) (*safety, error) {
 				return nil, fmt.Errorf("--trust: %w", err)
 			}
 		}
-		st, err := settings.Load(settings.Options{ProjectDir: dir, Trusted: trusted, Getenv: a.getenv})
+		st, err := settings.Load(settings.Options{ProjectDir: dir, Trusted: trusted, Getenv: a.getenv, UserHome: a.getenv("HOME"), PolicyPath: f.policy})
 		if err != nil {
 			return nil, err
 		}
