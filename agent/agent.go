@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // Defaults of [Options].
@@ -55,13 +57,24 @@ type Options struct {
 	NoMemoryFiles bool
 	NoEnvFacts    bool
 
-	// Pool configures the tool pool, built for the session's environment
-	// (Pool.Env is ignored: the agent sets it).
+	// Workspace is the assembled session runtime (settings, permission
+	// engine, hooks, services, MCP servers, tool pool) the agent runs in;
+	// see package workspace. The agent uses its pool, safety layer and
+	// services, and does not close it (add it to Closers for that). Nil
+	// means a workspace assembled from the fields below alone: Pool,
+	// WorkDir, Mode, AdditionalDirs, Services, Decider and Hooks, no
+	// settings files and no MCP servers.
+	Workspace *workspace.Workspace
+
+	// Pool configures the tool pool when Workspace is nil (Pool.Env is
+	// ignored: the agent sets it; a nil Registry means no built-ins).
 	Pool toolset.Options
 
-	// WorkDir is the working directory ("" = the process's).
+	// WorkDir is the working directory ("" = the workspace's, else the
+	// process's).
 	WorkDir string
-	// Mode is the initial permission mode ("" = default).
+	// Mode is the initial permission mode ("" = the workspace's, else
+	// default).
 	Mode tool.Mode
 	// AdditionalDirs are directories besides WorkDir the session may use.
 	AdditionalDirs []string
@@ -125,7 +138,9 @@ type Agent struct {
 	pool     *toolset.Pool
 	exec     *executor.Executor
 	execSess *executor.Session
-	sess     *session.Session // nil without a store
+	ws       *workspace.Workspace
+	ownWS    *workspace.Workspace // opened by New, closed by Close
+	sess     *session.Session     // nil without a store
 	id       string
 	system   string
 	prices   PriceTable
@@ -161,7 +176,11 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if a.prices == nil {
 		a.prices = DefaultPrices()
 	}
+	ws := opts.Workspace
 	wd := opts.WorkDir
+	if ws != nil && wd == "" {
+		wd = ws.Dir()
+	}
 	if wd == "" {
 		var err error
 		if wd, err = os.Getwd(); err != nil {
@@ -184,52 +203,57 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if len(a.history) > 0 {
 		source = "resume"
 	}
-	mode := opts.Mode
-	if mode == "" {
-		mode = tool.ModeDefault
-	}
 	resultsDir := filepath.Join(os.TempDir(), "gantry-tool-results", a.id)
 	if opts.Store != nil {
 		resultsDir = filepath.Join(opts.Store.Dir(wd), a.id, "tool-results")
 	}
-	services := opts.Services
-	if services == nil {
-		services = &tool.Services{}
+	if ws == nil {
+		// No workspace given: assemble one from these options alone (no
+		// settings files, no MCP servers; the pool is exactly opts.Pool).
+		po := opts.Pool
+		if po.Registry == nil {
+			po.Registry = toolset.NewRegistry()
+		}
+		ws, err = workspace.Open(ctx, workspace.Options{
+			Dir: wd, Mode: opts.Mode, NoSettings: true, Pool: &po, Services: opts.Services,
+			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
+			SessionID: a.id, ToolResultsDir: resultsDir,
+		})
+		if err != nil {
+			a.closeSession()
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		a.ownWS = ws
+	}
+	a.ws = ws
+	mode := opts.Mode
+	if mode == "" {
+		mode = ws.Mode()
+	}
+	a.opts.Mode = mode
+	if a.opts.Decider == nil {
+		a.opts.Decider = ws.Decider()
+	}
+	if a.opts.Hooks == nil {
+		a.opts.Hooks = ws.Hooks()
 	}
 	env := &tool.Env{
 		WorkDir:        wd,
 		SessionID:      a.id,
 		Mode:           mode,
 		ToolResultsDir: resultsDir,
-		AdditionalDirs: opts.AdditionalDirs,
+		AdditionalDirs: slices.Concat(ws.Env().AdditionalDirs, opts.AdditionalDirs),
 		Files:          tool.NewFileCache(0),
-		Services:       services,
+		Services:       ws.Services(),
 	}
-	po := opts.Pool
-	po.Env = env
-	if a.pool, err = toolset.NewPool(ctx, po); err != nil {
-		a.closeSession()
-		return nil, fmt.Errorf("agent: tool pool: %w", err)
-	}
+	a.pool = ws.Pool()
 	a.execSess = executor.NewSession(env)
-	xo := []executor.Option{executor.WithStatus(a.onStatus)}
-	decider := opts.Decider
-	if decider == nil {
-		// The permission engine with no rules: reads inside the working
-		// directories run, everything else asks (then CanUseTool, or deny).
-		eng, err := permission.NewEngine(permission.Config{WorkDir: wd, Mode: mode, AdditionalDirs: opts.AdditionalDirs})
-		if err != nil {
-			a.closeSession()
-			return nil, fmt.Errorf("agent: permissions: %w", err)
-		}
-		decider = eng
-	}
-	xo = append(xo, executor.WithDecider(decider))
+	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
 	if canUse := a.canUseTool(); canUse != nil {
 		xo = append(xo, executor.WithCanUseTool(canUse))
 	}
-	if opts.Hooks != nil {
-		xo = append(xo, executor.WithHooks(opts.Hooks))
+	if a.opts.Hooks != nil {
+		xo = append(xo, executor.WithHooks(a.opts.Hooks))
 	}
 	a.exec = executor.New(a.pool, append(xo, opts.ExecutorOptions...)...)
 
@@ -397,6 +421,9 @@ func (a *Agent) Close() error {
 			if err := c.Close(); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if a.ownWS != nil {
+			errs = append(errs, a.ownWS.Close())
 		}
 		errs = append(errs, a.closeSession())
 		a.closeErr = errors.Join(errs...)

@@ -579,6 +579,17 @@ func (p *Pool) searchPos(list []entry) int {
 	return len(list)
 }
 
+// SearchTool returns the ToolSearch tool of the pool, listing the deferred
+// tools of the moment, whether or not deferral applies now (for catalogues
+// such as `gantry tools list`); nil when ToolSearch is denied.
+func (p *Pool) SearchTool() tool.Tool {
+	if !p.search.static {
+		return nil
+	}
+	list, _ := p.snapshot()
+	return p.searchTool.withListing(list)
+}
+
 // Deferred returns the deferred tools (loaded or not) in order.
 func (p *Pool) Deferred() []tool.Tool {
 	list, _ := p.snapshot()

@@ -13,13 +13,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/builtin"
-	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/mcpserve"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
-	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // newMCPCmd is `gantry mcp …`.
@@ -177,11 +175,7 @@ address (a non-loopback address needs --allow-remote).`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			saf, err := loadSafety(a, &sf, dir)
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
-			srv, cleanup, err := buildMCPServer(ctx, saf, dir, splitRules(sf.allowed))
+			srv, cleanup, err := buildMCPServer(ctx, a, &sf, dir)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -209,36 +203,26 @@ address (a non-loopback address needs --allow-remote).`,
 	return cmd
 }
 
-// buildMCPServer assembles the pool, executor and server of `gantry mcp
-// serve` on the session's safety layer (engine, hooks, mode, hidden tools).
-// A non-empty allow list limits the served tools to those it names.
-func buildMCPServer(ctx context.Context, saf *safety, dir string, allow []string) (*mcpserve.Server, func(), error) {
-	builtins, err := builtin.Tools(builtin.Options{})
+// buildMCPServer assembles the session of `gantry mcp serve` (no MCP
+// servers of its own, no deferral: an MCP client decides what its model
+// sees) and the server over its pool and executor. A non-empty
+// --allowedTools limits the served tools to those it names.
+func buildMCPServer(ctx context.Context, a *app, sf *safetyFlags, dir string) (*mcpserve.Server, func(), error) {
+	ws, err := openWorkspace(ctx, a, sf, dir, func(o *workspace.Options) {
+		o.NoMCP = true
+		o.Pool = &toolset.Options{Allow: splitRules(sf.allowed)}
+		// An ask goes to the calling client's user (form elicitation); a
+		// client that cannot ask gets a denial that says so.
+		o.CanUseTool = mcpserve.ElicitApproval()
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	services := &tool.Services{}
-	tasks := builtin.SessionServices(services)
-	resultsDir, err := os.MkdirTemp("", "gantry-mcp-serve-")
-	if err != nil {
-		return nil, nil, err
-	}
-	cleanup := func() { tasks.Close(); os.RemoveAll(resultsDir) }
-	env := &tool.Env{WorkDir: dir, SessionID: filepath.Base(resultsDir), Mode: saf.mode, ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
-	pool, err := toolset.NewPool(ctx, toolset.Options{Env: env, Tools: builtins, Allow: allow, Deny: saf.deny})
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	// An ask goes to the calling client's user (form elicitation); a client
-	// that cannot ask gets a denial that says so.
-	ex := executor.New(pool, executor.WithDecider(saf.engine), executor.WithHooks(saf.hooks),
-		executor.WithCanUseTool(mcpserve.ElicitApproval()))
-	srv, err := mcpserve.New(pool.Tools(), ex, executor.NewSession(env),
+	srv, err := mcpserve.New(ws.Pool().Tools(), ws.Executor(), ws.Session(),
 		&mcpserve.Options{Name: "gantry", Version: version, EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
-		cleanup()
+		ws.Close()
 		return nil, nil, err
 	}
-	return srv, cleanup, nil
+	return srv, func() { ws.Close() }, nil
 }

@@ -21,27 +21,6 @@ func mcpApprovals(a *app) *settings.MCPApprovals {
 	return &settings.MCPApprovals{Path: filepath.Join(home, settings.MCPApprovalFile)}
 }
 
-// loadMCPConfig loads the MCP configuration of a command: the project's
-// .mcp.json when trusted, with the approval check of SECURITY-CASES 34
-// (reapprove: the user passed --trust), and the explicit files. When ask
-// is set (a person at a terminal) and servers are held back, it asks
-// whether to approve them (see promptApprover). Held servers are reported
-// on a.stderr.
-func loadMCPConfig(ctx context.Context, a *app, dir string, trusted, reapprove, ask bool, files []string) (*mcptool.Config, error) {
-	approve := mcptool.StoreApprover(mcpApprovals(a), reapprove)
-	if ask {
-		approve = promptApprover(ctx, mcpApprovals(a), a.stdin, a.stderr)
-	}
-	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: trusted, Files: files, Getenv: a.getenv, Approve: approve})
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range cfg.HeldStatuses() {
-		fmt.Fprintf(a.stderr, "gantry: MCP server %s (%s) not started: %s\n", st.Name, mcptool.ProjectConfigFile, st.Err)
-	}
-	return cfg, nil
-}
-
 // promptApprover is mcptool.StoreApprover that, when servers would be held
 // back, shows them (what runs or is reached, escaped; env and header
 // values are not shown, they may hold secrets) on out and asks on in

@@ -10,14 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // runFlags are the flags of `gantry -p` and `gantry run`.
@@ -133,51 +135,39 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if !f.noSettings && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr) {
 		maybePromptTrust(ctx, a, dir)
 	}
-	saf, err := loadSafety(a, &f.safetyFlags, dir)
+	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
+		o.MCPConfigFiles = f.mcpConfig
+		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
+		// At a terminal, servers of the project's .mcp.json that changed
+		// since the user approved them are shown and the user is asked.
+		if o.Trusted || f.noSettings || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+			return
+		}
+		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), a.stdin, a.stderr)
+	})
 	if err != nil {
 		return &exitError{code: 1, err: err}
-	}
-	services := &tool.Services{}
-	closers := multiCloser{builtin.SessionServices(services)}
-	mcpClose, err := attachMCP(ctx, a, f, saf, dir, services)
-	if err != nil {
-		closers.Close()
-		return &exitError{code: 1, err: err}
-	}
-	if mcpClose != nil {
-		closers = append(closers, mcpClose)
-	}
-	pool, err := builtinPool(saf, mcpClose != nil)
-	if err != nil {
-		closers.Close()
-		return err
 	}
 	opts := agent.Options{
-		Provider: prov, Model: model, WorkDir: dir, Mode: saf.mode,
+		Provider: prov, Model: model, Workspace: ws, Closers: []io.Closer{ws},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
-		Pool: pool, Services: services, Closers: closers,
-		Decider: saf.engine, Hooks: saf.hooks,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
 		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
 	}
 	if !f.noSessionSaved {
 		home, err := session.DefaultHome(a.getenv)
 		if err != nil {
+			ws.Close()
 			return err
 		}
 		opts.Store = session.NewStore(home)
 	}
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
-		closers.Close()
+		ws.Close()
 		return &exitError{code: 1, err: err}
 	}
 	defer ag.Close()
-	if mcpClose != nil {
-		if err := addMCPTools(ag, mcpClose); err != nil {
-			return &exitError{code: 1, err: err}
-		}
-	}
 
 	out := newPrinter(a, f.outputFormat, model)
 	var res *agent.ResultEvent

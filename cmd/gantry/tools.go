@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // newToolsCmd is `gantry tools …`: list, show and call the built-in tools,
@@ -25,12 +26,23 @@ func newToolsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func builtinPoolFor(ctx context.Context, dir string) (*toolset.Pool, error) {
+// builtinTools returns every built-in tool in pool order, with ToolSearch
+// (which a session gets once some tool is deferred).
+func builtinTools(ctx context.Context, dir string) ([]tool.Tool, error) {
 	reg, err := builtin.Registry(builtin.Options{})
 	if err != nil {
 		return nil, err
 	}
-	return toolset.NewPool(ctx, toolset.Options{Registry: reg, Env: &tool.Env{WorkDir: dir}})
+	p, err := toolset.NewPool(ctx, toolset.Options{Registry: reg, Env: &tool.Env{WorkDir: dir}, Defer: true})
+	if err != nil {
+		return nil, err
+	}
+	tools := p.All()
+	if st := p.SearchTool(); st != nil && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == toolset.ToolSearchName }) {
+		tools = append(tools, st)
+		slices.SortStableFunc(tools, func(x, y tool.Tool) int { return strings.Compare(x.Spec().Name, y.Spec().Name) })
+	}
+	return tools, nil
 }
 
 func newToolsListCmd(a *app) *cobra.Command {
@@ -41,7 +53,7 @@ func newToolsListCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wd, _ := os.Getwd()
-			p, err := builtinPoolFor(cmd.Context(), wd)
+			tools, err := builtinTools(cmd.Context(), wd)
 			if err != nil {
 				return err
 			}
@@ -53,7 +65,7 @@ func newToolsListCmd(a *app) *cobra.Command {
 				Description string   `json:"description"`
 			}
 			var rows []row
-			for _, t := range p.All() {
+			for _, t := range tools {
 				s := t.Spec()
 				rows = append(rows, row{s.Name, s.Aliases, builtin.Tier(s.Name).String(), s.Traits.ReadOnly, firstLine(s.Description)})
 			}
@@ -86,15 +98,15 @@ func newToolsSchemaCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wd, _ := os.Getwd()
-			p, err := builtinPoolFor(cmd.Context(), wd)
+			tools, err := builtinTools(cmd.Context(), wd)
 			if err != nil {
 				return err
 			}
-			t, ok := p.Lookup(args[0])
-			if !ok {
+			i := slices.IndexFunc(tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), args[0]) })
+			if i < 0 {
 				return &exitError{code: 1, err: fmt.Errorf("no built-in tool %q (see gantry tools list)", args[0])}
 			}
-			spec := t.Spec()
+			spec := tools[i].Spec()
 			var v any
 			switch format {
 			case "json":
@@ -154,35 +166,19 @@ is_error and display. Exit status 1 when the result is an error.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			saf, err := loadSafety(a, &f, dir)
+			// Offline: no MCP servers, no deferral (every tool is callable
+			// by name).
+			ws, err := openWorkspace(ctx, a, &f, dir, func(o *workspace.Options) {
+				o.NoMCP = true
+				o.Pool = &toolset.Options{}
+			})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			po, err := builtinPool(saf, true)
+			defer ws.Close()
+			o, err := ws.Executor().RunOne(ctx, ws.Session(), executor.Call{ID: "cli_call", Name: args[0], Input: json.RawMessage(args[1])})
 			if err != nil {
 				return err
-			}
-			services := &tool.Services{}
-			closer := builtin.SessionServices(services)
-			defer closer.Close()
-			resultsDir, err := os.MkdirTemp("", "gantry-call-")
-			if err != nil {
-				return err
-			}
-			env := &tool.Env{WorkDir: dir, SessionID: filepath.Base(resultsDir), Mode: saf.mode, ToolResultsDir: resultsDir, Files: tool.NewFileCache(0), Services: services}
-			po.Env = env
-			po.Defer = false
-			pool, err := toolset.NewPool(ctx, po)
-			if err != nil {
-				return err
-			}
-			ex := executor.New(pool, executor.WithDecider(saf.engine), executor.WithHooks(saf.hooks))
-			o, err := ex.RunOne(ctx, executor.NewSession(env), executor.Call{ID: "cli_call", Name: args[0], Input: json.RawMessage(args[1])})
-			if err != nil {
-				return err
-			}
-			if o.ResultPath == "" {
-				os.RemoveAll(resultsDir)
 			}
 			if asJSON {
 				out := callOutput{Content: o.Result.Content, IsError: o.Result.IsError, Display: o.Result.Display, Kind: string(o.Kind)}

@@ -1,0 +1,482 @@
+// Package workspace assembles the runtime of one Gantry session from
+// options, in one call: the settings scopes of the working directory, the
+// permission engine and the hooks they configure, the services the tools
+// use (the background-task manager, MCP resources), the MCP servers, the
+// tool pool and the executor. The CLI (`gantry -p`, `tools call`, `mcp
+// serve`), [github.com/gantry-dev/gantry/agent] and subagents build their
+// sessions with it, so an SDK user gets exactly the CLI's session:
+//
+//	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir})
+//	if err != nil { … }
+//	defer ws.Close()
+//	ag, err := agent.New(ctx, agent.Options{Provider: p, Workspace: ws})
+//
+// A [Workspace] owns what it started (background tasks, MCP server
+// processes, a temporary results directory) and releases it on
+// [Workspace.Close].
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/mcptool"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// DeferMCPOver is the default number of MCP tools above which they are sent
+// to the model by name only and loaded through ToolSearch.
+const DeferMCPOver = 20
+
+// Options configure [Open]. The zero value is the CLI's session in the
+// current directory: the settings scopes (user, project when trusted,
+// local, managed policy), the built-in tools with deferral, no MCP
+// configuration files besides a trusted project's .mcp.json.
+type Options struct {
+	// Dir is the working directory ("" = the process's). It must exist.
+	Dir string
+	// Mode is the permission mode ("" = the settings' defaultMode, else
+	// [tool.ModeDefault]). bypassPermissions is refused for root outside a
+	// sandbox (see [permission.CheckBypass]).
+	Mode tool.Mode
+	// Allow and Deny are permission rules added on top of the settings, as
+	// the CLI's --allowedTools and --disallowedTools. A bare Deny ("Bash")
+	// also removes the tool from the pool. A rule that does not parse fails
+	// Open.
+	Allow, Deny []string
+	// Trusted treats Dir as trusted for this session (its project settings,
+	// hooks and .mcp.json apply) whatever the trust store says. Recording
+	// the trust for later sessions is the caller's business
+	// ([settings.TrustStore]).
+	Trusted bool
+	// NoSettings ignores every settings file: only Mode, Allow and Deny
+	// apply, no hooks run and no project MCP server starts.
+	NoSettings bool
+	// PolicyPath is the managed policy file ("" =
+	// [settings.DefaultPolicyPath], "-" = none).
+	PolicyPath string
+	// Getenv looks up environment variables (nil = os.Getenv); UserHome is
+	// the user's home directory ("" = Getenv("HOME")).
+	Getenv   func(string) string
+	UserHome string
+
+	// NoMCP starts no MCP server (neither the project's nor
+	// MCPConfigFiles').
+	NoMCP bool
+	// MCPConfigFiles are MCP configuration files (.mcp.json format) whose
+	// servers start whatever the trust (the CLI's --mcp-config).
+	MCPConfigFiles []string
+	// MCPApprove decides which servers of a trusted project's .mcp.json may
+	// start (nil = those the user approved before, as recorded under the
+	// Gantry home; with Trusted, every server, recorded as approved).
+	MCPApprove mcptool.Approver
+	// MCP configures the MCP client manager (Dir, Getenv and
+	// OnToolsChanged are set by Open). Nil means the defaults.
+	MCP *mcptool.Options
+	// Warn receives what the user should know but does not stop the
+	// session: a held-back or unreachable MCP server. Nil discards.
+	Warn func(msg string)
+
+	// Tools are extra (user) tools added to the pool.
+	Tools []tool.Tool
+	// Builtin configures the built-in tools.
+	Builtin builtin.Options
+	// Pool is the base of the pool's options; nil means the built-in tools
+	// with deferral on and MCP tools deferred over [DeferMCPOver]. A nil
+	// Pool.Registry means the built-in tools. Env is set by Open; the
+	// session's bare denies are added to Deny, and the MCP resource tools
+	// are left out when no MCP server is configured.
+	Pool *toolset.Options
+
+	// Services are the services handed to tools (nil = new ones holding a
+	// background-task manager, [*shell.Tasks]). When given, they are used
+	// as they are and Close does not close what they hold.
+	Services *tool.Services
+	// Decider and Hooks replace the permission engine and the hook manager
+	// built from the settings (for SDK users with their own policy).
+	Decider permission.Decider
+	Hooks   hook.Runner
+	// CanUseTool answers the decisions that come out as ask in the
+	// workspace's executor (nil = deny them).
+	CanUseTool permission.CanUseTool
+	// ExecutorOptions are extra options of the workspace's executor.
+	ExecutorOptions []executor.Option
+
+	// SessionID names the session in the tools' environment ("" = a new
+	// random id). ToolResultsDir is where oversized results and background
+	// output go ("" = a new temporary directory, removed by Close unless a
+	// tool kept a file in it).
+	SessionID      string
+	ToolResultsDir string
+	// AdditionalDirs are directories besides Dir the session may use.
+	AdditionalDirs []string
+}
+
+// Workspace is the assembled runtime of one session. Its accessors return
+// shared values: the pool, the services and the safety layer are those the
+// agent and its subagents use. Create it with [Open]; release it with
+// [Workspace.Close]. A Workspace is safe for concurrent use.
+type Workspace struct {
+	dir      string
+	settings *settings.Settings
+	engine   *permission.Engine
+	decider  permission.Decider
+	hooks    hook.Runner
+	mode     tool.Mode
+	services *tool.Services
+	tasks    *shell.Tasks
+	mcp      *mcptool.Manager
+	pool     *toolset.Pool
+	poolOpts toolset.Options
+	exec     *executor.Executor
+	sess     *executor.Session
+
+	closers []func() error
+}
+
+// Open assembles a workspace. It fails on a working directory that is not a
+// directory, an unreadable or invalid settings file, a rule that does not
+// parse, an unknown mode, bypassPermissions as root, an invalid MCP
+// configuration, or a pool that cannot be built. An MCP server that fails
+// to start does not fail Open: it is reported to Options.Warn and the
+// session goes on without its tools.
+func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	home := opts.UserHome
+	if home == "" {
+		home = getenv("HOME")
+	}
+	dir, err := absDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{dir: dir}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+
+	// Settings → permission engine and hooks.
+	cfg := permission.Config{WorkDir: dir, Getenv: getenv, AdditionalDirs: opts.AdditionalDirs}
+	var hcfg hook.Config
+	if !opts.NoSettings {
+		so := settings.Options{ProjectDir: dir, Getenv: getenv, UserHome: home, PolicyPath: opts.PolicyPath}
+		if opts.Trusted {
+			so.Trusted = &opts.Trusted
+		}
+		st, err := settings.Load(so)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		w.settings = st
+		cfg = permission.ConfigFromSettings(st)
+		cfg.WorkDir, cfg.Getenv = dir, getenv
+		cfg.AdditionalDirs = append(cfg.AdditionalDirs, opts.AdditionalDirs...)
+		hcfg = hook.Config{Hooks: st.Hooks(), Env: st.Env()}
+		w.mode = st.Mode()
+	}
+	for _, r := range slices.Concat(opts.Allow, opts.Deny) {
+		if _, err := permission.ParseRule(r); err != nil {
+			return nil, fmt.Errorf("workspace: bad tool rule %q: %w", r, err)
+		}
+	}
+	if len(opts.Allow) > 0 || len(opts.Deny) > 0 {
+		cfg.Rules = append(cfg.Rules, permission.RuleSet{Source: string(settings.ScopeCLI), Root: dir, Allow: opts.Allow, Deny: opts.Deny})
+	}
+	if opts.Mode != "" {
+		w.mode = opts.Mode
+	}
+	if w.mode == "" {
+		w.mode = tool.ModeDefault
+	}
+	if !w.mode.Valid() {
+		return nil, fmt.Errorf("workspace: unknown permission mode %q (want one of %v)", w.mode, tool.Modes())
+	}
+	if err := permission.CheckBypass(w.mode, os.Geteuid(), getenv); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	cfg.Mode = w.mode
+	eng, err := permission.NewEngine(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: permissions: %w", err)
+	}
+	w.engine, w.decider = eng, eng
+	if opts.Decider != nil {
+		w.engine, w.decider = nil, opts.Decider
+	}
+	switch {
+	case opts.Hooks != nil:
+		w.hooks = opts.Hooks
+	case !opts.NoSettings:
+		m, err := hook.NewManager(hcfg)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: hooks: %w", err)
+		}
+		w.hooks = m
+	}
+
+	// Services: the background-task manager.
+	w.services = opts.Services
+	if w.services == nil {
+		w.services = &tool.Services{}
+		w.tasks = shell.NewTasks()
+		tool.Provide(w.services, w.tasks)
+		w.closers = append(w.closers, w.tasks.Close)
+	} else if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
+		w.tasks = t
+	}
+
+	// The environment of the workspace's own executor session.
+	resultsDir := opts.ToolResultsDir
+	sessionID := opts.SessionID
+	if resultsDir == "" {
+		tmp, err := os.MkdirTemp("", "gantry-session-")
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		resultsDir = tmp
+		w.closers = append(w.closers, func() error { return removeIfEmpty(tmp) })
+		if sessionID == "" {
+			sessionID = filepath.Base(tmp)
+		}
+	}
+	if sessionID == "" {
+		sessionID = filepath.Base(resultsDir)
+	}
+	env := &tool.Env{WorkDir: dir, SessionID: sessionID, Mode: w.mode, ToolResultsDir: resultsDir,
+		AdditionalDirs: cfg.AdditionalDirs, Files: tool.NewFileCache(0), Services: w.services}
+
+	// MCP servers.
+	var mcpTools map[string][]tool.Tool
+	if !opts.NoMCP && (!opts.NoSettings || len(opts.MCPConfigFiles) > 0) {
+		if mcpTools, err = w.startMCP(ctx, opts, getenv, home); err != nil {
+			return nil, err
+		}
+	}
+
+	// The pool.
+	var po toolset.Options
+	if opts.Pool != nil {
+		po = *opts.Pool
+	} else {
+		po = toolset.Options{Defer: true, DeferMCPOver: DeferMCPOver}
+	}
+	if po.Registry == nil {
+		reg, err := builtin.Registry(opts.Builtin)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		po.Registry = reg
+	}
+	po.Tools = slices.Concat(po.Tools, opts.Tools)
+	po.Deny = slices.Concat(po.Deny, eng.HiddenTools())
+	if w.mcp == nil {
+		po.Deny = append(po.Deny, "ListMcpResources", "ReadMcpResource")
+	}
+	po.Env = env
+	w.poolOpts = po
+	if w.pool, err = toolset.NewPool(ctx, po); err != nil {
+		return nil, fmt.Errorf("workspace: tool pool: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(mcpTools)) {
+		if err := w.pool.AddMCP(name, mcpTools[name]...); err != nil {
+			return nil, fmt.Errorf("workspace: MCP server %s: %w", name, err)
+		}
+	}
+
+	// The executor.
+	xo := []executor.Option{executor.WithDecider(w.decider)}
+	if w.hooks != nil {
+		xo = append(xo, executor.WithHooks(w.hooks))
+	}
+	if opts.CanUseTool != nil {
+		xo = append(xo, executor.WithCanUseTool(opts.CanUseTool))
+	}
+	w.exec = executor.New(w.pool, append(xo, opts.ExecutorOptions...)...)
+	w.sess = executor.NewSession(env)
+	return w, nil
+}
+
+// startMCP loads the MCP configuration, starts the servers and provides
+// their resources to the tools. It returns each connected server's tools.
+func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(string) string, home string) (map[string][]tool.Tool, error) {
+	trusted := w.settings != nil && w.settings.Trusted
+	approve := opts.MCPApprove
+	if approve == nil {
+		gh := settings.GantryHome(getenv, home)
+		approve = mcptool.StoreApprover(&settings.MCPApprovals{Path: filepath.Join(gh, settings.MCPApprovalFile)}, opts.Trusted)
+	}
+	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: w.dir, Trusted: trusted, Files: opts.MCPConfigFiles, Getenv: getenv, Approve: approve})
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	for _, st := range cfg.HeldStatuses() {
+		w.warn(opts, fmt.Sprintf("MCP server %s (%s) not started: %s", st.Name, mcptool.ProjectConfigFile, st.Err))
+	}
+	if len(cfg.Servers) == 0 {
+		return nil, nil
+	}
+	mo := mcptool.Options{}
+	if opts.MCP != nil {
+		mo = *opts.MCP
+	}
+	mo.Dir, mo.Getenv = w.dir, getenv
+	if mo.Client == nil {
+		mo.Client = &mcp.Implementation{Name: "gantry"}
+	}
+	user := mo.OnToolsChanged
+	mo.OnToolsChanged = func(server string) {
+		w.refreshMCP(server)
+		if user != nil {
+			user(server)
+		}
+	}
+	m, err := mcptool.NewManager(cfg, &mo)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	w.mcp = m
+	w.closers = append(w.closers, m.Close)
+	if err := m.Start(ctx); err != nil {
+		w.warn(opts, fmt.Sprintf("some MCP servers are unavailable: %v", err))
+	}
+	tool.Provide[mcpres.Resources](w.services, m.Resources())
+	out := map[string][]tool.Tool{}
+	for _, st := range m.Servers() {
+		if tools := m.ServerTools(st.Name); len(tools) > 0 {
+			out[st.Name] = tools
+		}
+	}
+	return out, nil
+}
+
+// refreshMCP puts a server's current tools in the pool (after
+// tools/list_changed, a disconnect or a reconnect).
+func (w *Workspace) refreshMCP(server string) {
+	if w.pool == nil || w.mcp == nil {
+		return
+	}
+	if tools := w.mcp.ServerTools(server); len(tools) > 0 {
+		w.pool.AddMCP(server, tools...)
+	} else {
+		w.pool.RemoveMCP(server)
+	}
+}
+
+func (w *Workspace) warn(opts Options, msg string) {
+	if opts.Warn != nil {
+		opts.Warn(msg)
+	}
+}
+
+// Dir returns the working directory (absolute).
+func (w *Workspace) Dir() string { return w.dir }
+
+// Settings returns the settings read for the session (nil with
+// Options.NoSettings).
+func (w *Workspace) Settings() *settings.Settings { return w.settings }
+
+// Trusted reports whether the working directory's project settings apply.
+func (w *Workspace) Trusted() bool { return w.settings != nil && w.settings.Trusted }
+
+// Engine returns the permission engine built from the settings and rules
+// (nil when Options.Decider replaced it).
+func (w *Workspace) Engine() *permission.Engine { return w.engine }
+
+// Decider returns the permission decider in force: the engine or
+// Options.Decider.
+func (w *Workspace) Decider() permission.Decider { return w.decider }
+
+// Hooks returns the hook runner (nil when no settings were read and none
+// was given).
+func (w *Workspace) Hooks() hook.Runner { return w.hooks }
+
+// Mode returns the session's initial permission mode.
+func (w *Workspace) Mode() tool.Mode { return w.mode }
+
+// Services returns the services handed to tools.
+func (w *Workspace) Services() *tool.Services { return w.services }
+
+// Tasks returns the session's background-task manager (nil when
+// Options.Services were given without one).
+func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
+
+// MCP returns the MCP client manager (nil when no server is configured).
+func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
+
+// Pool returns the session's tool pool.
+func (w *Workspace) Pool() *toolset.Pool { return w.pool }
+
+// PoolOptions returns the options the pool was built with.
+func (w *Workspace) PoolOptions() toolset.Options { return w.poolOpts }
+
+// Executor returns the executor over the pool with the safety layer; with
+// [Workspace.Session] it runs single calls (`gantry tools call`, MCP
+// serving). An agent builds its own executor over the same pool and
+// safety layer.
+func (w *Workspace) Executor() *executor.Executor { return w.exec }
+
+// Session returns the executor session of the workspace's own environment.
+func (w *Workspace) Session() *executor.Session { return w.sess }
+
+// Env returns a copy of the workspace's environment.
+func (w *Workspace) Env() *tool.Env { return w.sess.Env() }
+
+// Close stops what the workspace started: background tasks are killed and
+// reaped, MCP servers are closed, a temporary results directory is removed
+// when nothing was kept in it. It is idempotent.
+func (w *Workspace) Close() error {
+	var errs []error
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		errs = append(errs, w.closers[i]())
+	}
+	w.closers = nil
+	return errors.Join(errs...)
+}
+
+func absDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("workspace: working directory: %w", err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace: working directory: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("workspace: working directory %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// removeIfEmpty removes a temporary directory unless a tool kept a file
+// there (an oversized result the user may want to read).
+func removeIfEmpty(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) > 0 {
+		return nil
+	}
+	return os.Remove(dir)
+}
