@@ -7,9 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 
-	"github.com/gantry-dev/gantry/internal/outbuf"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
 )
@@ -44,13 +42,13 @@ func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Read
 		if len(held) == 0 {
 			return verdicts, nil
 		}
-		fmt.Fprintf(out, "The MCP servers of %s changed since you approved them:\n", outbuf.EscapeDisplay(filepath.Join(dir, mcptool.ProjectConfigFile)))
+		fmt.Fprintf(out, "The MCP servers of %s changed since you approved them:\n", mcptool.EscapeDisplay(filepath.Join(dir, mcptool.ProjectConfigFile)))
 		for _, name := range held {
 			v := verdicts[name]
 			if v == "" {
 				v = mcptool.ApprovalNew
 			}
-			fmt.Fprintf(out, "  %s (%s): %s\n", name, v, describeServer(servers[name]))
+			fmt.Fprintf(out, "  %s (%s): %s\n", name, v, servers[name].Describe())
 		}
 		fmt.Fprint(out, "Approve and start them? [y/N] ")
 		ok, err := settings.ReadYes(ctx, in)
@@ -69,37 +67,4 @@ func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Read
 		}
 		return all, nil
 	}
-}
-
-// describeServer is one line saying what a server definition runs or
-// reaches, escaped for a terminal.
-func describeServer(sc mcptool.ServerConfig) string {
-	var b strings.Builder
-	if sc.Type == mcptool.TypeStdio {
-		b.WriteString(shellQuote(sc.Command))
-		for _, a := range sc.Args {
-			b.WriteByte(' ')
-			b.WriteString(shellQuote(a))
-		}
-		if len(sc.Env) > 0 {
-			fmt.Fprintf(&b, " (env: %s)", strings.Join(slices.Sorted(maps.Keys(sc.Env)), ", "))
-		}
-	} else {
-		fmt.Fprintf(&b, "%s %s", sc.Type, sc.URL)
-		if len(sc.Headers) > 0 {
-			fmt.Fprintf(&b, " (headers: %s)", strings.Join(slices.Sorted(maps.Keys(sc.Headers)), ", "))
-		}
-	}
-	return strings.ReplaceAll(outbuf.EscapeDisplay(b.String()), "\n", `\n`)
-}
-
-// shellQuote quotes s for display when it holds anything but plain word
-// characters.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

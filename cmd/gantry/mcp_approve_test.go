@@ -78,19 +78,3 @@ func TestPromptApprover(t *testing.T) {
 		})
 	}
 }
-
-func TestDescribeServer(t *testing.T) {
-	for _, tc := range []struct {
-		sc   mcptool.ServerConfig
-		want string
-	}{
-		{mcptool.ServerConfig{Type: "stdio", Command: "npx", Args: []string{"-y", "@scope/pkg@1.2", "it's"}}, `npx -y @scope/pkg@1.2 'it'\''s'`},
-		{mcptool.ServerConfig{Type: "stdio", Command: "x", Args: []string{"", "a\nb"}, Env: map[string]string{"B": "2", "A": "1"}}, `x '' 'a\nb' (env: A, B)`},
-		{mcptool.ServerConfig{Type: "http", URL: "https://h/mcp", Headers: map[string]string{"X-Key": "k"}}, `http https://h/mcp (headers: X-Key)`},
-		{mcptool.ServerConfig{Type: "sse", URL: "https://h/\u202esse"}, `sse https://h/\u{202E}sse`},
-	} {
-		if got := describeServer(tc.sc); got != tc.want {
-			t.Errorf("describeServer(%+v) = %q, want %q", tc.sc, got, tc.want)
-		}
-	}
-}
