@@ -1,9 +1,9 @@
 // Package builtin assembles Gantry's built-in tools into a toolset registry
 // and provides the per-session services they need.
 //
-// Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash) are what every
-// coding agent needs; advanced ones (NotebookEdit, TaskOutput, TaskStop) are
-// for longer sessions; specialist ones (ListMcpResources, ReadMcpResource)
+// Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash, WebFetch,
+// WebSearch) are what every coding agent needs; advanced ones (NotebookEdit,
+// TaskOutput, TaskStop) are for longer sessions; specialist ones (ListMcpResources, ReadMcpResource)
 // only make sense with MCP servers and are deferred to ToolSearch.
 package builtin
 
@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -24,6 +25,9 @@ type Options struct {
 	File   file.Options
 	Search search.Options
 	Shell  shell.Options
+	// Web configures WebFetch and WebSearch (WebSearch only with a
+	// search backend).
+	Web web.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -38,15 +42,16 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, searchTools...)
 	out = append(out, shell.Tools(opts.Shell)...)
 	out = append(out, mcpres.Tools()...)
+	out = append(out, web.Tools(opts.Web)...)
 	return out, nil
 }
 
 // Tier returns the tier of a built-in tool name: core for Read, Write, Edit,
-// Glob, Grep and Bash; specialist for the MCP resource tools; advanced for
+// Glob, Grep, Bash, WebFetch and WebSearch; specialist for the MCP resource tools; advanced for
 // the rest.
 func Tier(name string) toolset.Tier {
 	switch name {
-	case "Read", "Write", "Edit", "Glob", "Grep", "Bash":
+	case "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch":
 		return toolset.TierCore
 	case "ListMcpResources", "ReadMcpResource":
 		return toolset.TierSpecialist

@@ -16,7 +16,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Bash", "Edit", "Glob", "Grep", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "TaskOutput", "TaskStop", "Write"}
+	want := []string{"Bash", "Edit", "Glob", "Grep", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "TaskOutput", "TaskStop", "WebFetch", "Write"}
 	var got []string
 	for _, e := range r.Entries() {
 		got = append(got, e.Name)
@@ -65,7 +65,7 @@ func TestCoreTierPool(t *testing.T) {
 	for _, s := range p.Specs() {
 		names = append(names, s.Name)
 	}
-	if !slices.Equal(names, []string{"Bash", "Edit", "Glob", "Grep", "Read", "Write"}) {
+	if !slices.Equal(names, []string{"Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "Write"}) {
 		t.Fatalf("core pool %v", names)
 	}
 }

@@ -413,7 +413,8 @@ func (c *call) inside(p string) bool {
 //
 // An Ask then becomes deny in dontAsk mode, or goes to [Config.CanUseTool]
 // if set. MCP tools (mcp__…) are never allowed by their read-only traits,
-// which come from an untrusted server's annotations.
+// which come from an untrusted server's annotations; WebFetch and WebSearch
+// neither (they reach the network: a host or a search needs a rule).
 func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
 	c, err := e.newCall(req)
 	if err != nil {
@@ -536,7 +537,9 @@ func (e *Engine) decide(c *call) Decision {
 			return allow("allowed by rule "+r.raw, r.source, r.raw)
 		}
 	}
-	if readOnly && !strings.HasPrefix(name, "mcp__") {
+	// Network reads are not local reads: an unknown host (or any web
+	// search) asks until a rule allows it.
+	if readOnly && !strings.HasPrefix(name, "mcp__") && c.kind != kindWebFetch && name != "WebSearch" {
 		return allow(name+" is read-only", "default", "")
 	}
 	if c.mode == tool.ModePlan && e.planTool[name] {

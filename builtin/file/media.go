@@ -136,3 +136,16 @@ func pdfText(data []byte, pages string, maxPages int) (text string, first, last,
 	}
 	return b.String(), first, last, n, nil
 }
+
+// PDFText extracts the text of pages first to last (1-based, inclusive; a
+// last past the end stops at the last page) of the PDF in data, one
+// "--- Page N ---" section per page, and returns it with the page count.
+// It is Read's extractor, shared with WebFetch: a malformed PDF is an
+// error, never a panic.
+func PDFText(data []byte, first, last int) (text string, pages int, err error) {
+	if first < 1 || last < first {
+		return "", 0, fmt.Errorf("bad page range %d-%d", first, last)
+	}
+	text, _, _, pages, err = pdfText(data, fmt.Sprintf("%d-%d", first, last), last-first+1)
+	return text, pages, err
+}

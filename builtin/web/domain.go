@@ -1,0 +1,94 @@
+package web
+
+import (
+	"net"
+	"net/url"
+	"strings"
+)
+
+// normHost lower-cases a host name and strips a trailing dot and IPv6
+// brackets.
+func normHost(h string) string {
+	h = strings.TrimSpace(h)
+	h = strings.TrimPrefix(strings.TrimSuffix(h, "]"), "[")
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// MatchHost reports whether a WebFetch(domain:…) specifier covers host,
+// with the permission rule's semantics: case-insensitive, trailing dots
+// ignored, "*" any host, "*.x.io" every subdomain of x.io but not x.io
+// itself, anything else the exact host.
+func MatchHost(spec, host string) bool {
+	spec, host = normHost(spec), normHost(host)
+	switch {
+	case host == "" || spec == "":
+		return false
+	case spec == "*":
+		return true
+	case strings.HasPrefix(spec, "*."):
+		return len(host) > len(spec)-1 && strings.HasSuffix(host, spec[1:])
+	}
+	return spec == host
+}
+
+// InDomain reports whether host is domain or a subdomain of it (the
+// search filters' semantics: "x.io" covers docs.x.io; "*.x.io" covers the
+// subdomains only). domain may be given as a URL or with a path; only its
+// host counts.
+func InDomain(domain, host string) bool {
+	d := domainHost(domain)
+	host = normHost(host)
+	if d == "" || host == "" {
+		return false
+	}
+	if sub, ok := strings.CutPrefix(d, "*."); ok {
+		return strings.HasSuffix(host, "."+sub)
+	}
+	return host == d || strings.HasSuffix(host, "."+d)
+}
+
+// domainHost extracts the host of a filter entry: "x.io", "https://x.io/a",
+// "x.io/docs", "x.io:443".
+func domainHost(d string) string {
+	d = strings.TrimSpace(d)
+	if i := strings.Index(d, "://"); i >= 0 {
+		if u, err := url.Parse(d); err == nil {
+			return normHost(u.Hostname())
+		}
+		d = d[i+3:]
+	}
+	if i := strings.IndexAny(d, "/?#"); i >= 0 {
+		d = d[:i]
+	}
+	if h, _, err := net.SplitHostPort(d); err == nil {
+		d = h
+	}
+	return normHost(d)
+}
+
+// sameSite reports whether a redirect from a to b stays on the same host:
+// same host name (a leading "www." added or removed is the same host, as
+// the reference agent treats it), same port, and no downgrade from https.
+func sameSite(a, b *url.URL) bool {
+	if b.User != nil {
+		return false
+	}
+	if a.Scheme == "https" && b.Scheme != "https" {
+		return false
+	}
+	if effectivePort(a) != effectivePort(b) && !(a.Scheme == "http" && b.Scheme == "https" && a.Port() == "" && b.Port() == "") {
+		return false
+	}
+	ha, hb := normHost(a.Hostname()), normHost(b.Hostname())
+	return strings.TrimPrefix(ha, "www.") == strings.TrimPrefix(hb, "www.")
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "http" {
+		return "80"
+	}
+	return "443"
+}
