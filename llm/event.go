@@ -66,6 +66,11 @@ const (
 	// EventMessageEnd closes the reply: StopReason and Usage (the final,
 	// cumulative counts).
 	EventMessageEnd
+	// EventWebSearchResult reports the results of one server-side web
+	// search (see [Request.WebSearch]) in SearchResults, or its failure in
+	// SearchError (the provider's error code). The results are not part
+	// of the accumulated message.
+	EventWebSearchResult
 )
 
 var eventNames = [...]string{
@@ -77,6 +82,7 @@ var eventNames = [...]string{
 	EventToolUseDelta:     "tool_use_delta",
 	EventToolUseEnd:       "tool_use_end",
 	EventMessageEnd:       "message_end",
+	EventWebSearchResult:  "web_search_result",
 }
 
 func (t EventType) String() string {
@@ -103,6 +109,9 @@ type Event struct {
 	Model      string
 	StopReason StopReason
 	Usage      Usage
+	// SearchResults and SearchError belong to [EventWebSearchResult].
+	SearchResults []WebSearchResult
+	SearchError   string
 }
 
 // StopReason is why the model stopped. Values outside the constants are

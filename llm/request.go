@@ -37,6 +37,29 @@ type Request struct {
 	// Cache asks for prompt-cache breakpoints. Providers that cache
 	// automatically (OpenAI) ignore it.
 	Cache CacheHints
+	// WebSearch, if set, offers the provider's server-side web search
+	// tool: the provider runs the searches and the reply reports their
+	// results as [EventWebSearchResult] events. Only llm/anthropic has one;
+	// other adapters refuse a request that sets it.
+	WebSearch *WebSearchTool
+}
+
+// WebSearchTool configures a provider's server-side web search.
+type WebSearchTool struct {
+	// MaxUses bounds the searches of one request (0 = the provider's
+	// default).
+	MaxUses int
+	// AllowedDomains and BlockedDomains narrow the results (give one or
+	// the other).
+	AllowedDomains []string
+	BlockedDomains []string
+}
+
+// WebSearchResult is one result of a server-side web search.
+type WebSearchResult struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	PageAge string `json:"page_age,omitempty"`
 }
 
 // SystemBlock is one block of the system prompt.

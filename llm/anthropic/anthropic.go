@@ -217,6 +217,8 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) ite
 				case "tool_use":
 					blocks[i] = &toolBlock{id: cb.ID, name: cb.Name}
 					out = llm.Event{Type: llm.EventToolUseStart, Index: i, ID: cb.ID, Name: cb.Name}
+				case "web_search_tool_result":
+					out = webSearchEvent(i, cb.Content)
 				default:
 					continue // server tools and other blocks Gantry does not use
 				}
@@ -278,6 +280,23 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) ite
 		}
 		yield(llm.Event{}, p.classify(ctx, stream.Err(), yielded))
 	}
+}
+
+// webSearchEvent maps a web_search_tool_result block: its results, or
+// the error code of a failed search.
+func webSearchEvent(i int, c sdk.ContentBlockStartEventContentBlockUnionContent) llm.Event {
+	ev := llm.Event{Type: llm.EventWebSearchResult, Index: i}
+	if c.ErrorCode != "" {
+		ev.SearchError = c.ErrorCode
+		return ev
+	}
+	for _, r := range c.OfWebSearchResultBlockArray {
+		ev.SearchResults = append(ev.SearchResults, llm.WebSearchResult{Title: r.Title, URL: r.URL, PageAge: r.PageAge})
+	}
+	if ev.SearchResults == nil {
+		ev.SearchResults = []llm.WebSearchResult{}
+	}
+	return ev
 }
 
 type toolBlock struct {
@@ -369,6 +388,13 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 
 	for _, spec := range req.Tools {
 		params.Tools = append(params.Tools, toolset.AnthropicTool(spec))
+	}
+	if ws := req.WebSearch; ws != nil {
+		wt := &sdk.WebSearchTool20250305Param{AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains}
+		if ws.MaxUses > 0 {
+			wt.MaxUses = sdk.Int(int64(ws.MaxUses))
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfWebSearchTool20250305: wt})
 	}
 	if req.Cache.Tools && len(params.Tools) > 0 {
 		if t := params.Tools[len(params.Tools)-1].OfTool; t != nil {

@@ -24,16 +24,16 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 
 // Wire shapes of the Anthropic request, as far as the recorder needs them.
 type antRequest struct {
-	Model         string          `json:"model"`
-	MaxTokens     int             `json:"max_tokens"`
-	Stream        bool            `json:"stream"`
-	System        json.RawMessage `json:"system"`
-	Messages      []antMessage    `json:"messages"`
-	Tools         []antTool       `json:"tools"`
-	ToolChoice    json.RawMessage `json:"tool_choice"`
-	Thinking      *antThinking    `json:"thinking"`
-	Temperature   *float64        `json:"temperature"`
-	StopSequences []string        `json:"stop_sequences"`
+	Model         string            `json:"model"`
+	MaxTokens     int               `json:"max_tokens"`
+	Stream        bool              `json:"stream"`
+	System        json.RawMessage   `json:"system"`
+	Messages      []antMessage      `json:"messages"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	Thinking      *antThinking      `json:"thinking"`
+	Temperature   *float64          `json:"temperature"`
+	StopSequences []string          `json:"stop_sequences"`
 }
 
 type antThinking struct {
@@ -47,6 +47,7 @@ type antMessage struct {
 }
 
 type antTool struct {
+	Type         string          `json:"type"`
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
@@ -107,12 +108,16 @@ func decodeAnthropic(body []byte) (Request, error) {
 			}
 		}
 	}
-	for i, t := range w.Tools {
+	for i, raw := range w.Tools {
+		var t antTool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return req, fmt.Errorf("tools[%d]: %w", i, err)
+		}
 		cached := hasCache(t.CacheControl)
 		if cached {
 			req.CacheBreakpoints = append(req.CacheBreakpoints, fmt.Sprintf("tools[%d]", i))
 		}
-		req.Tools = append(req.Tools, Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Cache: cached})
+		req.Tools = append(req.Tools, Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Cache: cached, Type: t.Type, Raw: raw})
 	}
 	for i, m := range w.Messages {
 		msg := Message{Role: m.Role}
@@ -223,7 +228,8 @@ func anthropicIDs(r Reply, seq int, req Request) (id, model string) {
 
 func anthropicWhole(_ *Server, r Reply, seq int, req Request) any {
 	id, model := anthropicIDs(r, seq, req)
-	content := make([]map[string]any, 0, len(r.Content))
+	content := make([]map[string]any, 0, len(r.AnthropicBlocks)+len(r.Content))
+	content = append(content, r.AnthropicBlocks...)
 	for _, b := range r.Content {
 		content = append(content, anthropicBlockStart(b, true))
 	}
@@ -276,7 +282,13 @@ func anthropicStream(_ *Server, r Reply, seq int, req Request, chunk int) []sse 
 			"stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 		},
 	}), ev("ping", map[string]any{"type": "ping"})}
-	for i, b := range r.Content {
+	for i, b := range r.AnthropicBlocks {
+		out = append(out,
+			ev("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": b}),
+			ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": i}))
+	}
+	for j, b := range r.Content {
+		i := j + len(r.AnthropicBlocks)
 		out = append(out, ev("content_block_start", map[string]any{
 			"type": "content_block_start", "index": i, "content_block": anthropicBlockStart(b, false),
 		}))

@@ -61,6 +61,10 @@ type Tool struct {
 	InputSchema json.RawMessage
 	// Cache reports cache_control on the tool (Anthropic).
 	Cache bool
+	// Type is the type of an Anthropic server tool ("web_search_20250305"),
+	// "" for a client tool; Raw is the tool definition as sent.
+	Type string
+	Raw  json.RawMessage
 }
 
 // ToolResults returns the tool_result blocks of every message, in order.

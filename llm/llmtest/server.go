@@ -45,6 +45,11 @@ type Reply struct {
 	// Content is the assistant's reply in order: text, thinking, redacted
 	// thinking and tool-use blocks (llm.Text, llm.Thinking, llm.ToolUse …).
 	Content []llm.Block
+	// AnthropicBlocks are extra Anthropic content blocks sent whole (in
+	// content_block_start) before Content, such as the server_tool_use and
+	// web_search_tool_result blocks of a server-side web search. The
+	// OpenAI side ignores them.
+	AnthropicBlocks []map[string]any
 	// StopReason defaults to tool_use when Content has a tool use, else
 	// end_turn. OpenAI gets the matching finish_reason.
 	StopReason llm.StopReason

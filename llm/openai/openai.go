@@ -408,6 +408,9 @@ func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error)
 	if model == "" {
 		return sdk.ChatCompletionNewParams{}, errors.New("openai: no model (set Request.Model or WithModel)")
 	}
+	if req.WebSearch != nil {
+		return sdk.ChatCompletionNewParams{}, errors.New("openai: the Chat Completions API has no server-side web search tool (Request.WebSearch)")
+	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = p.maxTokens
