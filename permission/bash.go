@@ -8,40 +8,60 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/shellparse"
+	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// allCmds returns the top-level commands followed by the commands found in
-// literal `sh -c '…'` operands, recursively.
-func (a *shellAnalysis) allCmds() []*shellCmd {
-	var out []*shellCmd
-	var walk func(cs []shellCmd)
-	walk = func(cs []shellCmd) {
-		for i := range cs {
-			out = append(out, &cs[i])
-			walk(cs[i].nested)
-		}
-	}
-	walk(a.cmds)
-	return out
-}
-
 // matchTexts are the forms of one command a deny or ask rule is matched
 // against: as written, with assignments, wrappers stripped, runners
-// stripped.
-func (sc *shellCmd) matchTexts() []string {
-	full := canonWords(sc.cmd.Words)
+// stripped, git's global options removed, a path-qualified name reduced
+// to its base name, and — for a command whose inner command could not be
+// identified — every suffix that starts with a plain word.
+func matchTexts(sc *shellparse.Cmd) []string {
+	full := canonWords(sc.Command.Words)
 	ts := []string{full}
-	if len(sc.cmd.Assigns) > 0 {
-		ts = append(ts, strings.TrimSpace(canonAssigns(sc.cmd.Assigns)+" "+full))
+	add := func(ws []shellparse.Word) {
+		if len(ws) == 0 {
+			return
+		}
+		if t := canonWords(ws); !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+		if b := baseNamed(ws); b != nil {
+			if t := canonWords(b); !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		}
 	}
-	if len(sc.words) != len(sc.cmd.Words) {
-		ts = append(ts, canonWords(sc.words))
+	if len(sc.Command.Assigns) > 0 {
+		ts = append(ts, strings.TrimSpace(canonAssigns(sc.Command.Assigns)+" "+full))
 	}
-	if sc.wrapped || len(sc.runnerWords) > 0 && sc.runnerWords[0].Value != sc.cmd.Name() {
-		ts = append(ts, canonWords(sc.runnerWords))
+	add(sc.Command.Words)
+	add(sc.Words)
+	add(sc.Inner)
+	add(sc.Canon)
+	if sc.Unresolved {
+		ws := sc.Command.Words
+		for i := 1; i < len(ws); i++ {
+			if !ws[i].Dynamic && !strings.HasPrefix(ws[i].Value, "-") {
+				add(ws[i:])
+			}
+		}
 	}
 	return ts
+}
+
+// baseNamed returns ws with a path-qualified command name (/usr/bin/rm)
+// reduced to its base name, or nil. Only deny and ask rules match it: an
+// allow rule never approves ./rm because it names rm.
+func baseNamed(ws []shellparse.Word) []shellparse.Word {
+	if len(ws) == 0 || ws[0].Dynamic || !strings.Contains(ws[0].Value, "/") {
+		return nil
+	}
+	w0 := ws[0]
+	w0.Value = w0.Value[strings.LastIndexByte(w0.Value, '/')+1:]
+	w0.Text = w0.Value
+	return append([]shellparse.Word{w0}, ws[1:]...)
 }
 
 // crudeParts splits a command line that did not parse on shell operators,
@@ -60,8 +80,8 @@ func crudeParts(src string) []string {
 	return out
 }
 
-// bashRuleMatches matches a Bash deny or ask rule: any part of the command,
-// in any of its forms, is enough.
+// bashRuleMatches matches a Bash deny or ask rule: any command of the line
+// (payloads included), in any of its forms, is enough.
 func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 	if c.shell.err != nil {
 		for _, t := range crudeParts(c.shell.src) {
@@ -71,8 +91,13 @@ func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 		}
 		return "", false
 	}
-	for _, sc := range c.shell.allCmds() {
-		for _, t := range sc.matchTexts() {
+	if c.shell.texts == nil {
+		for _, sc := range c.shell.allCmds() {
+			c.shell.texts = append(c.shell.texts, matchTexts(sc))
+		}
+	}
+	for _, ts := range c.shell.texts {
+		for _, t := range ts {
 			if r.matches(t) {
 				return fmt.Sprintf(": matches %q", t), true
 			}
@@ -81,31 +106,11 @@ func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 	return "", false
 }
 
-// redirectTarget returns the absolute candidates of a redirect target (one
-// per possible working directory), or ok=false when the target is not
-// literal.
-func (c *call) shellTargets(target string, dynamic bool, bases []string) ([]pathForms, bool) {
-	if dynamic {
-		// A lone tilde prefix is the only expansion we resolve ourselves.
-		if !strings.HasPrefix(target, "~/") || strings.ContainsAny(target, "$`*?[{\\'\"") {
-			return nil, false
-		}
-	}
-	var out []pathForms
-	for _, b := range bases {
-		f, err := newPathForms(target, b, c.home, &c.res)
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, f)
-	}
-	return out, true
-}
-
 // bases returns the directories relative paths of the command line may be
-// relative to: the working directory and every literal cd target (the
-// analysis does not track which command runs where, so every path is checked
-// against all of them). ok is false when a cd target is not literal.
+// relative to: the working directory and every literal cd/pushd target
+// (the analysis does not track which command runs where, so every path is
+// checked against all of them). ok is false when a directory change is not
+// literal (cd -, cd "$OLDPWD", popd): relative paths are then unknown.
 func (c *call) bases() ([]string, bool) {
 	if c.basesDone {
 		return c.basesList, c.basesOK
@@ -118,70 +123,97 @@ func (c *call) bases() ([]string, bool) {
 func (c *call) computeBases() ([]string, bool) {
 	bases := []string{c.workDir}
 	ok := true
-	for _, sc := range c.shell.cmds {
-		ws := sc.words
-		if len(ws) == 0 || ws[0].Dynamic {
+	for _, sc := range c.shell.allCmds() {
+		if sc.Chdir == nil {
 			continue
 		}
-		switch ws[0].Value {
-		case "cd", "pushd", "popd":
-			if len(ws) == 1 {
-				bases = append(bases, c.home)
-				continue
-			}
-			t := ws[len(ws)-1]
-			if t.Dynamic && !strings.HasPrefix(t.Text, "~") || t.Value == "-" || ws[0].Value == "popd" {
-				ok = false
-				continue
-			}
-			b := make([]string, 0, len(bases))
-			for _, base := range bases {
-				if a, err := absPath(t.Value, base, c.home); err == nil {
-					b = append(b, a)
-				}
-			}
-			if t.Dynamic {
-				if a, err := absPath(t.Text, c.workDir, c.home); err == nil {
-					b = append(b, a)
-				}
-			}
-			bases = append(bases, b...)
+		if !sc.Chdir.Literal {
+			ok = false
+			continue
 		}
+		var add []string
+		for _, base := range bases {
+			if a, err := absPath(sc.Chdir.Target, base, c.home); err == nil {
+				add = append(add, a)
+			}
+		}
+		bases = append(bases, add...)
 	}
 	slices.Sort(bases)
 	return slices.Compact(bases), ok
 }
 
-// writeCommands are commands whose operands are (mostly) files they create
-// or change.
-var writeCommands = set("mkdir", "touch", "mv", "cp", "rm", "rmdir", "ln", "chmod", "chown", "chgrp", "tee", "truncate", "install", "rsync", "unlink", "shred", "dd")
+// maxGlobMatches bounds the expansion of a glob operand; more matches are
+// treated as an unknown path.
+const maxGlobMatches = 256
 
-// acceptEditsCommands are the file commands acceptEdits mode approves when
-// every operand is inside the working directories.
-var acceptEditsCommands = set("mkdir", "touch", "mv", "cp", "rmdir")
-
-// operands returns the non-option words after the command name (all words
-// after "--").
-func operands(ws []shellparse.Word) []shellparse.Word {
-	var out []shellparse.Word
-	dash := false
-	for _, w := range ws[1:] {
-		if !dash && !w.Dynamic && w.Value == "--" {
-			dash = true
-			continue
+// shellPath resolves a path of the model against every base: a glob is
+// expanded (and its directory kept), a tilde expanded. ok is false when the
+// path cannot be known before the shell runs ($x, another user's ~, a
+// relative path after a cd to an unknown directory, a glob with too many
+// matches).
+func (c *call) shellPath(p shellparse.Path, bases []string, basesOK bool) ([]pathForms, bool) {
+	v := p.Value
+	if p.Dynamic {
+		tilde := v == "~" || strings.HasPrefix(v, "~/")
+		if strings.ContainsAny(v, "$`'\"\\") || strings.HasPrefix(v, "~") && !tilde || !tilde && !p.Glob {
+			return nil, false
 		}
-		if !dash && !w.Dynamic && strings.HasPrefix(w.Value, "-") && w.Value != "-" {
-			continue
-		}
-		out = append(out, w)
 	}
-	return out
+	if v == "" {
+		return nil, false
+	}
+	rel := !filepath.IsAbs(v) && !strings.HasPrefix(v, "~")
+	if rel && !basesOK {
+		return nil, false
+	}
+	if !rel {
+		bases = bases[:0:0]
+		bases = append(bases, c.workDir)
+	}
+	var out []pathForms
+	for _, b := range bases {
+		if !p.Glob {
+			f, err := newPathForms(v, b, c.home, &c.res)
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, f)
+			continue
+		}
+		abs, err := absPath(v, b, c.home)
+		if err != nil {
+			return nil, false
+		}
+		dir := abs
+		if i := strings.IndexAny(abs, "*?["); i >= 0 {
+			dir = filepath.Dir(abs[:i+1])
+		}
+		f, err := newPathForms(dir, "/", c.home, &c.res)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, f)
+		matches, err := filepath.Glob(abs)
+		if err != nil || len(matches) > maxGlobMatches {
+			return nil, false
+		}
+		for _, m := range matches {
+			f, err := newPathForms(m, "/", c.home, &c.res)
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, f)
+		}
+	}
+	return out, true
 }
 
-// shellSafety: unparseable commands and removal of critical paths ask in
-// every mode; substitutions, constructs the analysis does not model,
-// non-literal redirect targets and writes to protected paths ask outside
-// bypass.
+// shellSafety: unparseable commands, destructive operations on critical
+// paths, rules that cannot be checked and operands covered by Read/Edit
+// deny rules ask in every mode; substitutions, constructs the analysis
+// does not model, non-literal redirect targets and writes to protected
+// paths ask outside bypass.
 func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 	a := c.shell
 	if a.err != nil {
@@ -189,15 +221,24 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 		if errors.Is(a.err, shellparse.ErrTooLong) {
 			why = fmt.Sprintf("it is longer than %d characters", shellparse.MaxLen)
 		}
-		return ask(fmt.Sprintf("the command needs review because %s: %v", why, a.err), "safety", ""), true
+		return ask(fmt.Sprintf("not understood: the command needs review because %s: %v", why, a.err), "safety", ""), true
 	}
 	bases, basesOK := c.bases()
 	for _, sc := range a.allCmds() {
-		if why, bad := c.criticalRm(sc.runnerWords, bases, basesOK); bad {
-			return ask("removal of a critical path: "+why, "safety", ""), true
+		if why, bad := c.criticalDestroy(sc, bases, basesOK); bad {
+			return ask("destructive: "+why+" (a critical path: the root, a top-level directory, the home directory or a working directory)", "safety", ""), true
 		}
 	}
-	if d, ok := e.operandDenied(c, bases); ok {
+	if a.model.Unresolved {
+		for i := range c.rules {
+			r := &c.rules[i]
+			if r.behavior != tool.Allow && !r.Bare() && slices.ContainsFunc(c.names, r.matchesName) {
+				return ask(fmt.Sprintf("not understood: the command runs something the analysis cannot identify (%s), so the %s rule %s cannot be checked",
+					unresolvedWhy(a.model), r.behavior, r.raw), r.source, r.raw), true
+			}
+		}
+	}
+	if d, ok := e.operandDenied(c, bases, basesOK); ok {
 		return d, true
 	}
 	if bypass {
@@ -205,48 +246,37 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 	}
 	switch {
 	case a.script.HasCommandSubst:
-		return ask("the command uses command substitution ($(…) or `…`), which runs commands that rules cannot see", "safety", ""), true
+		return ask("not understood: the command uses command substitution ($(…) or `…`), which runs commands that rules cannot see", "safety", ""), true
 	case a.script.HasProcessSubst:
-		return ask("the command uses process substitution (<(…) or >(…))", "safety", ""), true
+		return ask("not understood: the command uses process substitution (<(…) or >(…))", "safety", ""), true
 	case a.script.Complex:
-		return ask("the command uses shell constructs that are not analysed (functions, eval, source, exec, arithmetic on variables, …)", "safety", ""), true
-	}
-	for _, sc := range a.allCmds() {
-		if sc.nestedErr {
-			return ask("the script passed to a shell with -c cannot be analysed", "safety", ""), true
-		}
+		return ask("not understood: the command uses shell constructs that are not analysed (functions, eval, source, exec, arithmetic on variables, …)", "safety", ""), true
+	case a.script.ContinuedComment:
+		return ask("not understood: a comment ends in a backslash, where bash and the analysis may disagree on which commands run", "safety", ""), true
 	}
 	for _, r := range a.script.Redirects {
 		if !r.Write || r.IsDevNull() {
 			continue
 		}
-		targets, ok := c.shellTargets(r.Target, r.Dynamic, bases)
-		if !ok || !basesOK && !filepath.IsAbs(r.Target) {
-			return ask(fmt.Sprintf("the redirect %s%s target %q is not a literal path", r.Fd, r.Op, r.Target), "safety", ""), true
+		targets, ok := c.shellPath(shellparse.Path{Value: r.Target, Dynamic: r.Dynamic}, bases, basesOK)
+		if !ok {
+			return ask(fmt.Sprintf("not understood: the redirect %s%s target %q is not a literal path", r.Fd, r.Op, r.Target), "safety", ""), true
 		}
 		for _, t := range targets {
-			if t.any(func(p string) bool { return isProtected(p, c.home) }) {
-				return ask(fmt.Sprintf("the redirect writes to a protected path: %s", t.lexical), "safety", ""), true
+			if t.any(c.protected) {
+				return ask(fmt.Sprintf("writes: the redirect writes to a protected path: %s", t.lexical), "safety", ""), true
 			}
 		}
 	}
 	for _, sc := range a.allCmds() {
-		ws := sc.runnerWords
-		if len(ws) == 0 || ws[0].Dynamic || !writeCommands[ws[0].Value] {
-			continue
-		}
-		for _, op := range operands(ws) {
-			if op.Dynamic && !strings.HasPrefix(op.Text, "~/") {
+		for _, p := range sc.Writes {
+			if p.Redirect {
 				continue
 			}
-			v := op.Value
-			if op.Dynamic {
-				v = op.Text
-			}
-			targets, _ := c.shellTargets(v, false, bases)
+			targets, _ := c.shellPath(p, bases, basesOK)
 			for _, t := range targets {
-				if t.any(func(p string) bool { return isProtected(p, c.home) }) {
-					return ask(fmt.Sprintf("%s changes a protected path: %s", ws[0].Value, t.lexical), "safety", ""), true
+				if t.any(c.protected) {
+					return ask(fmt.Sprintf("writes: %s changes a protected path: %s", sc.Name(), t.lexical), "safety", ""), true
 				}
 			}
 		}
@@ -254,26 +284,37 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 	return Decision{}, false
 }
 
-// criticalRm reports an rm (or rmdir, unlink, shred) whose operand is not
-// literal or names a critical path.
-func (c *call) criticalRm(ws []shellparse.Word, bases []string, basesOK bool) (string, bool) {
-	if len(ws) == 0 || ws[0].Dynamic {
-		return "", false
+func unresolvedWhy(m *shellparse.Analysis) string {
+	if m.Script != nil && m.Script.ContinuedComment {
+		return "a comment ends in a backslash"
 	}
-	switch filepath.Base(ws[0].Value) {
-	case "rm", "rmdir", "unlink", "shred":
-	default:
-		return "", false
-	}
-	for _, op := range operands(ws) {
-		v := op.Value
-		if riskyWord(op) {
-			return fmt.Sprintf("%s operand %s is only known when the shell runs", ws[0].Value, op.Text), true
+	for i := range m.Cmds {
+		if m.Cmds[i].Unresolved {
+			return strings.TrimSpace(m.Cmds[i].Command.Text) + ": " + m.Cmds[i].Why()
 		}
-		if op.Dynamic {
-			v = op.Text
-			if !strings.HasPrefix(v, "~") && !op.Glob {
-				return fmt.Sprintf("%s operand %s is only known when the shell runs", ws[0].Value, op.Text), true
+	}
+	return "unknown"
+}
+
+// criticalDestroy reports a destructive operation (rm, find -delete, mv,
+// rsync --delete, dd of=, shred …) whose target is not known before the
+// shell runs or is a critical path.
+func (c *call) criticalDestroy(sc *shellparse.Cmd, bases []string, basesOK bool) (string, bool) {
+	if sc.Class&shellparse.Destructive == 0 {
+		return "", false
+	}
+	for _, p := range sc.Writes {
+		if !p.Destructive {
+			continue
+		}
+		v := p.Value
+		if p.Dynamic {
+			tilde := v == "~" || strings.HasPrefix(v, "~/")
+			switch {
+			case strings.ContainsAny(v, "$`") || !tilde && !p.Glob && !strings.HasPrefix(v, "~"):
+				return fmt.Sprintf("%s operand %s is only known when the shell runs", sc.Name(), v), true
+			case strings.HasPrefix(v, "~") && !tilde:
+				return fmt.Sprintf("%s operand %s is a home directory", sc.Name(), v), true
 			}
 			if i := strings.IndexAny(v, "*?[{"); i >= 0 {
 				// The directory a glob expands in is what is at stake.
@@ -284,20 +325,21 @@ func (c *call) criticalRm(ws []shellparse.Word, bases []string, basesOK bool) (s
 					v = filepath.Dir(v)
 				}
 			}
-			if v == "~" || strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "~/") {
-				return fmt.Sprintf("%s operand %s is a home directory", ws[0].Value, op.Text), true
-			}
 		}
 		if !basesOK && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") {
-			return fmt.Sprintf("%s operand %s is relative to an unknown directory", ws[0].Value, op.Text), true
+			return fmt.Sprintf("%s operand %s is relative to an unknown directory", sc.Name(), p.Value), true
 		}
-		for _, b := range bases {
+		bs := bases
+		if filepath.IsAbs(v) || strings.HasPrefix(v, "~") {
+			bs = []string{c.workDir}
+		}
+		for _, b := range bs {
 			f, err := newPathForms(v, b, c.home, &c.res)
 			if err != nil {
-				return fmt.Sprintf("%s operand %s: %v", ws[0].Value, op.Text, err), true
+				return fmt.Sprintf("%s operand %s: %v", sc.Name(), p.Value, err), true
 			}
-			if f.any(func(p string) bool { return criticalRmTarget(p, c.home, c.workDirs) }) {
-				return fmt.Sprintf("%s %s", ws[0].Value, op.Text), true
+			if f.any(func(p string) bool { return criticalRmTarget(p, c.home, c.boundary) }) {
+				return fmt.Sprintf("%s %s", sc.Name(), p.Value), true
 			}
 		}
 	}
@@ -310,7 +352,7 @@ func (e *Engine) bashRedirectRule(c *call, r *rule) (string, bool) {
 	if c.shell.err != nil {
 		return "", false
 	}
-	bases, _ := c.bases()
+	bases, basesOK := c.bases()
 	for _, rd := range c.shell.script.Redirects {
 		read := rd.Op == "<" || rd.Op == "<>"
 		write := rd.Write && !rd.IsDevNull()
@@ -323,7 +365,7 @@ func (e *Engine) bashRedirectRule(c *call, r *rule) (string, bool) {
 			}
 			continue
 		}
-		targets, ok := c.shellTargets(rd.Target, rd.Dynamic, bases)
+		targets, ok := c.shellPath(shellparse.Path{Value: rd.Target, Dynamic: rd.Dynamic}, bases, basesOK)
 		if !ok {
 			continue
 		}
@@ -341,35 +383,40 @@ func (e *Engine) bashRedirectRule(c *call, r *rule) (string, bool) {
 // file it redirects to or from is.
 func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 	a := c.shell
-	bases, _ := c.bases()
+	bases, basesOK := c.bases()
 	var used []*rule
 	use := func(r *rule) {
 		if !slices.Contains(used, r) {
 			used = append(used, r)
 		}
 	}
-	for i := range a.cmds {
-		sc := &a.cmds[i]
+	for _, sc := range a.topCmds() {
 		if readOnly {
-			if why, ok := e.operandsReadable(c, sc, bases); !ok {
-				return ask(fmt.Sprintf("%q reads outside the working directories: %s", strings.TrimSpace(sc.cmd.Text), why), "default", "")
+			if why, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
+				return ask(fmt.Sprintf("%q reads outside the working directories: %s", strings.TrimSpace(sc.Command.Text), why), "default", "")
 			}
 			continue
 		}
-		if r, ok := e.approveCmd(c, sc, bases); ok {
+		r, ok, why := e.approveCmd(c, sc, bases, basesOK)
+		if ok {
 			if r != nil {
 				use(r)
 			}
 			continue
 		}
-		text := strings.TrimSpace(sc.cmd.Text)
+		text := strings.TrimSpace(sc.Command.Text)
+		if why != "" {
+			return ask(fmt.Sprintf("%q reads outside the working directories: %s", text, why), "default", "")
+		}
 		reason := fmt.Sprintf("%q needs permission", text)
-		if len(sc.cmd.Assigns) > 0 {
+		switch why, blind := wildcardBlind(sc); {
+		case len(sc.Command.Assigns) > 0:
 			reason += " (allow rules do not match past leading variable assignments)"
-		} else if isRunner(sc.words) {
-			reason += fmt.Sprintf(" (%s runs another command, which prefix rules never approve)", sc.words[0].Value)
-		} else if dangerousArgs(sc.words) {
-			reason += " (its arguments write files or run programs, which prefix rules never approve)"
+		case blind:
+			reason += " (" + why + ")"
+		}
+		if w := sc.Why(); w != "" {
+			reason += ": " + sc.Class.String() + ": " + w
 		}
 		return ask(reason, "default", "")
 	}
@@ -379,9 +426,9 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 		if !read && !write {
 			continue
 		}
-		targets, ok := c.shellTargets(rd.Target, rd.Dynamic, bases)
+		targets, ok := c.shellPath(shellparse.Path{Value: rd.Target, Dynamic: rd.Dynamic}, bases, basesOK)
 		if !ok {
-			return ask(fmt.Sprintf("redirect target %q is not a literal path", rd.Target), "default", "")
+			return ask(fmt.Sprintf("not understood: redirect target %q is not a literal path", rd.Target), "default", "")
 		}
 		for _, t := range targets {
 			r, ok := e.approveAccess(c, t, write)
@@ -390,7 +437,7 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 				if write {
 					verb = "writes"
 				}
-				return ask(fmt.Sprintf("the command %s %s", verb, t.lexical), "default", "")
+				return ask(fmt.Sprintf("%s: the command %s %s", verb, verb, t.lexical), "default", "")
 			}
 			if r != nil {
 				use(r)
@@ -429,94 +476,100 @@ func (e *Engine) approveAccess(c *call, f pathForms, write bool) (*rule, bool) {
 	return nil, false
 }
 
-// approveCmd approves one simple command.
-func (e *Engine) approveCmd(c *call, sc *shellCmd, bases []string) (*rule, bool) {
-	cmd := sc.cmd
+// acceptEditsCommands are the file commands acceptEdits mode approves when
+// every file they touch is inside the working directories.
+var acceptEditsCommands = map[string]bool{"mkdir": true, "touch": true, "mv": true, "cp": true, "rmdir": true}
+
+// approveCmd approves one simple command. For a read-only command that is
+// not approved, why says what it reads outside.
+func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK bool) (_ *rule, ok bool, why string) {
+	cmd := sc.Command
 	if len(cmd.Args) == 0 {
 		// Only redirections (checked on their own) or only assignments
 		// (which can change what later commands do): the latter need
 		// an exact rule.
 		if len(cmd.Assigns) == 0 {
-			return nil, true
+			return nil, true, ""
 		}
 	}
 	withAssigns := strings.TrimSpace(canonAssigns(cmd.Assigns) + " " + canonWords(cmd.Words))
-	stripped := canonWords(sc.words)
+	stripped := canonWords(sc.Words)
+	_, blind := wildcardBlind(sc)
 	for i := range c.rules {
 		r := &c.rules[i]
 		if r.behavior != tool.Allow || !slices.ContainsFunc(c.names, r.matchesName) {
 			continue
 		}
 		if r.Bare() {
-			return r, true
+			return r, true, ""
 		}
 		if !r.wild {
 			cs := r.canon
 			if len(cmd.Assigns) > 0 {
 				if cs == withAssigns {
-					return r, true
+					return r, true, ""
 				}
 				continue
 			}
 			if cs == stripped || cs == canonWords(cmd.Words) {
-				return r, true
+				return r, true, ""
 			}
 			continue
 		}
 		// A wildcard never approves what it cannot see.
-		if len(cmd.Assigns) > 0 || isRunner(sc.words) || dangerousArgs(sc.words) || slices.ContainsFunc(sc.words, riskyWord) {
+		if len(cmd.Assigns) > 0 || blind {
 			continue
 		}
 		if globMatch(r.canon, stripped) {
-			return r, true
+			return r, true, ""
 		}
 	}
-	if len(cmd.Assigns) > 0 || len(sc.words) == 0 {
-		return nil, false
+	if len(cmd.Assigns) > 0 || len(sc.Words) == 0 {
+		return nil, false, ""
 	}
-	if e.cfg.ReadOnlyCommand != nil && e.cfg.ReadOnlyCommand(cmd) {
-		if _, ok := e.operandsReadable(c, sc, bases); ok {
-			return nil, true
+	if sc.Class == 0 {
+		if why, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
+			return nil, false, why
 		}
-		return nil, false
-	}
-	ws := sc.words
-	if ws[0].Dynamic {
-		return nil, false
-	}
-	switch name := ws[0].Value; {
-	case name == "cd" || name == "pushd":
-		// Changing directory is harmless in itself if it stays inside
-		// the working directories; relative paths are checked against
-		// every directory a cd may lead to.
-		ops := operands(ws)
-		if len(ops) != 1 {
-			return nil, false
-		}
-		t, ok := c.shellTargets(ops[0].Value, ops[0].Dynamic, []string{c.workDir})
-		return nil, ok && len(t) == 1 && t[0].both(c.inside)
-	case c.mode == tool.ModeAcceptEdits && acceptEditsCommands[name]:
-		ops := operands(ws)
-		if len(ops) == 0 {
-			return nil, false
-		}
-		for _, op := range ops {
-			if op.Dynamic {
-				return nil, false
+		if sc.Chdir != nil {
+			// Changing directory stays inside the working directories.
+			for _, b := range bases {
+				if !slices.ContainsFunc(c.boundary, func(d string) bool { return settings.Within(b, d) }) {
+					return nil, false, "the directory " + b
+				}
 			}
-			ts, ok := c.shellTargets(op.Value, false, bases)
-			if !ok {
-				return nil, false
+			ts, tok := c.shellPath(shellparse.Path{Value: sc.Chdir.Target}, bases, basesOK)
+			if !tok {
+				return nil, false, "the directory " + sc.Chdir.Target + " is only known when the shell runs"
 			}
 			for _, t := range ts {
-				if !t.both(c.inside) || t.any(func(p string) bool { return isProtected(p, c.home) }) {
-					return nil, false
+				if !t.both(c.inside) {
+					return nil, false, "the directory " + t.lexical
 				}
 			}
 		}
-		return nil, true
+		return nil, true, ""
 	}
-	return nil, false
+	if c.mode == tool.ModeAcceptEdits && acceptEditsCommands[sc.Name()] && !sc.Wrapped &&
+		sc.Class&^(shellparse.Writes|shellparse.Destructive) == 0 && len(sc.Writes) > 0 {
+		for _, p := range sc.Writes {
+			if p.Dynamic && !p.Glob {
+				return nil, false, ""
+			}
+			ts, ok := c.shellPath(p, bases, basesOK)
+			if !ok {
+				return nil, false, ""
+			}
+			for _, t := range ts {
+				if !t.both(c.inside) || t.any(c.protected) {
+					return nil, false, ""
+				}
+			}
+		}
+		why, ok := e.pathsReadable(c, sc, bases, basesOK)
+		return nil, ok, why
+	}
+	return nil, false, ""
 }
 
 // matches matches a Bash rule's specifier against a command text.
@@ -527,11 +580,15 @@ func (r *rule) matches(text string) bool {
 	return r.canon == text
 }
 
-// operandDenied asks when a literal operand of any command names a path
-// that a scoped Read or Edit deny rule covers (`cat .env` with
-// Read(./.env) denied). It asks rather than denies because an operand is
-// not always a path the command opens (`echo .env`).
-func (e *Engine) operandDenied(c *call, bases []string) (Decision, bool) {
+// operandDenied asks when a file a command reads or writes — an operand,
+// an option value, a glob's matches, a directory read recursively that
+// holds the denied files — is covered by a scoped Read or Edit deny rule
+// (`cat .env`, `grep -r x .`, `cat *.env` with Read(./.env) denied), or
+// when such a rule is in force and an operand is only known when the shell
+// runs. Every literal word of a command is checked too (an unknown command
+// may open any of its operands). It asks rather than denies because an
+// operand is not always a file the command opens (`echo .env`).
+func (e *Engine) operandDenied(c *call, bases []string, basesOK bool) (Decision, bool) {
 	var rules []*rule
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -542,12 +599,52 @@ func (e *Engine) operandDenied(c *call, bases []string) (Decision, bool) {
 	if len(rules) == 0 {
 		return Decision{}, false
 	}
+	seen := make(map[shellparse.Path]bool)
+	check := func(sc *shellparse.Cmd, p shellparse.Path, lexical bool) (Decision, bool) {
+		if seen[p] {
+			return Decision{}, false
+		}
+		seen[p] = true
+		var targets []pathForms
+		ok := true
+		if lexical {
+			for _, b := range bases {
+				if a, err := absPath(p.Value, b, c.home); err == nil {
+					targets = append(targets, pathForms{lexical: a, resolved: a})
+				}
+			}
+		} else {
+			targets, ok = c.shellPath(p, bases, basesOK)
+		}
+		if !ok {
+			if p.Redirect || len(sc.Reads)+len(sc.Writes) > 0 {
+				return ask(fmt.Sprintf("reads: %s operand %s is only known when the shell runs, so the deny rule %s cannot be checked", sc.Name(), p.Value, rules[0].raw), rules[0].source, rules[0].raw), true
+			}
+			return Decision{}, false
+		}
+		for _, t := range targets {
+			for _, r := range rules {
+				if e.pathMatches(c, r, t, true) || p.Recursive && e.pathOverlaps(c, r, t) {
+					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
+				}
+			}
+		}
+		return Decision{}, false
+	}
 	for _, sc := range c.shell.allCmds() {
-		ws := sc.runnerWords
-		if len(ws) < 2 {
+		for _, ps := range [][]shellparse.Path{sc.Reads, sc.Writes} {
+			for _, p := range ps {
+				if d, ok := check(sc, p, false); ok {
+					return d, true
+				}
+			}
+		}
+		if len(sc.Inner) < 2 || sc.Class&(shellparse.Opaque|shellparse.Runs) == 0 {
+			// A command the model knows: its Reads and Writes are all
+			// the files it opens.
 			continue
 		}
-		for _, w := range ws[1:] {
+		for _, w := range sc.Inner[1:] {
 			v := w.Value
 			if w.Dynamic {
 				if !strings.HasPrefix(w.Text, "~/") {
@@ -562,67 +659,45 @@ func (e *Engine) operandDenied(c *call, bases []string) (Decision, bool) {
 					continue
 				}
 			}
-			targets, ok := c.shellTargets(v, false, bases)
-			if !ok {
-				continue
-			}
-			for _, t := range targets {
-				for _, r := range rules {
-					if e.pathMatches(c, r, t, true) {
-						return ask(fmt.Sprintf("%s operand %s is covered by the deny rule %s", ws[0].Value, v, r.raw), r.source, r.raw), true
-					}
+			// An unknown command may read its operands recursively (tar,
+			// zip, cp -r). Its words are checked as written (whether
+			// they are files at all is not known).
+			if w.Dynamic {
+				if !basesOK {
+					continue
 				}
+				if v, _ = absPath(v, c.workDir, c.home); v == "" {
+					continue
+				}
+			}
+			if d, ok := check(sc, shellparse.Path{Value: v, Recursive: sc.Class&shellparse.Opaque != 0}, true); ok {
+				return d, true
 			}
 		}
 	}
 	return Decision{}, false
 }
 
-// operandsReadable checks the operands of a command approved as read-only:
-// an operand with an expansion could name any file, and one that is
-// absolute, starts with ~ or climbs with .. must stay inside the working
-// directories (or be covered by a Read allow rule), like a Read call.
-func (e *Engine) operandsReadable(c *call, sc *shellCmd, bases []string) (string, bool) {
-	ws := sc.words
-	if len(ws) < 2 {
-		return "", true
-	}
-	for _, w := range ws[1:] {
-		if riskyWord(w) {
-			return w.Text + " is only known when the shell runs", false
-		}
-		v := w.Value
-		if w.Dynamic {
-			v = w.Text // a tilde or a glob
-		}
-		if strings.HasPrefix(v, "-") {
-			i := strings.IndexByte(v, '=')
-			if i < 0 {
-				continue
-			}
-			v = v[i+1:]
-		}
-		if i := strings.IndexAny(v, "*?[{"); w.Glob && i >= 0 {
-			v = v[:i]
-			if j := strings.LastIndexByte(v, '/'); j >= 0 {
-				v = v[:j+1]
-			} else {
-				v = "."
-			}
-		}
-		if v == "" || !(filepath.IsAbs(v) || strings.HasPrefix(v, "~") || slices.Contains(strings.Split(v, "/"), "..")) {
+// pathsReadable checks the files a command reads (operands, option values,
+// glob matches; not redirects, which are checked on their own): each must
+// be known and inside the working directories (both as written and with
+// symlinks resolved) or covered by a Read allow rule, like a Read call.
+func (e *Engine) pathsReadable(c *call, sc *shellparse.Cmd, bases []string, basesOK bool) (string, bool) {
+	for _, p := range sc.Reads {
+		if p.Redirect {
 			continue
 		}
-		if strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "~/") && v != "~" {
-			return v + " is another user's home", false
-		}
-		targets, ok := c.shellTargets(v, false, bases)
+		targets, ok := c.shellPath(p, bases, basesOK)
 		if !ok {
-			return v, false
+			return p.Value + " is only known when the shell runs", false
 		}
 		for _, t := range targets {
 			if _, ok := e.approveAccess(c, t, false); !ok {
-				return t.lexical, false
+				where := t.lexical
+				if t.resolved != t.lexical {
+					where += " (resolves to " + t.resolved + ")"
+				}
+				return where, false
 			}
 		}
 	}

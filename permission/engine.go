@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gantry-dev/gantry/internal/shellparse"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -37,7 +36,10 @@ type Config struct {
 	// Rules are the rules in force, from every scope. Order between scopes
 	// does not matter: deny in any scope beats allow in any other.
 	Rules []RuleSet
-	// WorkDir is used for a call whose Env has none.
+	// WorkDir is the project: the trust boundary. Paths are "inside" when
+	// they are within it or an additional directory, wherever the
+	// session's current directory ([tool.Env.WorkDir], which only anchors
+	// relative paths) has moved. Empty means each call's Env.WorkDir.
 	WorkDir string
 	// AdditionalDirs are directories besides the working directory that the
 	// session may use (added to [tool.Env.AdditionalDirs]).
@@ -54,11 +56,10 @@ type Config struct {
 	// PlanModeTools are the tools allowed in plan mode although not
 	// read-only (they plan, ask or track). Nil means [DefaultPlanModeTools].
 	PlanModeTools []string
-	// ReadOnlyCommand classifies one simple shell command as read-only;
-	// default: the shared classifier (internal/shellparse.ReadOnly). A Bash
-	// call whose whole command has read-only [Request.Traits] is read-only
-	// regardless.
-	ReadOnlyCommand func(cmd *shellparse.Command) bool
+	// GantryHome is Gantry's own directory (settings, sessions, trust),
+	// protected wherever it points. Default $GANTRY_HOME from Getenv, else
+	// Home/.gantry.
+	GantryHome string
 }
 
 // DefaultPlanModeTools are the tools plan mode allows besides read-only
@@ -121,8 +122,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Home == "" && cfg.Getenv != nil {
 		cfg.Home = cfg.Getenv("HOME")
 	}
-	if cfg.ReadOnlyCommand == nil {
-		cfg.ReadOnlyCommand = readOnlyCommand
+	if cfg.GantryHome == "" && cfg.Getenv != nil {
+		cfg.GantryHome = cfg.Getenv("GANTRY_HOME")
+	}
+	if cfg.GantryHome == "" && cfg.Home != "" {
+		cfg.GantryHome = filepath.Join(cfg.Home, ".gantry")
 	}
 	if cfg.PlanModeTools == nil {
 		cfg.PlanModeTools = DefaultPlanModeTools
@@ -193,9 +197,10 @@ type call struct {
 	names    []string
 	input    map[string]json.RawMessage
 	mode     tool.Mode
-	workDir  string
-	workDirs []string // workDir + additional, absolute and clean
+	workDir  string   // the session's current directory: relative paths start here
+	boundary []string // the project + additional directories, absolute and clean, also resolved: "inside"
 	home     string
+	gantry   string // Config.GantryHome
 	rules    []rule
 	kind     toolKind
 	paths    []fileAccess // file tools
@@ -276,22 +281,30 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 	}
 	c.workDir = filepath.Clean(c.workDir)
 	c.home = e.cfg.Home
-	c.workDirs = []string{c.workDir}
+	c.gantry = e.cfg.GantryHome
+	// The trust boundary is the project, not the shell's current
+	// directory: a cd (cd -, $OLDPWD, pushd) that moved the session never
+	// widens what is inside.
+	project := c.workDir
+	if e.cfg.WorkDir != "" && filepath.IsAbs(e.cfg.WorkDir) {
+		project = filepath.Clean(e.cfg.WorkDir)
+	}
+	c.boundary = []string{project}
 	for _, d := range addDirs {
-		a, err := absPath(d, c.workDir, c.home)
+		a, err := absPath(d, project, c.home)
 		if err == nil {
-			c.workDirs = append(c.workDirs, a)
+			c.boundary = append(c.boundary, a)
 		}
 	}
 	// Resolved forms of the working directories too, so a path reached
 	// through a symlinked working directory is inside in both forms.
-	for _, d := range slices.Clone(c.workDirs) {
+	for _, d := range slices.Clone(c.boundary) {
 		r, ok := e.resolved.Load(d)
 		if !ok {
 			r, _ = e.resolved.LoadOrStore(d, resolvePath(d))
 		}
 		if r := r.(string); r != d {
-			c.workDirs = append(c.workDirs, r)
+			c.boundary = append(c.boundary, r)
 		}
 	}
 	if req.Tool != nil {
@@ -385,8 +398,11 @@ func (c *call) str(field string) (string, bool) {
 	return s, true
 }
 
+// protected reports a path no automatic approval writes (see isProtected).
+func (c *call) protected(p string) bool { return isProtected(p, c.home, c.gantry) }
+
 func (c *call) inside(p string) bool {
-	for _, d := range c.workDirs {
+	for _, d := range c.boundary {
 		if settings.Within(p, d) {
 			return true
 		}
@@ -512,7 +528,11 @@ func (e *Engine) decide(c *call) Decision {
 	// 7: plan mode.
 	readOnly := e.readOnly(c)
 	if c.mode == tool.ModePlan && !readOnly && !e.planTool[name] {
-		return deny(fmt.Sprintf("plan mode is read-only: %s would change things; present the plan with ExitPlanMode first", name), "mode", "")
+		what := ""
+		if c.shell != nil {
+			what = " (" + c.shell.model.FirstReason() + ")"
+		}
+		return deny(fmt.Sprintf("plan mode is read-only: %s would change things%s; present the plan with ExitPlanMode first", name, what), "mode", "")
 	}
 	// 8: hook and tool allow.
 	if req.HookVerdict == tool.Allow {
@@ -548,15 +568,6 @@ func (e *Engine) decide(c *call) Decision {
 	return ask(fmt.Sprintf("%s needs permission", name), "default", "")
 }
 
-// readOnlyCommand classifies one simple command with the shared
-// classifier.
-func readOnlyCommand(cmd *shellparse.Command) bool {
-	c := *cmd
-	c.Redirects = nil // redirects are checked on their own
-	ok, _ := shellparse.ReadOnly(&shellparse.Script{Commands: []shellparse.Command{c}})
-	return ok
-}
-
 func orDefault(s, def string) string {
 	if s != "" {
 		return s
@@ -569,8 +580,8 @@ func (e *Engine) readOnly(c *call) bool {
 	if c.req.Traits.ReadOnly || c.kind == kindRead {
 		return true
 	}
-	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && len(c.shell.cmds) > 0 {
-		ok, _ := shellparse.ReadOnly(c.shell.script)
+	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && len(c.shell.model.Cmds) > 0 {
+		ok, _ := c.shell.model.ReadOnly()
 		return ok
 	}
 	return false
@@ -658,9 +669,28 @@ func (e *Engine) pathRuleApplies(c *call, r *rule) bool {
 	return false
 }
 
+// pathOverlaps reports whether a recursive read of the directory f may
+// reach files a path rule matches (either form).
+func (e *Engine) pathOverlaps(c *call, r *rule, f pathForms) bool {
+	pp := e.pattern(c, r)
+	return pp.pat != nil && f.any(pp.overlaps)
+}
+
 // pathMatches matches a path rule against a path: for deny/ask either form
 // (as written or resolved) matching is enough, for allow both must.
 func (e *Engine) pathMatches(c *call, r *rule, f pathForms, either bool) bool {
+	pp := e.pattern(c, r)
+	if pp.pat == nil {
+		return false
+	}
+	if either {
+		return f.any(pp.match)
+	}
+	return f.both(pp.match)
+}
+
+// pattern compiles a path rule once per decision.
+func (e *Engine) pattern(c *call, r *rule) pathPattern {
 	pp, ok := c.patterns[r]
 	if !ok {
 		root := r.root
@@ -677,13 +707,7 @@ func (e *Engine) pathMatches(c *call, r *rule, f pathForms, either bool) bool {
 		}
 		c.patterns[r] = pp
 	}
-	if pp.pat == nil {
-		return false
-	}
-	if either {
-		return f.any(pp.match)
-	}
-	return f.both(pp.match)
+	return pp
 }
 
 // safety runs the checks no allow rule or hook overrides.
@@ -691,7 +715,7 @@ func (e *Engine) safety(c *call, bypass bool) (Decision, bool) {
 	switch c.kind {
 	case kindWrite:
 		for _, fa := range c.paths {
-			if !bypass && fa.forms.any(func(p string) bool { return isProtected(p, c.home) }) {
+			if !bypass && fa.forms.any(c.protected) {
 				return ask(fmt.Sprintf("%s is a protected path (version control, editor, shell or agent configuration)", fa.forms.lexical), "safety", ""), true
 			}
 		}

@@ -164,6 +164,9 @@ func (f pathForms) both(pred func(string) bool) bool { return pred(f.lexical) &&
 
 // pathPattern is a gitignore-style path specifier anchored at a root.
 type pathPattern struct {
+	// prefix is the literal directory part of the pattern (absolute): no
+	// path outside it can match.
+	prefix  string
 	root    string
 	pat     gitignore.Pattern
 	dirOnly bool // the pattern ends in "/": only directories match
@@ -216,7 +219,34 @@ func compilePathPattern(spec, ruleRoot, workDir, home string) (pathPattern, bool
 			pat = "/**"
 		}
 	}
-	return pathPattern{root: root, pat: gitignore.ParsePattern(pat, nil), dirOnly: strings.HasSuffix(pat, "/")}, true
+	return pathPattern{prefix: literalPrefix(root, pat), root: root, pat: gitignore.ParsePattern(pat, nil), dirOnly: strings.HasSuffix(pat, "/")}, true
+}
+
+// literalPrefix is the directory below which a gitignore pattern anchored
+// at root can match: root for a bare name (it matches at any depth), else
+// root joined with the pattern's leading segments that have no wildcard.
+func literalPrefix(root, pat string) string {
+	if !strings.Contains(strings.TrimSuffix(pat, "/"), "/") {
+		return root
+	}
+	var lit []string
+	for seg := range strings.SplitSeq(strings.TrimPrefix(pat, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		if strings.ContainsAny(seg, "*?[\\") {
+			break
+		}
+		lit = append(lit, seg)
+	}
+	return filepath.Join(append([]string{root}, lit...)...)
+}
+
+// overlaps reports whether the directory tree at p (absolute, clean) and
+// the pattern's literal prefix overlap: a recursive read of p may reach a
+// matching file.
+func (pp pathPattern) overlaps(p string) bool {
+	return pp.prefix != "" && (settings.Within(pp.prefix, p) || settings.Within(p, pp.prefix))
 }
 
 // match reports whether the absolute clean path p matches.
@@ -238,8 +268,10 @@ func (pp pathPattern) match(p string) bool {
 	return pp.pat.Match(parts, isDir) == gitignore.Exclude
 }
 
-// protectedNames are directory or file names that are never written without
-// a prompt outside bypass mode, at any depth.
+// Protected paths: the one list of files and directories no automatic
+// approval writes (outside bypass mode). Names are matched without regard
+// to case, so a case-insensitive filesystem (.GIT is .git) cannot be used
+// to slip past them; on a case-sensitive one this only asks more.
 var protectedDirNames = map[string]bool{
 	".git": true, ".gantry": true, ".claude": true, ".vscode": true, ".idea": true, ".husky": true,
 }
@@ -250,30 +282,38 @@ var protectedFileNames = map[string]bool{
 	".zshrc": true, ".zprofile": true, ".zshenv": true, ".zlogin": true, ".zlogout": true,
 	".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true,
 	".pypirc": true, ".netrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".ripgreprc": true,
+	".pam_environment": true, ".xprofile": true, ".xinitrc": true, ".xsessionrc": true,
 }
 
 // protectedHomeDirs are directories under the home directory whose contents
-// are protected (keys, shell and tool configuration).
-var protectedHomeDirs = []string{".ssh", ".gnupg", ".aws", ".config/fish", ".kube", ".docker"}
+// are protected (keys, shell, git and tool configuration, autostart).
+var protectedHomeDirs = []string{".ssh", ".gnupg", ".aws", ".config/fish", ".config/git", ".config/autostart",
+	".config/systemd", ".config/environment.d", ".config/gantry", ".kube", ".docker", ".local/share/applications"}
 
 // isProtected reports whether writing p (absolute, clean) touches a
-// protected path.
-func isProtected(p, home string) bool {
-	parts := strings.Split(filepath.ToSlash(p), "/")
-	for i, part := range parts {
-		if protectedDirNames[part] && i < len(parts) {
+// protected path: a protected name at any depth, a protected directory of
+// the home directory, or Gantry's own directory (gantryHome, wherever it
+// points).
+func isProtected(p, home, gantryHome string) bool {
+	lp := strings.ToLower(filepath.ToSlash(p))
+	for part := range strings.SplitSeq(lp, "/") {
+		if protectedDirNames[part] {
 			return true
 		}
 	}
-	if protectedFileNames[filepath.Base(p)] {
+	if protectedFileNames[filepath.Base(lp)] {
 		return true
 	}
 	if home != "" {
+		lh := strings.ToLower(home)
 		for _, d := range protectedHomeDirs {
-			if settings.Within(p, filepath.Join(home, d)) {
+			if settings.Within(lp, filepath.Join(lh, d)) {
 				return true
 			}
 		}
+	}
+	if gantryHome != "" && (settings.Within(p, gantryHome) || settings.Within(lp, strings.ToLower(gantryHome))) {
+		return true
 	}
 	return false
 }
@@ -281,7 +321,7 @@ func isProtected(p, home string) bool {
 // criticalRmTarget reports whether removing p (absolute, clean) would be a
 // disaster: the root, a top-level system directory, the home directory or a
 // parent of it, a working directory or a parent of one.
-func criticalRmTarget(p, home string, workDirs []string) bool {
+func criticalRmTarget(p, home string, boundary []string) bool {
 	if p == "/" {
 		return true
 	}
@@ -291,7 +331,7 @@ func criticalRmTarget(p, home string, workDirs []string) bool {
 	if home != "" && settings.Within(home, p) {
 		return true
 	}
-	for _, w := range workDirs {
+	for _, w := range boundary {
 		if settings.Within(w, p) {
 			return true
 		}

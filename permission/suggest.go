@@ -72,27 +72,27 @@ func (e *Engine) suggestBash(c *call) []string {
 	if a.err != nil || a.script.HasCommandSubst || a.script.HasProcessSubst || a.script.Complex {
 		return nil
 	}
-	bases, _ := c.bases()
+	bases, basesOK := c.bases()
 	var out []string
 	add := func(r string) {
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
-	for i := range a.cmds {
-		sc := &a.cmds[i]
-		if _, ok := e.approveCmd(c, sc, bases); ok {
+	for _, sc := range a.topCmds() {
+		if _, ok, _ := e.approveCmd(c, sc, bases, basesOK); ok {
 			continue
 		}
-		if _, bad := c.criticalRm(sc.runnerWords, bases, true); bad {
+		if _, bad := c.criticalDestroy(sc, bases, basesOK); bad {
 			return nil
 		}
-		ws := sc.words
-		exact := len(sc.cmd.Assigns) > 0 || isRunner(ws) || dangerousArgs(ws) || slices.ContainsFunc(ws, riskyWord) || len(ws) < 2
+		ws := sc.Words
+		_, blind := wildcardBlind(sc)
+		exact := len(sc.Command.Assigns) > 0 || blind || len(ws) < 2
 		if exact {
 			text := canonWords(ws)
-			if len(sc.cmd.Assigns) > 0 {
-				text = strings.TrimSpace(canonAssigns(sc.cmd.Assigns) + " " + canonWords(sc.cmd.Words))
+			if len(sc.Command.Assigns) > 0 {
+				text = strings.TrimSpace(canonAssigns(sc.Command.Assigns) + " " + canonWords(sc.Command.Words))
 			}
 			add(Rule{Tool: "Bash", Specifier: escapeStars(text)}.String())
 			continue

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -61,6 +62,9 @@ type Script struct {
 	// evaluates as code (arithmetic that refers to variables, array
 	// subscripts, indirect ${!x}, ${x@P}).
 	Complex bool
+	// ContinuedComment reports a comment that ends in a backslash: bash
+	// and the parser may disagree on where it ends.
+	ContinuedComment bool
 }
 
 // Command is one simple command.
@@ -180,15 +184,20 @@ func Parse(src string) (*Script, error) {
 	if strings.IndexByte(src, 0) >= 0 {
 		return nil, fmt.Errorf("%w: NUL byte in command", ErrSyntax)
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	p := parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
 	a := &analyser{src: src, s: &Script{Source: src}}
 	syntax.Walk(f, a.visit)
+	a.s.ContinuedComment = hasContinuedComment(src)
 	return a.s, nil
 }
+
+// parsers reuses bash parsers (a Parser is reusable, not concurrent).
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 type analyser struct {
 	src string
@@ -257,6 +266,11 @@ func (a *analyser) visit(n syntax.Node) bool {
 		}
 	case *syntax.Assign:
 		if n.Index != nil {
+			a.s.Complex = true
+		}
+	case *syntax.UnaryTest:
+		// [[ -v a[$(cmd)] ]] and -R evaluate a subscript.
+		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
 			a.s.Complex = true
 		}
 	case *syntax.BinaryTest:
