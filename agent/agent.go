@@ -83,6 +83,9 @@ type Options struct {
 	// Closers are closed when the agent is closed (for example the session's
 	// background-task manager).
 	Closers []io.Closer
+	// Reminders are asked for context before every model request (a stale
+	// todo list, messages waiting in the agent's mailbox); see [Reminder].
+	Reminders []Reminder
 
 	// Decider, CanUseTool and Hooks plug the safety layer into the
 	// executor; nil means a permission.Engine with no rules (reads inside
@@ -128,6 +131,16 @@ type Options struct {
 
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+}
+
+// A Reminder adds context at turn boundaries. Before each model request
+// the agent calls every reminder in order; the non-empty texts are appended
+// to the conversation as one user message (recorded in the transcript), and
+// only then is each returned ack called — so a reminder that delivers
+// queued messages marks them delivered once they are in the conversation.
+// An error is shown to the user as a notice and the run goes on.
+type Reminder interface {
+	Remind(ctx context.Context, env *tool.Env) (text string, ack func(), err error)
 }
 
 // Agent runs prompts through a model and its tools, one run at a time, over

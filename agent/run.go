@@ -98,6 +98,9 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		if err := r.maybeCompact(ctx); err != nil {
 			r.emit(&NoticeEvent{Text: "compaction failed: " + err.Error()})
 		}
+		if !r.remind(ctx) {
+			return
+		}
 		resp, batch, preErrs, err := r.turn(ctx)
 		if r.stopped {
 			return
@@ -175,6 +178,40 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		r.finish(SubtypeSuccess, false, r.text, nil)
 		return
 	}
+}
+
+// remind appends what the reminders have to say before the next request;
+// false means the run ended.
+func (r *run) remind(ctx context.Context) bool {
+	if len(r.a.opts.Reminders) == 0 {
+		return true
+	}
+	env := r.a.execSess.Env()
+	var blocks []llm.Block
+	var acks []func()
+	for _, rm := range r.a.opts.Reminders {
+		text, ack, err := rm.Remind(ctx, env)
+		if err != nil {
+			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})
+			continue
+		}
+		if text != "" {
+			blocks = append(blocks, llm.Text(text))
+			if ack != nil {
+				acks = append(acks, ack)
+			}
+		}
+	}
+	if len(blocks) == 0 {
+		return true
+	}
+	if !r.appendMessage(llm.UserMessage(blocks...)) {
+		return false
+	}
+	for _, ack := range acks {
+		ack()
+	}
+	return true
 }
 
 func toolNames(a *Agent) []string {

@@ -16,6 +16,9 @@ import (
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/web"
+	"github.com/gantry-dev/gantry/builtin/task"
+	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -43,6 +46,8 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, shell.Tools(opts.Shell)...)
 	out = append(out, mcpres.Tools()...)
 	out = append(out, web.Tools(opts.Web)...)
+	out = append(out, todo.New())
+	out = append(out, task.Tools()...)
 	return out, nil
 }
 
@@ -83,12 +88,25 @@ func Registry(opts Options) (*toolset.Registry, error) {
 }
 
 // SessionServices puts the services the built-ins need for one session into
-// s (the background-task manager of Bash) and returns the closer that ends
-// them with the session (every background task is killed and reaped).
+// s (the background-task manager of Bash; an in-memory [store.Memory] for
+// the todo list, the task list, mailboxes and teams, unless [ProvideStore]
+// gives a durable one) and returns the closer that ends them with the
+// session (every background task is killed and reaped).
 func SessionServices(s *tool.Services) io.Closer {
 	tasks := shell.NewTasks()
 	tool.Provide(s, tasks)
+	ProvideStore(s, new(store.Memory))
 	return closerFunc(tasks.Close)
+}
+
+// ProvideStore makes st the store of the todo, task and team tools: it is
+// provided as each of [store.Tasks], [store.Todos], [store.Mailboxes] and
+// [store.Teams]. The caller keeps closing st.
+func ProvideStore(s *tool.Services, st store.Store) {
+	tool.Provide[store.Tasks](s, st)
+	tool.Provide[store.Todos](s, st)
+	tool.Provide[store.Mailboxes](s, st)
+	tool.Provide[store.Teams](s, st)
 }
 
 type closerFunc func() error

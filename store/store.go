@@ -326,3 +326,21 @@ type Teams interface {
 	// returns it. The record is kept.
 	DeleteTeam(ctx context.Context, name string) (Team, error)
 }
+
+// Scope says where one agent stands in the shared store. Programs put it
+// among a session's tool services (tool.Provide); tools that find none use
+// the session's id as the task list and leave the agent unnamed.
+type Scope struct {
+	// TaskList is the task list the agent shares with its lead, subagents
+	// and team ("" = the session's id).
+	TaskList string
+	// Name is the agent's name as a task owner and message sender ("" for
+	// a lead without a team; team members have their member name).
+	Name string
+	// Team is the team the agent is a member of ("" = none).
+	Team string
+}
+
+// DefaultFile is the database file name the CLI keeps in the Gantry home
+// directory ($GANTRY_HOME, default ~/.gantry).
+const DefaultFile = "gantry.db"

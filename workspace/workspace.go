@@ -35,6 +35,7 @@ import (
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -107,6 +108,12 @@ type Options struct {
 	// background-task manager, [*shell.Tasks]). When given, they are used
 	// as they are and Close does not close what they hold.
 	Services *tool.Services
+	// Store keeps the todo lists, the shared task list, mailboxes and teams
+	// (nil = a new in-memory [store.Memory]). It is provided in the
+	// services as [store.Tasks], [store.Todos], [store.Mailboxes] and
+	// [store.Teams] (given Services that hold a task store keep theirs when
+	// Store is nil); the caller closes it.
+	Store store.Store
 	// Decider and Hooks replace the permission engine and the hook manager
 	// built from the settings (for SDK users with their own policy).
 	Decider permission.Decider
@@ -243,6 +250,13 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		w.closers = append(w.closers, w.tasks.Close)
 	} else if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
 		w.tasks = t
+	}
+	if _, err := tool.Use[store.Tasks](&tool.Env{Services: w.services}); err != nil || opts.Store != nil {
+		st := opts.Store
+		if st == nil {
+			st = new(store.Memory)
+		}
+		builtin.ProvideStore(w.services, st)
 	}
 
 	// The environment of the workspace's own executor session.

@@ -64,6 +64,8 @@ var subcommands = []func(*app) *cobra.Command{
 	newMCPCmd,
 	newRunCmd,
 	newToolsCmd,
+	newTasksCmd,
+	newTodosCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

@@ -14,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -135,7 +137,18 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if !f.noSettings && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr) {
 		maybePromptTrust(ctx, a, dir)
 	}
+	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
+	// first needs it; without session persistence, an in-memory one.
+	var db store.Store = new(store.Memory)
+	if !f.noSessionSaved {
+		path, err := storePath(a)
+		if err != nil {
+			return err
+		}
+		db = store.LazySQLite(path, store.SQLiteOptions{})
+	}
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
+		o.Store = db
 		o.MCPConfigFiles = f.mcpConfig
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
 		// At a terminal, servers of the project's .mcp.json that changed
@@ -146,10 +159,12 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), a.stdin, a.stderr)
 	})
 	if err != nil {
+		db.Close()
 		return &exitError{code: 1, err: err}
 	}
 	opts := agent.Options{
-		Provider: prov, Model: model, Workspace: ws, Closers: []io.Closer{ws},
+		Provider: prov, Model: model, Workspace: ws, Closers: []io.Closer{ws, db},
+		Reminders:    []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
 		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
@@ -158,6 +173,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		home, err := session.DefaultHome(a.getenv)
 		if err != nil {
 			ws.Close()
+			db.Close()
 			return err
 		}
 		opts.Store = session.NewStore(home)
@@ -165,6 +181,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
 		ws.Close()
+		db.Close()
 		return &exitError{code: 1, err: err}
 	}
 	defer ag.Close()
@@ -283,6 +300,9 @@ type resultJSON struct {
 func (p *printer) event(ev agent.Event) {
 	if p.progress != nil {
 		p.progress.event(ev)
+	}
+	if e, ok := ev.(*agent.ToolResultEvent); ok {
+		p.todos(e)
 	}
 	if p.enc == nil {
 		return
