@@ -3,15 +3,18 @@
 //
 // Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash, WebFetch,
 // WebSearch) are what every coding agent needs; advanced ones (NotebookEdit,
-// TaskOutput, TaskStop) are for longer sessions; specialist ones (ListMcpResources, ReadMcpResource)
-// only make sense with MCP servers and are deferred to ToolSearch.
+// TaskOutput, TaskStop) are for longer sessions; specialist ones
+// (ListMcpResources, ReadMcpResource, LSP) are needed rarely and are
+// deferred to ToolSearch.
 package builtin
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/gantry-dev/gantry/builtin/file"
+	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
@@ -31,6 +34,10 @@ type Options struct {
 	// Web configures WebFetch and WebSearch (WebSearch only with a
 	// search backend).
 	Web web.Options
+	// LSP configures the language servers of the LSP tool and of the
+	// diagnostics appended to Write and Edit results (used by
+	// [NewSessionServices]).
+	LSP lsp.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -48,17 +55,18 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, web.Tools(opts.Web)...)
 	out = append(out, todo.New())
 	out = append(out, task.Tools()...)
+	out = append(out, lsp.New())
 	return out, nil
 }
 
 // Tier returns the tier of a built-in tool name: core for Read, Write, Edit,
-// Glob, Grep, Bash, WebFetch and WebSearch; specialist for the MCP resource tools; advanced for
-// the rest.
+// Glob, Grep, Bash, WebFetch and WebSearch; specialist for the MCP resource
+// tools and LSP; advanced for the rest.
 func Tier(name string) toolset.Tier {
 	switch name {
 	case "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch":
 		return toolset.TierCore
-	case "ListMcpResources", "ReadMcpResource":
+	case "ListMcpResources", "ReadMcpResource", "LSP":
 		return toolset.TierSpecialist
 	}
 	return toolset.TierAdvanced
@@ -87,16 +95,29 @@ func Registry(opts Options) (*toolset.Registry, error) {
 	return r, nil
 }
 
-// SessionServices puts the services the built-ins need for one session into
-// s (the background-task manager of Bash; an in-memory [store.Memory] for
-// the todo list, the task list, mailboxes and teams, unless [ProvideStore]
-// gives a durable one) and returns the closer that ends them with the
-// session (every background task is killed and reaped).
+// SessionServices is [NewSessionServices] with the zero Options.
 func SessionServices(s *tool.Services) io.Closer {
+	return NewSessionServices(s, Options{})
+}
+
+// NewSessionServices puts the services the built-ins need for one session
+// into s — the background-task manager of Bash; an in-memory [store.Memory]
+// for the todo list, the task list, mailboxes and teams, unless
+// [ProvideStore] gives a durable one; the language-server manager of the
+// LSP tool, which also reports new errors after Write and Edit (a
+// file.WriteObserver) — and returns the closer that ends them with
+// the session (every background task is killed and reaped, every language
+// server shut down).
+func NewSessionServices(s *tool.Services, opts Options) io.Closer {
 	tasks := shell.NewTasks()
 	tool.Provide(s, tasks)
 	ProvideStore(s, new(store.Memory))
-	return closerFunc(tasks.Close)
+	servers := lsp.NewManager(opts.LSP)
+	tool.Provide(s, servers)
+	tool.Provide[file.WriteObserver](s, servers)
+	return closerFunc(func() error {
+		return errors.Join(tasks.Close(), servers.Close())
+	})
 }
 
 // ProvideStore makes st the store of the todo, task and team tools: it is

@@ -29,8 +29,8 @@
 // Trust: the project and local scopes of a folder the user has not trusted
 // contribute only their deny and ask rules and a defaultMode that is not more
 // permissive than "default" (plan, dontAsk, default); their allow rules,
-// additional directories, hooks and env are ignored until the folder is
-// trusted (see [TrustStore]).
+// additional directories, hooks, env and language servers (lspServers) are
+// ignored until the folder is trusted (see [TrustStore]).
 //
 // Package settings imports nothing of Gantry but package tool. Packages
 // permission and hook read the merged [Settings] it produces.
@@ -65,6 +65,16 @@ type File struct {
 	Permissions Permissions              `json:"permissions,omitzero"`
 	Hooks       map[string][]HookMatcher `json:"hooks,omitempty"`
 	Env         map[string]string        `json:"env,omitempty"`
+	// Model is the default model of sessions started here ("" = the
+	// provider's default).
+	Model string `json:"model,omitempty"`
+	// LSPServers configure language servers for the LSP tool, by name
+	// (see package builtin/lsp for the keys). A project's servers are
+	// commands: they are ignored until the folder is trusted.
+	LSPServers map[string]json.RawMessage `json:"lspServers,omitempty"`
+	// LSPDiagnostics, when false, stops Write and Edit from reporting the
+	// language server's new errors.
+	LSPDiagnostics *bool `json:"lspDiagnostics,omitempty"`
 }
 
 // Permissions is the "permissions" object of a settings file.
@@ -288,6 +298,11 @@ func untrusted(f File) (File, []string) {
 	if len(f.Env) > 0 {
 		ignored = append(ignored, "env")
 	}
+	if len(f.LSPServers) > 0 {
+		ignored = append(ignored, "lspServers")
+	}
+	out.Model = f.Model
+	out.LSPDiagnostics = f.LSPDiagnostics
 	return out, ignored
 }
 

@@ -33,7 +33,7 @@ type editor struct{ c changer }
 // destructive. It needs env.Files.
 func NewEdit(opts Options) tool.Tool {
 	e := &editor{changer{opts.withDefaults()}}
-	return tool.Must(tool.New("Edit", editDescription, e.call,
+	return tool.Must(tool.New("Edit", editDescription, observed(func(in EditInput) string { return in.FilePath }, e.call),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in EditInput) error {
 			return e.check(env, in)
 		}),

@@ -27,7 +27,7 @@ type writer struct{ c changer }
 // destructive. It needs env.Files.
 func NewWrite(opts Options) tool.Tool {
 	w := &writer{changer{opts.withDefaults()}}
-	return tool.Must(tool.New("Write", writeDescription, w.call,
+	return tool.Must(tool.New("Write", writeDescription, observed(func(in WriteInput) string { return in.FilePath }, w.call),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in WriteInput) error {
 			_, err := resolvePath(envWorkDir(env), in.FilePath)
 			return err
