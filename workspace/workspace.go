@@ -241,14 +241,25 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		w.hooks = m
 	}
 
-	// Services: the background-task manager.
+	// Services: the built-ins' session services (background tasks,
+	// language servers).
 	w.services = opts.Services
 	if w.services == nil {
 		w.services = &tool.Services{}
-		w.tasks = shell.NewTasks()
-		tool.Provide(w.services, w.tasks)
-		w.closers = append(w.closers, w.tasks.Close)
-	} else if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
+		bo := opts.Builtin
+		if bo.LSP.Root == "" {
+			bo.LSP.Root = dir
+		}
+		if bo.LSP.Getenv == nil {
+			bo.LSP.Getenv = getenv
+		}
+		if bo.LSP.Trusted == nil && opts.Trusted {
+			bo.LSP.Trusted = &opts.Trusted
+		}
+		bo.LSP.NoProjectConfig = bo.LSP.NoProjectConfig || opts.NoSettings
+		w.closers = append(w.closers, builtin.NewSessionServices(w.services, bo).Close)
+	}
+	if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
 		w.tasks = t
 	}
 	if _, err := tool.Use[store.Tasks](&tool.Env{Services: w.services}); err != nil || opts.Store != nil {
