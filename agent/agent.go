@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
@@ -47,6 +48,11 @@ type Options struct {
 	MaxTokens int
 	// ThinkingBudget turns on extended thinking where the provider has it.
 	ThinkingBudget int
+	// SmallModel is a small, fast model of the same provider (a
+	// Haiku-class model) for side tasks: WebFetch answers its prompt with
+	// it (a web.ModelSummarizer put into the session's services). "" means
+	// none: WebFetch returns the page to the main model.
+	SmallModel string
 
 	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt is
 	// added after the environment facts and memory files.
@@ -249,6 +255,9 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	}
 	if a.opts.Hooks == nil {
 		a.opts.Hooks = ws.Hooks()
+	}
+	if opts.SmallModel != "" && ws.Services() != nil {
+		tool.Provide[web.Summarizer](ws.Services(), &web.ModelSummarizer{Provider: opts.Provider, Model: opts.SmallModel})
 	}
 	env := &tool.Env{
 		WorkDir:        wd,

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Class is the kind of an IP address, as far as reachability goes.
@@ -227,4 +228,41 @@ func (e *BlockedError) Error() string {
 		return fmt.Sprintf("refusing to connect to %s: it resolves to %s, a %s address", e.Host, e.Addr, e.Class)
 	}
 	return fmt.Sprintf("refusing to connect to %s: a %s address", e.Addr, e.Class)
+}
+
+// ParsePolicy builds a Policy from a list of entries, each a class name
+// ("loopback", "private", "link-local", "cgnat", "multicast",
+// "unspecified", "metadata", "reserved"), an IP address or a CIDR prefix;
+// entries may also be comma-separated. An unknown entry is an error.
+func ParsePolicy(entries []string) (Policy, error) {
+	var p Policy
+	names := map[string]Class{
+		"loopback": Loopback, "private": Private, "link-local": LinkLocal, "linklocal": LinkLocal,
+		"cgnat": CGNAT, "shared": CGNAT, "multicast": Multicast, "unspecified": Unspecified,
+		"metadata": Metadata, "reserved": Reserved,
+	}
+	for _, e := range entries {
+		for _, s := range strings.Split(e, ",") {
+			s = strings.ToLower(strings.TrimSpace(s))
+			if s == "" {
+				continue
+			}
+			if c, ok := names[s]; ok {
+				if !slices.Contains(p.Allow, c) {
+					p.Allow = append(p.Allow, c)
+				}
+				continue
+			}
+			if pr, err := netip.ParsePrefix(s); err == nil {
+				p.AllowPrefixes = append(p.AllowPrefixes, pr.Masked())
+				continue
+			}
+			if a, err := netip.ParseAddr(s); err == nil {
+				p.AllowPrefixes = append(p.AllowPrefixes, netip.PrefixFrom(a, a.BitLen()))
+				continue
+			}
+			return Policy{}, fmt.Errorf("netguard: %q is not an address class (loopback, private, link-local, cgnat, multicast, unspecified, metadata, reserved), an IP address or a CIDR prefix", s)
+		}
+	}
+	return p, nil
 }

@@ -174,3 +174,19 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePolicy(t *testing.T) {
+	p, err := ParsePolicy([]string{"loopback, private", "10.1.2.0/24", "192.168.7.7", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Allows(netip.MustParseAddr("127.0.0.1")) || !p.Allows(netip.MustParseAddr("192.168.7.7")) || p.Allows(netip.MustParseAddr("169.254.169.254")) {
+		t.Fatalf("policy %+v", p)
+	}
+	if len(p.AllowPrefixes) != 2 || p.AllowPrefixes[1].String() != "192.168.7.7/32" {
+		t.Fatalf("prefixes %v", p.AllowPrefixes)
+	}
+	if _, err := ParsePolicy([]string{"everything"}); err == nil {
+		t.Fatal("unknown entry accepted")
+	}
+}

@@ -40,6 +40,7 @@ type runFlags struct {
 	systemPrompt   string
 	mcpConfig      []string
 	noSessionSaved bool
+	web            webFlags
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -62,6 +63,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
+	f.web.add(fl, true)
 }
 
 // newRunCmd is `gantry run PROMPT`; the root command runs the same with -p.
@@ -137,6 +139,10 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if !f.noSettings && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr) {
 		maybePromptTrust(ctx, a, dir)
 	}
+	webOpts, err := f.web.options(a, prov, model)
+	if err != nil {
+		return err
+	}
 	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
 	// first needs it; without session persistence, an in-memory one.
 	var db store.Store = new(store.Memory)
@@ -149,6 +155,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	}
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
 		o.Store = db
+		o.Builtin.Web = webOpts
 		o.MCPConfigFiles = f.mcpConfig
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
 		// At a terminal, servers of the project's .mcp.json that changed
@@ -163,7 +170,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: err}
 	}
 	opts := agent.Options{
-		Provider: prov, Model: model, Workspace: ws, Closers: []io.Closer{ws, db},
+		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
 		Reminders:    []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,

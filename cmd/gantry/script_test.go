@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,7 +79,8 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"llm": llmCmd,
+			"llm":      llmCmd,
+			"webserve": webserveCmd,
 		},
 	})
 }
@@ -128,4 +131,12 @@ func llmCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unknown llm command %q", args[0])
 	}
 	_ = fmt.Sprint
+}
+
+// webserveCmd serves the script's work directory over HTTP on loopback
+// and sets WEB_URL to its address (for WebFetch scripts).
+func webserveCmd(ts *testscript.TestScript, neg bool, args []string) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(ts.Getenv("WORK"))))
+	ts.Defer(srv.Close)
+	ts.Setenv("WEB_URL", srv.URL)
 }

@@ -144,6 +144,7 @@ type callOutput struct {
 func newToolsCallCmd(a *app) *cobra.Command {
 	var (
 		f      safetyFlags
+		wf     webFlags
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -158,7 +159,8 @@ Prints the model's view of the result, or with --json an object with content,
 is_error and display. Exit status 1 when the result is an error.`,
 		Example: `  gantry tools call Glob '{"pattern":"**/*.go"}'
   gantry tools call Bash '{"command":"go version"}' --allowedTools 'Bash(go version)'
-  gantry tools call Write '{"file_path":"/tmp/x.txt","content":"hi"}' --permission-mode acceptEdits --cwd /tmp`,
+  gantry tools call Write '{"file_path":"/tmp/x.txt","content":"hi"}' --permission-mode acceptEdits --cwd /tmp
+  gantry tools call WebFetch '{"url":"http://127.0.0.1:8080/","prompt":"summarise"}' --web-allow loopback --allowedTools 'WebFetch(domain:127.0.0.1)'`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -168,7 +170,12 @@ is_error and display. Exit status 1 when the result is an error.`,
 			}
 			// Offline: no MCP servers, no deferral (every tool is callable
 			// by name).
+			webOpts, err := wf.options(a, nil, "")
+			if err != nil {
+				return err
+			}
 			ws, err := openWorkspace(ctx, a, &f, dir, func(o *workspace.Options) {
+				o.Builtin.Web = webOpts
 				o.NoMCP = true
 				o.Pool = &toolset.Options{}
 			})
@@ -211,6 +218,7 @@ is_error and display. Exit status 1 when the result is an error.`,
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory's settings")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON object: content, is_error, display")
+	wf.add(fl, false)
 	return cmd
 }
 
