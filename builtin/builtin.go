@@ -3,8 +3,9 @@
 //
 // Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash, WebFetch,
 // WebSearch) are what every coding agent needs; advanced ones (NotebookEdit,
-// TaskOutput, TaskStop) are for longer sessions; specialist ones
-// (ListMcpResources, ReadMcpResource, LSP) are needed rarely and are
+// TaskOutput, TaskStop, TodoWrite, the Task list tools) are for longer
+// sessions; specialist ones (ListMcpResources, ReadMcpResource, LSP;
+// TeamCreate, TeamDelete, SendMessage) are needed rarely and are
 // deferred to ToolSearch.
 package builtin
 
@@ -19,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/task"
+	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/store"
@@ -56,6 +58,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, todo.New())
 	out = append(out, task.Tools()...)
 	out = append(out, lsp.New())
+	out = append(out, team.Tools()...)
 	return out, nil
 }
 
@@ -66,7 +69,7 @@ func Tier(name string) toolset.Tier {
 	switch name {
 	case "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch":
 		return toolset.TierCore
-	case "ListMcpResources", "ReadMcpResource", "LSP":
+	case "ListMcpResources", "ReadMcpResource", "LSP", "TeamCreate", "TeamDelete", "SendMessage":
 		return toolset.TierSpecialist
 	}
 	return toolset.TierAdvanced
