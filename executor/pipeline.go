@@ -320,6 +320,7 @@ func (e *Executor) execute(s *Stream, j *job) {
 			return
 		}
 	}
+	env.Checked = d.Checked // the files the decision checked: the tool uses those
 
 	// The call.
 	res, modifier := e.call(ctx, j, env)

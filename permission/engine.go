@@ -441,7 +441,7 @@ func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
 		d.UpdatedInput = req.ToolCheck.UpdatedInput
 	}
 	if d.Behavior != tool.Ask {
-		return d, nil
+		return c.pin(d), nil
 	}
 	if c.mode == tool.ModeDontAsk {
 		d.Behavior = tool.Deny
@@ -469,7 +469,21 @@ func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
 	if ans.Behavior == tool.Deny && ans.Reason == "" {
 		ans.Reason = "denied by the user"
 	}
-	return ans, nil
+	return c.pin(ans), nil
+}
+
+// pin records in an Allow the file the checked path resolved to, keyed by
+// the path as the input wrote it (see [Decision.Checked]).
+func (c *call) pin(d Decision) Decision {
+	if d.Behavior != tool.Allow || len(c.paths) == 0 || (c.kind != kindRead && c.kind != kindWrite) {
+		return d
+	}
+	raw, ok := c.str(pathField[c.names[0]])
+	if !ok {
+		return d
+	}
+	d.Checked = map[string]string{raw: c.paths[0].forms.resolved}
+	return d
 }
 
 func deny(reason, source, rule string) Decision {

@@ -55,6 +55,11 @@ type Decision struct {
 	// UpdatedInput, with Allow, replaces the call's input (it is validated
 	// again).
 	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
+	// Checked, with Allow, maps the paths of the input that the decision
+	// checked (as the input wrote them) to the files they resolved to then
+	// (absolute, symbolic links resolved). The executor hands it to the
+	// tool ([tool.Env.Checked]) so the file checked is the file used.
+	Checked map[string]string `json:"checked,omitempty"`
 	// Interrupt, with Deny, asks the agent loop to stop the run.
 	Interrupt bool `json:"interrupt,omitempty"`
 }

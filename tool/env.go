@@ -27,6 +27,14 @@ type Env struct {
 	ToolResultsDir string
 	// AdditionalDirs are directories besides WorkDir the session may use.
 	AdditionalDirs []string
+	// Checked maps the paths of this call's input, as the input wrote them,
+	// to the files the permission decision resolved them to (absolute, every
+	// symbolic link resolved). A file tool uses that file and follows no
+	// link on the way to it, so the file checked is the file used, even if
+	// a link in the path is swapped after the decision. Nil when the
+	// decision recorded nothing: the tool resolves the path itself. It is
+	// shared by clones and must not be changed.
+	Checked map[string]string
 	// Files records what the session has read, for read-before-write and
 	// staleness checks. Nil means no tracking (tools that need it fail with a
 	// clear error result).

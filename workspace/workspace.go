@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
@@ -95,7 +96,9 @@ type Options struct {
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
-	// Builtin configures the built-in tools.
+	// Builtin configures the built-in tools. Open fills a zero field:
+	// File.JournalDir becomes <Gantry home>/tmp (swept by Open: the
+	// temporary files a crashed earlier session left are removed).
 	Builtin builtin.Options
 	// Pool is the base of the pool's options; nil means the built-in tools
 	// with deferral on and MCP tools deferred over [DeferMCPOver]. A nil
@@ -306,7 +309,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		po = toolset.Options{Defer: true, DeferMCPOver: DeferMCPOver}
 	}
 	if po.Registry == nil {
-		reg, err := builtin.Registry(opts.Builtin)
+		reg, err := builtin.Registry(w.builtinOptions(opts, getenv, home))
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
@@ -339,6 +342,18 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	w.exec = executor.New(w.pool, append(xo, opts.ExecutorOptions...)...)
 	w.sess = executor.NewSession(env)
 	return w, nil
+}
+
+// builtinOptions completes opts.Builtin (see [Options.Builtin]).
+func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, home string) builtin.Options {
+	bo := opts.Builtin
+	if bo.File.JournalDir == "" {
+		bo.File.JournalDir = filepath.Join(settings.GantryHome(getenv, home), "tmp")
+		if removed, err := file.SweepTemp(bo.File.JournalDir); err == nil && len(removed) > 0 {
+			w.warn(opts, fmt.Sprintf("removed %d temporary file(s) an interrupted earlier write left behind", len(removed)))
+		}
+	}
+	return bo
 }
 
 // startMCP loads the MCP configuration, starts the servers and provides

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 
+	"github.com/gantry-dev/gantry/internal/safefs"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -17,15 +17,22 @@ type changer struct{ opts Options }
 // target is a file about to be changed, loaded under its write lock.
 type target struct {
 	path    string // the resolved path as the model named it
-	key     string // the real path: state key, lock key and write target
+	key     string // the checked file: state key, lock key and write target
+	pl      *place // where key is opened and written, links refused
 	content []byte
 	info    fs.FileInfo
 	exists  bool
 	unlock  func()
 }
 
+// release unlocks t and closes its place.
+func (t *target) release() {
+	t.pl.close()
+	t.unlock()
+}
+
 // load resolves p, takes its write lock and loads the file. The caller must
-// call t.unlock.
+// call t.release.
 func (c *changer) load(ctx context.Context, env *tool.Env, p string) (*target, error) {
 	path, err := resolvePath(envWorkDir(env), p)
 	if err != nil {
@@ -34,24 +41,23 @@ func (c *changer) load(ctx context.Context, env *tool.Env, p string) (*target, e
 	if envFiles(env) == nil {
 		return nil, errNoFileStates
 	}
-	key := realPath(path)
+	key := targetOf(env, p, path)
 	unlock, err := c.opts.Locks.Lock(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("waiting to write %s: %w", path, err)
 	}
-	content, info, exists, err := loadForChange(key, c.opts.MaxEditSize)
+	pl, err := openPlace(env, key)
 	if err != nil {
 		unlock()
 		return nil, err
 	}
-	if !exists {
-		// A dangling symbolic link: do not replace the link with a file.
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			unlock()
-			return nil, fmt.Errorf("%s is a symbolic link to a missing file; create its target first or remove the link", path)
-		}
+	content, info, exists, err := loadForChange(pl, path, c.opts.MaxEditSize)
+	if err != nil {
+		pl.close()
+		unlock()
+		return nil, err
 	}
-	return &target{path: path, key: key, content: content, info: info, exists: exists, unlock: unlock}, nil
+	return &target{path: path, key: key, pl: pl, content: content, info: info, exists: exists, unlock: unlock}, nil
 }
 
 // fresh checks that t was read in this session (wholly, if whole) and is
@@ -66,20 +72,20 @@ func (c *changer) fresh(env *tool.Env, t *target, whole bool) error {
 
 // commit writes data to t atomically (keeping the mode of an existing file;
 // 0644 for a new one, with its parent directories created) and records the
-// new state.
+// new state. Directories are created and the file replaced beneath t's
+// root without following any symbolic link.
 func (c *changer) commit(env *tool.Env, t *target, data []byte) error {
 	mode := fs.FileMode(0o644)
 	if t.exists {
 		mode = t.info.Mode().Perm()
-	} else if err := os.MkdirAll(filepath.Dir(t.key), 0o755); err != nil {
-		return fmt.Errorf("create the parent directories of %s: %w", t.path, err)
+	} else if dir := path.Dir(t.pl.rel); dir != "." {
+		if err := t.pl.root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create the parent directories of %s: %w", t.path, err)
+		}
 	}
-	if err := writeAtomic(t.key, data, mode, c.opts.wrapTemp); err != nil {
-		return err
-	}
-	info, err := os.Stat(t.key)
+	info, err := t.pl.root.WriteFile(t.pl.rel, data, mode, safefs.WriteOptions{Journal: c.opts.journal.get(), Wrap: c.opts.wrapTemp})
 	if err != nil {
-		return fmt.Errorf("stat %s after writing: %w", t.path, err)
+		return fmt.Errorf("%w (the original file is unchanged)", err)
 	}
 	env.Files.Put(writtenState(t.key, info, data, c.opts.Now()))
 	return nil

@@ -63,7 +63,7 @@ func (e *editor) call(ctx context.Context, env *tool.Env, in EditInput) (*tool.R
 	if err != nil {
 		return failure(err), nil
 	}
-	defer t.unlock()
+	defer t.release()
 
 	if in.OldString == "" {
 		switch {

@@ -83,7 +83,7 @@ func (e *notebookEditor) call(ctx context.Context, env *tool.Env, in NotebookEdi
 	if err != nil {
 		return failure(err), nil
 	}
-	defer t.unlock()
+	defer t.release()
 	if !t.exists {
 		return failure(fmt.Errorf("notebook does not exist: %s", t.path)), nil
 	}

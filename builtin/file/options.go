@@ -4,7 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/safefs"
 )
 
 // Default limits of [Options].
@@ -55,6 +58,13 @@ type Options struct {
 	// new set among the tools it builds; a constructor called alone makes
 	// its own.
 	Locks *Locks
+	// JournalDir, when set, is a directory where Write, Edit and
+	// NotebookEdit record each temporary file while it exists (one journal
+	// per process), so that the temporary files of a process that crashed
+	// mid-write are removed by the next process: by [SweepTemp] at its
+	// start, or at its first write. Empty means no journal (a crash
+	// mid-write may leave a hidden ".<name>.gantry-<hex>.tmp" file).
+	JournalDir string
 	// Now returns the current time (for FileState.At). Nil means time.Now.
 	Now func() time.Time
 	// NewCellID returns a fresh notebook cell id. Nil means 8 random hex
@@ -64,7 +74,32 @@ type Options struct {
 	// wrapTemp, when set (by tests), wraps the writer of the temporary file
 	// of every atomic write: the seam for faults such as a full disk.
 	wrapTemp func(io.Writer) io.Writer
+	// journal is opened on the first write; shared by the tools of [Tools].
+	journal *journalHolder
 }
+
+// journalHolder opens a journal once, on first use.
+type journalHolder struct {
+	dir  string
+	once sync.Once
+	j    *safefs.Journal
+}
+
+func (h *journalHolder) get() *safefs.Journal {
+	if h == nil || h.dir == "" {
+		return nil
+	}
+	h.once.Do(func() {
+		// Without a journal writes still work; only crash leftovers stay.
+		h.j, _, _ = safefs.OpenJournal(h.dir)
+	})
+	return h.j
+}
+
+// SweepTemp removes the temporary files that processes which have ended
+// left behind while writing (as recorded in the journals in dir, see
+// [Options.JournalDir]) and returns them. Call it when a program starts.
+func SweepTemp(dir string) ([]string, error) { return safefs.Sweep(dir) }
 
 func (o Options) withDefaults() Options {
 	if o.MaxLines <= 0 {
@@ -93,6 +128,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Locks == nil {
 		o.Locks = NewLocks()
+	}
+	if o.journal == nil || o.journal.dir != o.JournalDir {
+		o.journal = &journalHolder{dir: o.JournalDir}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

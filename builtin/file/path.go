@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // resolvePath turns a model-given path into an absolute, cleaned path:
@@ -73,32 +72,6 @@ func checkRegular(p string, info fs.FileInfo) error {
 		return fmt.Errorf("%w: %s is not a regular file (%v)", errNotRegular, p, info.Mode().Type())
 	}
 	return nil
-}
-
-// openRegular opens p for reading if it is a regular file. It never blocks
-// on a FIFO: the type is checked before opening and again on the open file
-// (opened non-blocking), so a file swapped in between is caught too.
-func openRegular(p string) (*os.File, fs.FileInfo, error) {
-	info, err := os.Stat(p)
-	if err != nil {
-		return nil, nil, notExistHint(p, err)
-	}
-	if err := checkRegular(p, info); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", p, err)
-	}
-	info, err = f.Stat()
-	if err == nil {
-		err = checkRegular(p, info)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, info, nil
 }
 
 // notExistHint turns a "no such file" error into a message that suggests a

@@ -127,20 +127,39 @@ func (r *reader) call(ctx context.Context, env *tool.Env, in ReadInput) (*tool.R
 	if err != nil {
 		return failure(err), nil
 	}
-	f, info, err := openRegular(path)
+	key := targetOf(env, in.FilePath, path)
+	pl, err := openPlace(env, key)
+	if err != nil {
+		return failure(err), nil
+	}
+	f, info, err := openRegularAt(pl, path)
+	pl.close()
 	if err != nil {
 		return failure(err), nil
 	}
 	defer f.Close()
-	key := realPath(path)
 	files := envFiles(env)
 
-	head := make([]byte, 8192)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return failure(fmt.Errorf("read %s: %w", path, err)), nil
+	var body io.Reader = f
+	var head []byte
+	if info.Size() == 0 {
+		// Files of /proc and /sys (and other synthetic files) report size
+		// 0 and have content: read what there is, up to the hard limit.
+		data, err := io.ReadAll(io.LimitReader(f, r.opts.HardMaxSize))
+		if err != nil {
+			return failure(fmt.Errorf("read %s: %w", path, err)), nil
+		}
+		info = sizedInfo{info, int64(len(data))}
+		body = bytes.NewReader(data)
+		head = data[:min(len(data), 8192)]
+	} else {
+		head = make([]byte, 8192)
+		n, err := f.ReadAt(head, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return failure(fmt.Errorf("read %s: %w", path, err)), nil
+		}
+		head = head[:n]
 	}
-	head = head[:n]
 
 	kind := sniff(path, head)
 	if in.Pages != "" && kind != kindPDF {
@@ -161,11 +180,20 @@ func (r *reader) call(ctx context.Context, env *tool.Env, in ReadInput) (*tool.R
 		msg := fmt.Sprintf("%s is a binary file (%s, %s); its content is not shown. Use a tool that understands the format (for example through Bash) if you need to inspect it.", path, mime, humanSize(info.Size()))
 		return &tool.Result{Content: []tool.Content{tool.Text(msg)}, Display: []tool.Content{tool.Text(EscapeDisplay(msg))}}, nil
 	}
-	return r.readText(ctx, f, info, path, key, files, in, rng)
+	return r.readText(ctx, body, info, path, key, files, in, rng)
 }
 
+// sizedInfo is the info of a synthetic file (size 0 on disk) with the size
+// of what was read from it.
+type sizedInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (s sizedInfo) Size() int64 { return s.size }
+
 // readText streams the lines of a text file.
-func (r *reader) readText(ctx context.Context, f *os.File, info fs.FileInfo, path, key string, files tool.FileStates, in ReadInput, rng readRange) (*tool.Result, error) {
+func (r *reader) readText(ctx context.Context, body io.Reader, info fs.FileInfo, path, key string, files tool.FileStates, in ReadInput, rng readRange) (*tool.Result, error) {
 	size := info.Size()
 	if size == 0 {
 		if files != nil {
@@ -183,7 +211,8 @@ func (r *reader) readText(ctx context.Context, f *os.File, info fs.FileInfo, pat
 		return failure(fmt.Errorf("%s is %s, over the %s limit even with allow_large. Read it in parts with offset and limit, or search it with Grep",
 			path, humanSize(size), humanSize(r.opts.HardMaxSize))), nil
 	}
-	if files != nil {
+	_, synthetic := info.(sizedInfo) // its size and time say nothing of its content
+	if files != nil && !synthetic {
 		if st, ok := files.Get(key); ok && st.Offset >= 1 && st.Offset == rng.offset && st.Limit == rng.limit &&
 			st.Size == size && st.ModTime.Equal(info.ModTime()) {
 			msg := fmt.Sprintf("File unchanged since your last read of %s (lines from %d%s). Its content is in that earlier result; refer to it instead of reading again.",
@@ -197,10 +226,10 @@ func (r *reader) readText(ctx context.Context, f *os.File, info fs.FileInfo, pat
 	}
 	hashing := size <= r.opts.HardMaxSize
 	var h hash.Hash
-	var src io.Reader = f
+	src := body
 	if hashing {
 		h = sha256.New()
-		src = io.TeeReader(f, h)
+		src = io.TeeReader(body, h)
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	res, err := numberLines(ctx, br, rng, r.opts.MaxLineChars, outCap)
@@ -223,8 +252,10 @@ func (r *reader) readText(ctx context.Context, f *os.File, info fs.FileInfo, pat
 		}
 		hashStr = hex.EncodeToString(h.Sum(nil))
 		// The file may have changed while it was read.
-		if cur, err := f.Stat(); err == nil && (cur.Size() != size || !cur.ModTime().Equal(info.ModTime())) {
-			hashStr = ""
+		if f, ok := body.(*os.File); ok {
+			if cur, err := f.Stat(); err == nil && (cur.Size() != size || !cur.ModTime().Equal(info.ModTime())) {
+				hashStr = ""
+			}
 		}
 	}
 	known := res.eof || hashing

@@ -41,7 +41,7 @@ func (w *writer) call(ctx context.Context, env *tool.Env, in WriteInput) (*tool.
 	if err != nil {
 		return failure(err), nil
 	}
-	defer t.unlock()
+	defer t.release()
 	data := []byte(in.Content)
 	if t.exists {
 		if err := w.c.fresh(env, t, true); err != nil {

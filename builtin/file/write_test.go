@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/safefs"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -180,8 +181,14 @@ func TestDiskFull(t *testing.T) {
 	}
 	// A directory the temporary file cannot be created in.
 	t.Run("no directory", func(t *testing.T) {
-		err := writeAtomic(filepath.Join(t.TempDir(), "missing", "f"), []byte("x"), 0o644, nil)
-		if err == nil || !strings.Contains(err.Error(), "temporary file") {
+		dir := t.TempDir()
+		r, err := safefs.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		_, err = r.WriteFile("missing/f", []byte("x"), 0o644, safefs.WriteOptions{})
+		if err == nil || !strings.Contains(err.Error(), "no such file") {
 			t.Fatalf("err = %v", err)
 		}
 	})

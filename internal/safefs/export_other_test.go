@@ -1,0 +1,7 @@
+//go:build !linux
+
+package safefs
+
+import "testing"
+
+func forceWalk(t testing.TB) {}
