@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/procenv"
 )
 
 // memoryFileNames are the project instruction files read from the working
@@ -76,7 +78,7 @@ func GatherEnvFacts(ctx context.Context, cwd string, now time.Time) EnvFacts {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "-C", cwd, "--no-optional-locks", "status", "--short", "--branch")
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = procenv.Build(os.Environ(), procenv.Options{Set: []string{"GIT_TERMINAL_PROMPT=0"}})
 	out, err := cmd.Output()
 	if err != nil {
 		return f

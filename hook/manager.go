@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/procenv"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -50,15 +51,20 @@ type Config struct {
 	// Hooks are the command hooks from settings (settings.Settings.Hooks),
 	// keyed by event name.
 	Hooks map[string][]settings.HookMatcher
-	// Env is added to the environment of command hooks (settings "env").
+	// Env is added to the environment of command hooks (settings "env");
+	// Gantry's own provider keys ([procenv.Own]) never are.
 	Env map[string]string
 	// Shell runs a command hook as Shell -c command; default "sh".
 	Shell string
 	// Timeout is the default per-hook timeout; default [DefaultTimeout].
 	Timeout time.Duration
 	// Environ is the base environment of command hooks; default
-	// os.Environ().
+	// os.Environ(). Only the variables AllowEnv names pass, never one that
+	// looks like a credential (see [procenv.Build]).
 	Environ []string
+	// AllowEnv are the variables (path.Match patterns) command hooks get
+	// from Environ. Nil means [procenv.DefaultAllow].
+	AllowEnv []string
 }
 
 // entry is one registered hook.
@@ -410,18 +416,11 @@ func (m *Manager) runCommand(ctx context.Context, h *entry, in *Input, payload [
 	r := result{name: h.name}
 	cmd := exec.CommandContext(ctx, m.cfg.Shell, "-c", h.command)
 	cmd.Dir = in.CWD
-	env := slices.Clone(m.cfg.Environ)
-	keys := make([]string, 0, len(m.cfg.Env))
-	for k := range m.cfg.Env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+m.cfg.Env[k])
-	}
+	var set []string
 	if in.CWD != "" {
-		env = append(env, "GANTRY_PROJECT_DIR="+in.CWD, "CLAUDE_PROJECT_DIR="+in.CWD)
+		set = []string{"GANTRY_PROJECT_DIR=" + in.CWD, "CLAUDE_PROJECT_DIR=" + in.CWD}
 	}
+	env := procenv.Build(m.cfg.Environ, procenv.Options{Allow: m.cfg.AllowEnv, Explicit: m.cfg.Env, Set: set})
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(payload)
 	stdout := &limitedBuffer{max: maxOutput}

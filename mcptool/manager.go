@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gantry-dev/gantry/procenv"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -357,10 +358,9 @@ func (s *server) transport() (mcp.Transport, error) {
 	case TypeStdio:
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = m.opts.Dir
-		cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
-		}
+		// The allowed basics of Gantry's environment, never a credential,
+		// plus the server's configured env.
+		cmd.Env = procenv.Build(os.Environ(), procenv.Options{Explicit: s.cfg.Env})
 		cmd.Stderr = m.opts.Stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	case TypeHTTP:

@@ -96,9 +96,11 @@ type Options struct {
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
-	// Builtin configures the built-in tools. Open fills a zero field:
+	// Builtin configures the built-in tools. Open fills two zero fields:
 	// File.JournalDir becomes <Gantry home>/tmp (swept by Open: the
-	// temporary files a crashed earlier session left are removed).
+	// temporary files a crashed earlier session left are removed), and
+	// Shell.Env the settings' "env" (variables the user configured for
+	// commands).
 	Builtin builtin.Options
 	// Pool is the base of the pool's options; nil means the built-in tools
 	// with deferral on and MCP tools deferred over [DeferMCPOver]. A nil
@@ -352,6 +354,9 @@ func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, hom
 		if removed, err := file.SweepTemp(bo.File.JournalDir); err == nil && len(removed) > 0 {
 			w.warn(opts, fmt.Sprintf("removed %d temporary file(s) an interrupted earlier write left behind", len(removed)))
 		}
+	}
+	if bo.Shell.Env == nil && w.settings != nil {
+		bo.Shell.Env = w.settings.Env()
 	}
 	return bo
 }

@@ -113,12 +113,19 @@ func describeBash(in BashInput) string {
 	return outbuf.EscapeDisplay(s)
 }
 
+// timeout is the call's deadline: the input's milliseconds capped at
+// MaxTimeout before any arithmetic (a huge value such as 1e300 would
+// overflow the conversion to a Duration and come out negative), the default
+// for none, zero, a negative or a NaN.
 func (b *bash) timeout(in BashInput) time.Duration {
-	if in.Timeout == nil || *in.Timeout <= 0 {
+	if in.Timeout == nil || !(*in.Timeout > 0) {
 		return b.opt.DefaultTimeout
 	}
-	d := time.Duration(*in.Timeout * float64(time.Millisecond))
-	return min(d, b.opt.MaxTimeout)
+	maxMS := float64(b.opt.MaxTimeout) / float64(time.Millisecond)
+	if *in.Timeout >= maxMS {
+		return b.opt.MaxTimeout
+	}
+	return max(time.Duration(*in.Timeout*float64(time.Millisecond)), time.Millisecond)
 }
 
 var errTimeout = errors.New("command timed out")

@@ -202,32 +202,62 @@ func TestBashCancel(t *testing.T) {
 }
 
 func TestBashEnvironment(t *testing.T) {
-	b := NewBash(Options{Environ: func() []string {
-		return []string{
-			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-			"ANTHROPIC_API_KEY=sk-ant", "OPENAI_API_KEY=sk-oai", "my_service_api_key=x", "ANTHROPIC_AUTH_TOKEN=t",
-			"KEEP_ME=1", "PAGER=less", "GIT_EDITOR=vim",
-		}
-	}})
-	r := call(t, b, testEnv(t, nil), map[string]any{"command": "env | sort"})
-	lines := strings.Split(r.TextContent(), "\n")
-	has := func(kv string) bool {
-		for _, l := range lines {
-			if l == kv || strings.HasPrefix(l, kv) {
-				return true
+	base := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LC_ALL=C.UTF-8",
+		"ANTHROPIC_API_KEY=sk-ant", "OPENAI_API_KEY=sk-oai", "my_service_api_key=x", "ANTHROPIC_AUTH_TOKEN=t",
+		"GITHUB_TOKEN=ghp", "AWS_SECRET_ACCESS_KEY=aws", "KEEP_ME=1", "KEEP_TOKEN=tok", "PAGER=less", "GIT_EDITOR=vim",
+		"HTTPS_PROXY=http://user:pw@proxy:3128", "NO_PROXY=localhost",
+	}
+	cases := []struct {
+		name       string
+		opts       Options
+		gone, kept []string
+	}{
+		{
+			name: "default allow-list",
+			opts: Options{},
+			gone: []string{"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "my_service_api_key=", "ANTHROPIC_AUTH_TOKEN=", "GITHUB_TOKEN=",
+				"AWS_SECRET_ACCESS_KEY=", "KEEP_ME=", "PAGER=less", "GIT_EDITOR=vim", "HTTPS_PROXY="},
+			kept: []string{"PATH=", "HOME=", "LC_ALL=C.UTF-8", "NO_PROXY=localhost", "GIT_EDITOR=true", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GANTRY=1"},
+		},
+		{
+			name: "a wider allow-list still drops credentials",
+			opts: Options{AllowEnv: []string{"PATH", "KEEP_*", "GITHUB_*", "*_API_KEY"}},
+			gone: []string{"HOME=", "KEEP_TOKEN=", "GITHUB_TOKEN=", "ANTHROPIC_API_KEY=", "my_service_api_key="},
+			kept: []string{"PATH=", "KEEP_ME=1"},
+		},
+		{
+			name: "configured variables pass, Gantry's own keys never",
+			opts: Options{Env: map[string]string{"KEEP_ME": "2", "NPM_TOKEN": "configured", "OPENAI_API_KEY": "no"}},
+			gone: []string{"OPENAI_API_KEY=", "KEEP_ME=1"},
+			kept: []string{"KEEP_ME=2", "NPM_TOKEN=configured"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.opts
+			o.Environ = func() []string { return base }
+			r := call(t, NewBash(o), testEnv(t, nil), map[string]any{"command": "env | sort"})
+			lines := strings.Split(r.TextContent(), "\n")
+			has := func(kv string) bool {
+				for _, l := range lines {
+					if l == kv || strings.HasPrefix(l, kv) {
+						return true
+					}
+				}
+				return false
 			}
-		}
-		return false
-	}
-	for _, gone := range []string{"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "my_service_api_key=", "ANTHROPIC_AUTH_TOKEN=", "PAGER=less", "GIT_EDITOR=vim"} {
-		if has(gone) {
-			t.Errorf("%s still in the environment", gone)
-		}
-	}
-	for _, kept := range []string{"KEEP_ME=1", "GIT_EDITOR=true", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GANTRY=1"} {
-		if !has(kept) {
-			t.Errorf("%s missing from the environment", kept)
-		}
+			for _, gone := range c.gone {
+				if has(gone) {
+					t.Errorf("%s still in the environment", gone)
+				}
+			}
+			for _, kept := range c.kept {
+				if !has(kept) {
+					t.Errorf("%s missing from the environment", kept)
+				}
+			}
+		})
 	}
 	// No rc files: BASH_ENV is not read.
 	rc := filepath.Join(t.TempDir(), "rc")
@@ -399,6 +429,29 @@ func BenchmarkBashTrue(b *testing.B) {
 		r, err := bash.Call(context.Background(), env, in)
 		if err != nil || r.IsError {
 			b.Fatal(err, r)
+		}
+	}
+}
+
+func TestBashTimeoutCapped(t *testing.T) {
+	b := NewBash(Options{}).(tool.Timeouter)
+	cases := []struct {
+		in   string
+		want time.Duration
+	}{
+		{`{"command":"x"}`, DefaultTimeout},
+		{`{"command":"x","timeout":0}`, DefaultTimeout},
+		{`{"command":"x","timeout":1500}`, 1500 * time.Millisecond},
+		{`{"command":"x","timeout":0.0001}`, time.Millisecond},
+		{`{"command":"x","timeout":600000}`, MaxTimeout},
+		{`{"command":"x","timeout":600001}`, MaxTimeout},
+		{`{"command":"x","timeout":9223372036854775807}`, MaxTimeout},
+		{`{"command":"x","timeout":1e300}`, MaxTimeout},
+		{`{"command":"x","timeout":1.7976931348623157e308}`, MaxTimeout},
+	}
+	for _, c := range cases {
+		if got := b.CallTimeout(json.RawMessage(c.in)); got != c.want {
+			t.Errorf("%s: timeout %v, want %v", c.in, got, c.want)
 		}
 	}
 }

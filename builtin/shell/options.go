@@ -3,10 +3,9 @@ package shell
 import (
 	"os"
 	"os/exec"
-	"path"
-	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/procenv"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -20,15 +19,6 @@ const (
 	DefaultProgressInterval = time.Second
 	DefaultOutputWait       = 30 * time.Second
 )
-
-// DefaultScrubEnv are the environment variable name patterns (path.Match
-// syntax, matched against the upper-cased name) removed from a command's
-// environment: model-provider credentials, which a command has no business
-// reading and a prompt-injected command could leak.
-var DefaultScrubEnv = []string{
-	"*_API_KEY", "*_API_KEYS", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-	"OPENAI_ADMIN_KEY", "AWS_BEARER_TOKEN_BEDROCK", "GANTRY_*_KEY", "GANTRY_*_TOKEN",
-}
 
 // DefaultSetEnv are the variables set for every command so that nothing
 // waits on a terminal that is not there: editors exit at once, pagers print,
@@ -63,9 +53,15 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Environ returns the base environment (default os.Environ).
 	Environ func() []string
-	// ScrubEnv are the name patterns removed from the environment (default
-	// [DefaultScrubEnv]; an empty non-nil slice removes nothing).
-	ScrubEnv []string
+	// AllowEnv are the variables (path.Match patterns) a command gets from
+	// the base environment; names that look like credentials never pass
+	// (see [procenv.Build]). Nil means [procenv.DefaultAllow]; an empty
+	// non-nil slice passes nothing.
+	AllowEnv []string
+	// Env are variables the user configured for commands (settings
+	// "env"), added after the base; Gantry's own provider keys
+	// ([procenv.Own]) are never added.
+	Env map[string]string
 	// SetEnv are NAME=value settings applied last (default
 	// [DefaultSetEnv]; an empty non-nil slice sets nothing).
 	SetEnv []string
@@ -100,9 +96,6 @@ func (o Options) withDefaults() Options {
 	if o.Environ == nil {
 		o.Environ = os.Environ
 	}
-	if o.ScrubEnv == nil {
-		o.ScrubEnv = DefaultScrubEnv
-	}
 	if o.SetEnv == nil {
 		o.SetEnv = DefaultSetEnv
 	}
@@ -118,35 +111,9 @@ func (o Options) shellPath() (string, error) {
 	return exec.LookPath(name)
 }
 
-// environ builds a command's environment: the base minus scrubbed names
-// and minus BASH_ENV and ENV (a non-interactive bash would source them
-// despite --norc), with SetEnv applied.
+// environ builds a command's environment: the allowed variables of the
+// base (never a credential, BASH_ENV or ENV: a non-interactive bash would
+// source them despite --norc), the configured ones, then SetEnv.
 func (o Options) environ() []string {
-	base := o.Environ()
-	set := make(map[string]bool, len(o.SetEnv))
-	for _, kv := range o.SetEnv {
-		name, _, _ := strings.Cut(kv, "=")
-		set[name] = true
-	}
-	out := make([]string, 0, len(base)+len(o.SetEnv))
-	for _, kv := range base {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || set[name] || name == "BASH_ENV" || name == "ENV" || Scrubbed(name, o.ScrubEnv) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, o.SetEnv...)
-}
-
-// Scrubbed reports whether the variable name matches one of patterns
-// (path.Match syntax against the upper-cased name).
-func Scrubbed(name string, patterns []string) bool {
-	up := strings.ToUpper(name)
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, up); ok {
-			return true
-		}
-	}
-	return false
+	return procenv.Build(o.Environ(), procenv.Options{Allow: o.AllowEnv, Explicit: o.Env, Set: o.SetEnv})
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/procenv"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -86,14 +88,29 @@ func run(ctx context.Context, a *app, args []string) int {
 	return 1
 }
 
+// processApp is the app of a gantry process. First of all the model
+// providers' keys leave the process environment: on Linux the process
+// re-executes itself once without them and receives them over a pipe, so
+// not even /proc/<pid>/environ shows them; no tool, hook or MCP server
+// inherits them; and the process is made non-dumpable (procenv.Start). The
+// configuration reads the keys from what Start returns.
+func processApp() *app {
+	secrets, err := procenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gantry: warning:", err)
+	}
+	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: secrets.Getenv}
+}
+
 func main() {
 	// A CLI run is bound by the network, not the collector: trade a little
 	// CPU for a smaller peak heap unless the user tuned GOGC.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	a := processApp()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, a, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

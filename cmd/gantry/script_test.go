@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -22,7 +24,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(leakCheck{m}, map[string]func(){
 		"gantry": func() {
-			os.Exit(run(context.Background(), &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
+			os.Exit(run(context.Background(), processApp(), os.Args[1:]))
 		},
 	})
 }
@@ -74,6 +76,10 @@ func TestScripts(t *testing.T) {
 			// waiting for late race reports from goroutines a finished CLI
 			// no longer has. Races are still detected and reported.
 			env.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
+			// A per-run random value for scripts that look for leaks.
+			var nonce [8]byte
+			_, _ = rand.Read(nonce[:])
+			env.Setenv("NONCE", hex.EncodeToString(nonce[:]))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("GANTRY_HOME", filepath.Join(env.WorkDir, "home", ".gantry"))
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
