@@ -10,13 +10,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/procenv"
 )
 
 // server is one running language server process for one workspace root.
@@ -72,28 +71,11 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// scrubbedEnv is the process environment minus model-provider credentials
-// (the shell's list), plus the server's own settings.
+// scrubbedEnv is the environment of a language server: the allow-listed
+// variables of base, never a credential (see procenv.Build), plus the
+// server's own settings.
 func scrubbedEnv(base []string, extra map[string]string) []string {
-	var out []string
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		up := strings.ToUpper(name)
-		drop := false
-		for _, pat := range shell.DefaultScrubEnv {
-			if ok, _ := path.Match(pat, up); ok {
-				drop = true
-				break
-			}
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	for k, v := range extra {
-		out = append(out, k+"="+v)
-	}
-	return out
+	return procenv.Build(base, procenv.Options{Explicit: extra})
 }
 
 // start launches the server and runs the initialize handshake.

@@ -7,16 +7,21 @@
 // A command runs as `bash --noprofile --norc -c` in the session's working
 // directory ([tool.Env.WorkDir]), in its own process group, with stdin from
 // /dev/null and stdout and stderr on one pipe, so they interleave as the
-// command wrote them. The environment is the process's own minus model
-// provider credentials ([DefaultScrubEnv]) and BASH_ENV/ENV, plus settings that keep commands
-// from waiting on a terminal ([DefaultSetEnv]).
+// command wrote them. The environment is built from an allow-list
+// ([Options.AllowEnv], default [procenv.DefaultAllow]): only the listed
+// variables of the process's environment pass, never one whose name looks
+// like a credential, nor BASH_ENV/ENV; then the variables the user
+// configured ([Options.Env], settings "env"; never Gantry's own provider
+// keys), then settings that keep commands from waiting on a terminal
+// ([DefaultSetEnv]).
 //
 // The working directory persists: when a command ends normally in another
 // existing directory, the result's [tool.Result.ContextModifier] moves the
 // session there (subject to [Options.AllowCwd]).
 //
-// A command has 120 s by default, at most 600 s (`timeout` in ms; the tool
-// implements [tool.Timeouter]). On timeout or cancellation its process group
+// A command has 120 s by default, at most 600 s (`timeout` in ms, capped
+// before it is converted, so no value overflows; the tool implements
+// [tool.Timeouter]). On timeout or cancellation its process group
 // gets SIGTERM, then SIGKILL after [Options.Grace]. When the shell exits, any
 // process left in its group is killed as well: nothing a foreground command
 // starts outlives the call (use run_in_background for servers). A process
