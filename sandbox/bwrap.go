@@ -1,0 +1,169 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+)
+
+// Bubblewrap is the backend that runs commands under bubblewrap (`bwrap`,
+// Debian package bubblewrap): the root filesystem bound read-only, the
+// policy's writable paths bound read-write, a fresh tmpfs on /tmp, a new pid
+// namespace (the command sees only its own processes, and every process it
+// started dies when it ends), a new network namespace unless the policy
+// allows the full network, --die-with-parent, --new-session, no new
+// privileges and, when started as root, no capabilities.
+type Bubblewrap struct {
+	// Path is the bwrap binary; empty means "bwrap" on PATH.
+	Path string
+	// Helper is the program that bridges the proxy inside the network
+	// namespace (the Gantry binary, see [Main]); empty means
+	// os.Executable. Only used for [NetworkProxy].
+	Helper string
+}
+
+var _ Backend = (*Bubblewrap)(nil)
+
+// Name implements [Backend].
+func (b *Bubblewrap) Name() string { return "bubblewrap" }
+
+func (b *Bubblewrap) path() (string, error) {
+	name := b.Path
+	if name == "" {
+		name = "bwrap"
+	}
+	return exec.LookPath(name)
+}
+
+// Check reports why the backend cannot run here (bwrap missing, namespaces
+// refused), or nil. It runs `bwrap … true` once.
+func (b *Bubblewrap) Check() error {
+	bin, err := b.path()
+	if err != nil {
+		return fmt.Errorf("bubblewrap is not installed (%w); on Debian: apt-get install bubblewrap", err)
+	}
+	out, err := exec.Command(bin, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+		"--unshare-all", "--die-with-parent", "--new-session", "true").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("bubblewrap cannot create namespaces here (%v): %s", err, trimOut(out))
+	}
+	return nil
+}
+
+// Wrap implements [Backend]: cmd becomes `bwrap OPTIONS -- cmd.Path
+// cmd.Args[1:]…`, with cmd.Dir as the directory inside.
+func (b *Bubblewrap) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	bin, err := b.path()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	prog, err := programPath(cmd)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{bin,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session",
+	}
+	if p.Network != NetworkFull {
+		args = append(args, "--unshare-net")
+	}
+	// Writable paths come after /tmp's tmpfs so that a working directory
+	// under /tmp is the real one.
+	for _, w := range existing(p.Write) {
+		args = append(args, "--bind", w, w)
+	}
+	if p.TempDir != "" {
+		if err := os.MkdirAll(p.TempDir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: temp dir: %w", err)
+		}
+		args = append(args, "--bind", p.TempDir, p.TempDir, "--setenv", "TMPDIR", p.TempDir)
+	}
+	for _, r := range existing(p.ReadOnly) {
+		args = append(args, "--ro-bind", r, r)
+	}
+	for _, h := range existing(p.Hide) {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		} else {
+			args = append(args, "--ro-bind", os.DevNull, h)
+		}
+	}
+	// The program must be visible inside (a test binary under /tmp is not).
+	args = append(args, "--ro-bind-try", prog, prog)
+	if cmd.Dir != "" {
+		args = append(args, "--chdir", cmd.Dir)
+	}
+	inner := append([]string{prog}, cmd.Args[1:]...)
+	if p.Network == NetworkProxy {
+		helper, err := helperPath(b.Helper)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--ro-bind", p.ProxySocket, p.ProxySocket, "--ro-bind-try", helper, helper)
+		args = append(args, "--setenv", helperEnv, encodeSpec(&helperSpec{Bridge: p.ProxySocket, BridgeAddr: bridgeAddrNS, Args: inner}))
+		inner = []string{helper}
+	}
+	args = append(args, "--")
+	args = append(args, inner...)
+	cmd.Path = bin
+	cmd.Args = args
+	cmd.Err = nil
+	return func() {}, nil
+}
+
+// bridgeAddrNS is where the proxy bridge listens inside a private network
+// namespace (nothing else can use that loopback).
+const bridgeAddrNS = "127.0.0.1:3128"
+
+// programPath resolves cmd's program to an absolute path.
+func programPath(cmd *exec.Cmd) (string, error) {
+	if cmd.Err != nil {
+		return "", cmd.Err
+	}
+	if len(cmd.Args) == 0 {
+		return "", errors.New("sandbox: command has no Args")
+	}
+	prog := cmd.Path
+	if !filepath.IsAbs(prog) {
+		lp, err := exec.LookPath(prog)
+		if err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+		if prog, err = filepath.Abs(lp); err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return prog, nil
+}
+
+// existing returns the paths that exist (without following a final
+// symlink), deduplicated, in order.
+func existing(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		p = filepath.Clean(p)
+		if _, err := os.Lstat(p); err != nil || slices.Contains(out, p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func trimOut(b []byte) string {
+	if len(b) > 300 {
+		b = b[:300]
+	}
+	return string(b)
+}

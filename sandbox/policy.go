@@ -1,0 +1,141 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Network says what network a sandboxed command has.
+type Network int
+
+const (
+	// NetworkNone: no network at all (a new, empty network namespace under
+	// bubblewrap; TCP and UDP/raw sockets refused under Landlock).
+	NetworkNone Network = iota
+	// NetworkProxy: only HTTP and HTTPS through the session's filtering
+	// proxy ([Policy.ProxySocket]); the proxy decides host by host.
+	NetworkProxy
+	// NetworkFull: the host's network, unfiltered.
+	NetworkFull
+)
+
+func (n Network) String() string {
+	switch n {
+	case NetworkNone:
+		return "none"
+	case NetworkProxy:
+		return "proxy"
+	case NetworkFull:
+		return "full"
+	}
+	return fmt.Sprintf("Network(%d)", int(n))
+}
+
+// Policy is what one sandboxed command may do. Paths are absolute. The zero
+// value is the tightest policy: the whole filesystem read-only, nothing
+// hidden, no network.
+type Policy struct {
+	// Write are the files and directories the command may change (the
+	// working directories, the session's temporary directory, Edit allow
+	// rules). Everything else is read-only.
+	Write []string
+	// ReadOnly are paths inside Write that stay read-only (the protected
+	// files of a project: .git/hooks, .git/config, .gantry, .claude …).
+	// Paths that do not exist are skipped.
+	ReadOnly []string
+	// Hide are paths the command cannot read (Read deny rules). Paths that
+	// do not exist are skipped.
+	Hide []string
+	// TempDir, if set, is writable and becomes $TMPDIR. Under bubblewrap
+	// /tmp is a fresh, empty tmpfs for every command.
+	TempDir string
+	// Network is the command's network; NetworkProxy needs ProxySocket.
+	Network Network
+	// ProxySocket is the Unix socket of the filtering proxy ([Proxy]).
+	ProxySocket string
+	// AllowLocalBinding lets the command listen on loopback ports. Under
+	// bubblewrap it has its own loopback (nothing outside can reach it);
+	// under Landlock binding TCP ports is refused unless this is set.
+	AllowLocalBinding bool
+}
+
+// Validate checks that every path is absolute and free of NUL bytes and
+// that a proxied policy names its socket.
+func (p *Policy) Validate() error {
+	var errs []error
+	check := func(what string, ps ...string) {
+		for _, x := range ps {
+			switch {
+			case strings.IndexByte(x, 0) >= 0:
+				errs = append(errs, fmt.Errorf("sandbox: %s path %q contains a NUL byte", what, x))
+			case !filepath.IsAbs(x):
+				errs = append(errs, fmt.Errorf("sandbox: %s path %q is not absolute", what, x))
+			}
+		}
+	}
+	check("write", p.Write...)
+	check("read-only", p.ReadOnly...)
+	check("hidden", p.Hide...)
+	if p.TempDir != "" {
+		check("temp", p.TempDir)
+	}
+	if p.Network == NetworkProxy {
+		if p.ProxySocket == "" {
+			errs = append(errs, errors.New("sandbox: network through the proxy needs ProxySocket"))
+		} else {
+			check("proxy socket", p.ProxySocket)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clone returns a deep copy.
+func (p *Policy) clone() *Policy {
+	c := *p
+	c.Write = append([]string(nil), p.Write...)
+	c.ReadOnly = append([]string(nil), p.ReadOnly...)
+	c.Hide = append([]string(nil), p.Hide...)
+	return &c
+}
+
+// ProtectedNames are the names inside a writable directory that a sandboxed
+// command may not change, because changing them would run code or change
+// permissions later, outside the sandbox: version-control hooks and config,
+// Gantry's and Claude Code's settings, editor configuration, MCP server
+// definitions.
+var ProtectedNames = []string{
+	".git/hooks", ".git/config", ".gantry", ".claude", ".vscode", ".idea", ".husky", ".mcp.json",
+	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".gitconfig", ".npmrc",
+}
+
+// Protected returns the [ProtectedNames] under each of dirs.
+func Protected(dirs ...string) []string {
+	var out []string
+	for _, d := range dirs {
+		for _, n := range ProtectedNames {
+			out = append(out, filepath.Join(d, n))
+		}
+	}
+	return out
+}
+
+// MatchDomain reports whether host matches a domain pattern of
+// sandbox.network.allowedDomains: "*" matches every host, "*.example.com"
+// the subdomains of example.com (not example.com itself), anything else the
+// host exactly. Case is ignored and a trailing dot stripped.
+func MatchDomain(pattern, host string) bool {
+	pattern = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(pattern)), ".")
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" || pattern == "" {
+		return false
+	}
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasPrefix(pattern, "*."):
+		return strings.HasSuffix(host, pattern[1:]) && len(host) > len(pattern)-1
+	}
+	return pattern == host
+}

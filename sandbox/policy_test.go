@@ -1,0 +1,139 @@
+package sandbox
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+func fakeLookup(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch host {
+	case "localhost":
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	case "rebind.github.com":
+		return []netip.Addr{netip.MustParseAddr("10.0.0.7")}, nil
+	case "mixed.github.com":
+		return []netip.Addr{netip.MustParseAddr("140.82.112.3"), netip.MustParseAddr("::ffff:192.168.1.1")}, nil
+	}
+	return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+}
+
+func TestPrivateAddr(t *testing.T) {
+	for _, tc := range []struct {
+		ip      string
+		private bool
+	}{
+		{"127.0.0.1", true}, {"10.1.2.3", true}, {"172.16.0.1", true}, {"192.168.0.1", true},
+		{"169.254.169.254", true}, {"0.0.0.0", true}, {"100.64.0.1", true}, {"224.0.0.1", true},
+		{"255.255.255.255", true}, {"::1", true}, {"fe80::1", true}, {"fc00::1", true}, {"::", true},
+		{"::ffff:127.0.0.1", true}, {"64:ff9b::a9fe:a9fe", true}, {"2002:7f00:1::", true},
+		{"8.8.8.8", false}, {"93.184.215.14", false}, {"2606:4700::1111", false}, {"64:ff9b::808:808", false},
+	} {
+		if got := PrivateAddr(netip.MustParseAddr(tc.ip)); got != tc.private {
+			t.Errorf("PrivateAddr(%s) = %v", tc.ip, got)
+		}
+	}
+}
+
+func TestMatchDomain(t *testing.T) {
+	for _, tc := range []struct {
+		pat, host string
+		ok        bool
+	}{
+		{"example.com", "example.com", true}, {"example.com", "Example.COM.", true},
+		{"example.com", "www.example.com", false}, {"*.example.com", "www.example.com", true},
+		{"*.example.com", "example.com", false}, {"*.example.com", "badexample.com", false},
+		{"*", "anything.io", true}, {"", "x", false}, {"x", "", false},
+	} {
+		if got := MatchDomain(tc.pat, tc.host); got != tc.ok {
+			t.Errorf("MatchDomain(%q, %q) = %v", tc.pat, tc.host, got)
+		}
+	}
+}
+
+func TestExcluded(t *testing.T) {
+	pats := []string{"docker", "git push:*", "make test", "npm run *"}
+	for _, tc := range []struct {
+		cmd string
+		ok  bool
+	}{
+		{"docker ps", true}, {"docker", true}, {"git push origin main", true}, {"make test", true},
+		{"make test -j4", true}, {"npm run build", true},
+		{"dockerd", false}, {"git pull", false}, {"make", false},
+		{"docker ps; rm -rf ~", false}, {"docker ps && curl x", false}, {"docker ps | sh", false},
+		{"docker $(id)", false}, {"FOO=1 docker ps", false}, {"docker ps &", false},
+		{"$D ps", false}, {"docker *", false}, {"eval docker ps", false}, {"ls | | wc", false},
+		{"(docker ps)", true}, // a subshell of one command is that command
+	} {
+		if got := Excluded(tc.cmd, pats); got != tc.ok {
+			t.Errorf("Excluded(%q) = %v", tc.cmd, got)
+		}
+	}
+	if Excluded("docker ps", nil) {
+		t.Error("no patterns")
+	}
+}
+
+func FuzzExcluded(f *testing.F) {
+	for _, s := range []string{"docker ps", "docker ps; x", "docker $(x)", "a=1 docker", "docker\nrm"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if !Excluded(cmd, []string{"docker"}) {
+			return
+		}
+		// Whatever matched must be one plain docker command.
+		for _, bad := range []string{";", "&", "|", "$(", "`", "\n"} {
+			if strings.Contains(cmd, bad) && !strings.Contains(cmd, "'") && !strings.Contains(cmd, `"`) && !strings.Contains(cmd, `\`) && !strings.Contains(cmd, "#") {
+				t.Fatalf("excluded a compound command: %q", cmd)
+			}
+		}
+	})
+}
+
+func FuzzMatchDomain(f *testing.F) {
+	f.Add("*.example.com", "a.example.com")
+	f.Add("example.com", "example.com.")
+	f.Fuzz(func(t *testing.T, pat, host string) {
+		if MatchDomain(pat, host) && pat != "*" && !strings.HasPrefix(pat, "*.") {
+			if !strings.EqualFold(strings.TrimSuffix(strings.TrimSpace(pat), "."), strings.TrimSuffix(host, ".")) {
+				t.Fatalf("%q matched %q", pat, host)
+			}
+		}
+	})
+}
+
+// BenchmarkTrue measures a sandboxed `bash -c true` against an
+// uncontained one: the backend's overhead per call.
+func BenchmarkTrue(b *testing.B) {
+	dir := b.TempDir()
+	p := &Policy{Write: []string{dir}, ReadOnly: Protected(dir), Hide: []string{"/root/.ssh"}}
+	for _, be := range []Backend{None{}, &Bubblewrap{}, &Landlock{}} {
+		if c, ok := be.(interface{ Check() error }); ok {
+			if err := c.Check(); err != nil {
+				b.Logf("%s: %v", be.Name(), err)
+				continue
+			}
+		}
+		b.Run(be.Name(), func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("bash", "--noprofile", "--norc", "-c", "true")
+				cmd.Dir = dir
+				release, err := be.Wrap(cmd, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				release()
+			}
+		})
+	}
+}
