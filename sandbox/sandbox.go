@@ -254,7 +254,9 @@ func (s *Sandbox) AllowUnsandboxed() bool { return s.Contained() && s.opt.AllowU
 
 // Unavailable reports that the settings ask for a sandbox that no backend
 // can provide here: the permission layer then tightens its rules.
-func (s *Sandbox) Unavailable() bool { return s != nil && s.status.Enabled && s.status.Backend == BackendNone }
+func (s *Sandbox) Unavailable() bool {
+	return s != nil && s.status.Enabled && s.status.Backend == BackendNone
+}
 
 // Runs reports whether a Bash command would run inside the sandbox: the
 // sandbox contains commands, the command is not excluded, and the call

@@ -406,15 +406,15 @@ func TestProxyCheck(t *testing.T) {
 		{"example.com", true},
 		{"EXAMPLE.com.", true},
 		{"api.github.com", true},
-		{"github.com", false},          // *.x is subdomains only
-		{"evil.com", false},            // not listed
+		{"github.com", false}, // *.x is subdomains only
+		{"evil.com", false},   // not listed
 		{"example.com.evil.com", false},
-		{"127.0.0.1", true},            // named exactly
-		{"localhost", true},            // named exactly
-		{"rebind.github.com", false},   // resolves to a private address
-		{"mixed.github.com", false},    // one private address refuses the name
-		{"[::1]", false},               // loopback, not named exactly
-		{"169.254.169.254", false},     // not listed
+		{"127.0.0.1", true},          // named exactly
+		{"localhost", true},          // named exactly
+		{"rebind.github.com", false}, // resolves to a private address
+		{"mixed.github.com", false},  // one private address refuses the name
+		{"[::1]", false},             // loopback, not named exactly
+		{"169.254.169.254", false},   // not listed
 	} {
 		_, err := p.Check(context.Background(), tc.host)
 		if (err == nil) != tc.ok {
