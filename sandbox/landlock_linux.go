@@ -302,7 +302,10 @@ func dropCapabilities() error {
 // Syscalls a sandboxed command never needs and that could undo the
 // sandbox: new namespaces, mounts, ptrace and cross-process memory access,
 // kernel modules and kexec, bpf, perf, io_uring (its operations bypass
-// seccomp), handle-based opens (a classic container escape), keyrings.
+// seccomp), handle-based opens (a classic container escape), keyrings,
+// and changes of ownership and extended attributes (Landlock does not
+// control them; modes and times it does not control either, and those stay
+// allowed: chmod +x inside the project is common).
 var deniedSyscalls = []string{
 	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "mount_setattr", "move_mount",
 	"open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "ptrace", "process_vm_readv",
@@ -310,6 +313,9 @@ var deniedSyscalls = []string{
 	"delete_module", "reboot", "swapon", "swapoff", "bpf", "perf_event_open", "userfaultfd",
 	"open_by_handle_at", "name_to_handle_at", "keyctl", "add_key", "request_key", "acct",
 	"io_uring_setup", "io_uring_enter", "io_uring_register", "personality",
+	// Landlock does not control ownership and extended attributes.
+	"chown", "fchown", "lchown", "fchownat", "setxattr", "lsetxattr", "fsetxattr",
+	"removexattr", "lremovexattr", "fremovexattr",
 }
 
 // loadSeccomp installs the filter on every thread.

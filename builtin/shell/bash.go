@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -20,9 +21,11 @@ type BashInput struct {
 	Timeout         *float64 `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds (default 120000, max 600000)."`
 	Description     string   `json:"description,omitempty" jsonschema:"A short description of what the command does, in 5-10 words."`
 	RunInBackground bool     `json:"run_in_background,omitempty" jsonschema:"Run the command in the background and return a task id at once; read its output with TaskOutput and stop it with TaskStop."`
-	// DangerouslyDisableSandbox is accepted for compatibility. Gantry runs
-	// commands without a sandbox, so it has no effect.
-	DangerouslyDisableSandbox bool `json:"dangerouslyDisableSandbox,omitempty" jsonschema:"Accepted for compatibility; commands do not run in a sandbox, so it has no effect."`
+	// DangerouslyDisableSandbox asks to run the command outside the
+	// session's sandbox. It is honoured only when the settings allow
+	// unsandboxed commands (sandbox.allowUnsandboxedCommands), and the
+	// permission layer asks first; otherwise the command runs sandboxed.
+	DangerouslyDisableSandbox bool `json:"dangerouslyDisableSandbox,omitempty" jsonschema:"Set to true to run this command outside the sandbox (only when a sandboxed run failed because of the sandbox; the user is asked to approve)."`
 }
 
 // BashOutput is the structured result of a Bash call ([tool.Result.Structured]).
@@ -149,6 +152,11 @@ func (b *bash) call(ctx context.Context, env *tool.Env, in BashInput) (*tool.Res
 		env:     b.opt.environ(),
 		grace:   b.opt.Grace,
 	}
+	sb := sandboxOf(ctx, env, in)
+	if sb != nil {
+		policy := sb.Policy(env.WorkDir, env.AdditionalDirs...)
+		spec.wrap = func(cmd *exec.Cmd) (func(), error) { return sb.Wrap(cmd, policy) }
+	}
 	if in.RunInBackground {
 		return b.background(env, in, spec, dir)
 	}
@@ -177,7 +185,8 @@ func (b *bash) foreground(ctx context.Context, env *tool.Env, in BashInput, spec
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 
-	cwd, err := os.CreateTemp("", "gantry-cwd-*")
+	// In a sandbox /tmp is private; the session temp dir is shared.
+	cwd, err := os.CreateTemp(sandboxTemp(env), "gantry-cwd-*")
 	if err != nil {
 		return nil, fmt.Errorf("cwd file: %w", err)
 	}

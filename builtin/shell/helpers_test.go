@@ -13,10 +13,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // the test binary is the sandbox helper
+	goleak.VerifyTestMain(m)
+}
 
 // testEnv returns an environment with a fresh working directory, results
 // directory and (if tasks is non-nil) a task manager.

@@ -27,6 +27,9 @@ type procSpec struct {
 	// cwdFile, if set, receives `pwd -P` when the shell exits normally.
 	cwdFile string
 	grace   time.Duration
+	// wrap, if set, contains the command before it starts (the session's
+	// sandbox); its release function runs once the shell has exited.
+	wrap func(cmd *exec.Cmd) (release func(), err error)
 }
 
 // proc is one running shell process in its own process group.
@@ -41,6 +44,8 @@ type proc struct {
 	grace    time.Duration
 	// limit is closed when the output limit is reached.
 	limit chan struct{}
+	// release undoes spec.wrap (kills what the sandbox still holds).
+	release func()
 }
 
 // startProc starts spec's command: `shell --noprofile --norc -c` in its own
@@ -77,6 +82,15 @@ func startProc(spec procSpec) (*proc, error) {
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.release = func() {}
+	if spec.wrap != nil {
+		release, err := spec.wrap(cmd)
+		if err != nil {
+			buf.Close()
+			return nil, fmt.Errorf("shell: sandbox: %w", err)
+		}
+		p.release = release
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		buf.Close()
@@ -87,6 +101,7 @@ func startProc(spec procSpec) (*proc, error) {
 		r.Close()
 		w.Close()
 		buf.Close()
+		p.release()
 		return nil, fmt.Errorf("shell: start %s: %w", spec.shell, err)
 	}
 	w.Close()
@@ -119,8 +134,10 @@ func (p *proc) wait(ctx context.Context) (stopped error) {
 		p.terminate()
 	}
 	// Kill what is left of the group (children and grandchildren, also
-	// those that ignore SIGTERM). ESRCH: nothing left.
+	// those that ignore SIGTERM), and what the sandbox holds beyond it
+	// (setsid, double fork). ESRCH: nothing left.
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.release()
 	t := time.NewTimer(p.grace)
 	select {
 	case <-p.readDone:
