@@ -17,10 +17,12 @@
 //
 // A [Sandbox] is one session's view: the backend chosen by [Detect], the
 // session temp dir, the filtering [Proxy] (HTTP CONNECT and plain HTTP on a
-// Unix socket, hosts checked against an allow-list and [PrivateAddr]) and
+// Unix socket, hosts checked against an allow-list and package netguard's
+// address rules, the same as WebFetch's) and
 // the settings (auto-allow, excluded commands, unsandboxed runs). Programs
 // that use the Landlock backend or the proxy must call [Main] first thing
 // in main.
 //
-// Package sandbox imports nothing of Gantry but internal/shellparse.
+// Package sandbox imports nothing of Gantry but netguard and
+// internal/shellparse.
 package sandbox

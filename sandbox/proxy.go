@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/netguard"
 )
 
 // ProxyOptions configure a [Proxy]. The zero value allows nothing.
@@ -21,15 +23,11 @@ type ProxyOptions struct {
 	// AllowedDomains are the host patterns clients may reach (see
 	// [MatchDomain]).
 	AllowedDomains []string
-	// LookupNetIP resolves names; default net.DefaultResolver.LookupNetIP.
-	LookupNetIP func(ctx context.Context, network, host string) ([]netip.Addr, error)
-	// DialContext dials the checked address; default a net.Dialer with a
-	// 10 s timeout.
-	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Private classifies addresses that only a host named exactly in
-	// AllowedDomains (an IP literal or "localhost") may reach; default
-	// [PrivateAddr].
-	Private func(netip.Addr) bool
+	// Resolver resolves names; nil means net.DefaultResolver.
+	Resolver netguard.Resolver
+	// Dial, if set, makes the final connection to a checked IP:port
+	// (tests); see [netguard.Dialer].
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger receives one line per refused request. Nil discards.
 	Logger *slog.Logger
 }
@@ -39,8 +37,10 @@ type ProxyOptions struct {
 // accepts CONNECT tunnels (HTTPS and anything else over TCP) and plain
 // HTTP requests in absolute form, and lets a request through only when its
 // host matches AllowedDomains and every address the host resolves to is
-// public (or the host is named exactly). The checked address is the one
-// dialled, so a name cannot resolve differently between check and use.
+// public by the one SSRF rule of Gantry, package netguard (a loopback or
+// private address only when the allow-list names that exact IP, or
+// "localhost"). The checked address is the one dialled, so a name cannot
+// resolve differently between check and use.
 // A refusal is a 403 whose body says what to do.
 type Proxy struct {
 	opt    ProxyOptions
@@ -57,16 +57,6 @@ type Proxy struct {
 // NewProxy listens on socket (created with mode 0600; an old socket file is
 // replaced) and serves until Close.
 func NewProxy(socket string, opt ProxyOptions) (*Proxy, error) {
-	if opt.LookupNetIP == nil {
-		opt.LookupNetIP = net.DefaultResolver.LookupNetIP
-	}
-	if opt.DialContext == nil {
-		d := &net.Dialer{Timeout: 10 * time.Second}
-		opt.DialContext = d.DialContext
-	}
-	if opt.Private == nil {
-		opt.Private = PrivateAddr
-	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -234,107 +224,66 @@ func (p *Proxy) refuse(w http.ResponseWriter, host string, err error) {
 
 // dial checks addr's host and dials one of its checked addresses.
 func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("bad address %q: %w", addr, err)
 	}
-	ips, err := p.Check(ctx, host)
+	d, err := p.dialer(host)
 	if err != nil {
 		return nil, err
 	}
-	var last error
-	for _, ip := range ips {
-		c, err := p.opt.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-		if err == nil {
-			return c, nil
-		}
-		last = err
+	c, err := d.DialContext(ctx, network, addr)
+	var be *netguard.BlockedError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("%w: %v", ErrHostRefused, be)
 	}
-	return nil, fmt.Errorf("connect %s: %w", addr, last)
+	return c, err
 }
 
 // Check decides whether host may be reached and returns the addresses to
 // use. The error wraps [ErrHostRefused] when the policy refuses.
 func (p *Proxy) Check(ctx context.Context, host string) ([]netip.Addr, error) {
-	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	d, err := p.dialer(host)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := d.Resolve(ctx, normHost(host))
+	var be *netguard.BlockedError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("%w: %v", ErrHostRefused, be)
+	}
+	return addrs, err
+}
+
+func normHost(host string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+}
+
+// dialer returns the netguard dialer for host, or an error wrapping
+// [ErrHostRefused] when host is not in the allow-list. Non-public
+// addresses are reachable only for a host the allow-list names exactly as
+// an IP literal (that address) or "localhost" (loopback); a wildcard never
+// reaches them, and a public name resolving to one is refused (DNS
+// rebinding).
+func (p *Proxy) dialer(host string) (*netguard.Dialer, error) {
+	h := normHost(host)
 	allowed, exact := false, false
 	for _, pat := range p.opt.AllowedDomains {
 		if MatchDomain(pat, h) {
 			allowed = true
-			if strings.TrimSuffix(strings.ToLower(strings.TrimSpace(pat)), ".") == h {
-				exact = true
-			}
+			exact = exact || normHost(strings.TrimSpace(pat)) == h
 		}
 	}
 	if !allowed {
 		return nil, fmt.Errorf("%w: host %q is not in the allowed domains (%s)", ErrHostRefused, h, strings.Join(p.opt.AllowedDomains, ", "))
 	}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(h); err == nil {
-		ips = []netip.Addr{ip.Unmap()}
-	} else {
-		got, err := p.opt.LookupNetIP(ctx, "ip", h)
-		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", h, err)
-		}
-		for _, ip := range got {
-			ips = append(ips, ip.Unmap())
+	d := &netguard.Dialer{Resolver: p.opt.Resolver, Dial: p.opt.Dial, Dialer: &net.Dialer{Timeout: 10 * time.Second}}
+	if exact {
+		if ip, err := netip.ParseAddr(h); err == nil {
+			d.Policy.AllowPrefixes = []netip.Prefix{netip.PrefixFrom(ip, ip.BitLen())}
+		} else if h == "localhost" {
+			d.Policy.Allow = []netguard.Class{netguard.Loopback}
 		}
 	}
-	if len(ips) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", h)
-	}
-	// Private addresses only for a host named exactly by an IP literal
-	// or localhost; a name that resolves to any private address is refused
-	// whole (DNS rebinding).
-	literal := exact && (h == "localhost" || net.ParseIP(h) != nil)
-	for _, ip := range ips {
-		if p.opt.Private(ip) && !literal {
-			return nil, fmt.Errorf("%w: %s resolves to the private address %s", ErrHostRefused, h, ip)
-		}
-	}
-	return ips, nil
-}
-
-// privatePrefixes are the ranges [PrivateAddr] refuses besides what
-// netip.Addr's own predicates cover.
-var privatePrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),  // documentation
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"), // reserved, broadcast
-	netip.MustParsePrefix("100::/64"),    // discard
-	netip.MustParsePrefix("2001:db8::/32"),
-}
-
-// PrivateAddr reports whether ip is not a public unicast address:
-// loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 — cloud
-// metadata — and fe80::/10), unspecified, multicast, carrier-grade NAT,
-// reserved and documentation ranges. IPv4-mapped, NAT64 (64:ff9b::/96) and
-// 6to4 (2002::/16) addresses are judged by the IPv4 address they carry.
-func PrivateAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		b := ip.As16()
-		switch {
-		case netip.MustParsePrefix("64:ff9b::/96").Contains(ip):
-			return PrivateAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-		case netip.MustParsePrefix("2002::/16").Contains(ip):
-			return PrivateAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		}
-	}
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() {
-		return true
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return d, nil
 }

@@ -392,12 +392,9 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestProxyCheck(t *testing.T) {
-	lookup := func(_ context.Context, _, host string) ([]net.IP, error) { return nil, nil }
-	_ = lookup
 	p := &Proxy{opt: ProxyOptions{
 		AllowedDomains: []string{"example.com", "*.github.com", "127.0.0.1", "localhost"},
-		LookupNetIP:    fakeLookup,
-		Private:        PrivateAddr,
+		Resolver:       fakeResolver{},
 	}}
 	for _, tc := range []struct {
 		host string
