@@ -392,8 +392,14 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 	}
 	for _, sc := range a.topCmds() {
 		if readOnly {
-			if why, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
-				return ask(fmt.Sprintf("%q reads outside the working directories: %s", strings.TrimSpace(sc.Command.Text), why), "default", "")
+			why, ok := e.readOnlyOK(c, sc, bases, basesOK)
+			if !ok {
+				// An allow rule may still approve it.
+				if r, ok, _ := e.approveCmd(c, sc, bases, basesOK); ok && r != nil {
+					use(r)
+					continue
+				}
+				return ask(fmt.Sprintf("%q needs permission: %s", strings.TrimSpace(sc.Command.Text), why), "default", "")
 			}
 			continue
 		}
@@ -406,7 +412,7 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 		}
 		text := strings.TrimSpace(sc.Command.Text)
 		if why != "" {
-			return ask(fmt.Sprintf("%q reads outside the working directories: %s", text, why), "default", "")
+			return ask(fmt.Sprintf("%q needs permission: %s", text, why), "default", "")
 		}
 		reason := fmt.Sprintf("%q needs permission", text)
 		switch why, blind := wildcardBlind(sc); {
@@ -528,23 +534,23 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 		return nil, false, ""
 	}
 	if sc.Class == 0 {
-		if why, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
+		if why, ok := e.readOnlyOK(c, sc, bases, basesOK); !ok {
 			return nil, false, why
 		}
 		if sc.Chdir != nil {
 			// Changing directory stays inside the working directories.
 			for _, b := range bases {
 				if !slices.ContainsFunc(c.boundary, func(d string) bool { return settings.Within(b, d) }) {
-					return nil, false, "the directory " + b
+					return nil, false, "reads outside the working directories: the directory " + b
 				}
 			}
 			ts, tok := c.shellPath(shellparse.Path{Value: sc.Chdir.Target}, bases, basesOK)
 			if !tok {
-				return nil, false, "the directory " + sc.Chdir.Target + " is only known when the shell runs"
+				return nil, false, "not understood: the directory " + sc.Chdir.Target + " is only known when the shell runs"
 			}
 			for _, t := range ts {
 				if !t.both(c.inside) {
-					return nil, false, "the directory " + t.lexical
+					return nil, false, "reads outside the working directories: the directory " + t.lexical
 				}
 			}
 		}
@@ -689,7 +695,7 @@ func (e *Engine) pathsReadable(c *call, sc *shellparse.Cmd, bases []string, base
 		}
 		targets, ok := c.shellPath(p, bases, basesOK)
 		if !ok {
-			return p.Value + " is only known when the shell runs", false
+			return "not understood: it reads " + p.Value + ", which is only known when the shell runs", false
 		}
 		for _, t := range targets {
 			if _, ok := e.approveAccess(c, t, false); !ok {
@@ -697,8 +703,44 @@ func (e *Engine) pathsReadable(c *call, sc *shellparse.Cmd, bases []string, base
 				if t.resolved != t.lexical {
 					where += " (resolves to " + t.resolved + ")"
 				}
-				return where, false
+				return "reads outside the working directories: " + where, false
 			}
+		}
+	}
+	return "", true
+}
+
+// readOnlyOK checks a command the model classifies read-only before it is
+// approved as such: its files are readable (see pathsReadable), and a git
+// command does not run in a repository whose own configuration names
+// programs git would run (core.fsmonitor, a diff textconv driver, a
+// filter, an include, …) — a repository found inside the project is not
+// trusted to configure the commands that are approved without a prompt.
+func (e *Engine) readOnlyOK(c *call, sc *shellparse.Cmd, bases []string, basesOK bool) (string, bool) {
+	if why, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
+		return why, false
+	}
+	if sc.Name() != "git" {
+		return "", true
+	}
+	dirs := slices.Clone(bases)
+	for _, p := range sc.Reads {
+		if p.Recursive || p.Dynamic {
+			continue
+		}
+		for _, b := range bases {
+			if a, err := absPath(p.Value, b, c.home); err == nil {
+				dirs = append(dirs, a)
+			}
+		}
+	}
+	for _, d := range dirs {
+		if key, err := shellparse.GitRepoRisk(d); key != "" || err != nil {
+			why := fmt.Sprintf("the repository at %s configures %s, which makes git run a program", d, key)
+			if err != nil {
+				why = fmt.Sprintf("the repository configuration at %s cannot be read: %v", d, err)
+			}
+			return why, false
 		}
 	}
 	return "", true

@@ -219,38 +219,18 @@ type call struct {
 type fileAccess struct {
 	forms pathForms
 	write bool
+	raw   string // as the tool declared it (tool.Access)
 }
 
 type toolKind int
 
 const (
 	kindOther toolKind = iota
-	kindRead           // Read, Glob, Grep, …: a path read
-	kindWrite          // Write, Edit, NotebookEdit: a path written
-	kindBash
-	kindWebFetch
+	kindRead           // the call reads files (Access.Reads)
+	kindWrite          // the call writes files (Access.Writes)
+	kindBash           // the call runs a shell command line (Access.Command)
+	kindWeb            // the call reaches the network (Access.URL, Access.Network)
 )
-
-// pathField names the input field holding the path of each file tool.
-var pathField = map[string]string{
-	"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-	"NotebookEdit": "notebook_path", "NotebookRead": "notebook_path",
-	"Glob": "path", "Grep": "path", "LS": "path",
-}
-
-func kindOf(name string) toolKind {
-	switch name {
-	case "Read", "Glob", "Grep", "NotebookRead", "LS":
-		return kindRead
-	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		return kindWrite
-	case "Bash":
-		return kindBash
-	case "WebFetch":
-		return kindWebFetch
-	}
-	return kindOther
-}
 
 func (e *Engine) newCall(req *Request) (*call, error) {
 	if req == nil {
@@ -319,71 +299,47 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 	if len(req.Input) > 0 {
 		_ = json.Unmarshal(req.Input, &c.input) // non-objects: no fields
 	}
-	c.kind = kindOf(c.names[0])
-	switch c.kind {
-	case kindRead, kindWrite:
-		field := pathField[c.names[0]]
-		p, present := c.str(field)
-		if !present && c.kind == kindRead {
-			p = "." // Glob/Grep without a path search the working directory
+	// What the call acts on comes from the tool ([tool.Accessor]), never
+	// from its name.
+	var acc tool.Access
+	if req.Tool != nil {
+		var err error
+		if acc, err = tool.AccessOf(req.Tool, req.Input); err != nil {
+			c.pathErr = err
+			return c, nil
 		}
-		if !present && c.kind == kindWrite {
-			c.pathErr = fmt.Errorf("input has no %s", field)
-			break
-		}
-		f, err := newPathForms(p, c.workDir, c.home, &c.res)
-		if err != nil {
-			c.pathErr = fmt.Errorf("%s: %w", field, err)
-			break
-		}
-		c.paths = []fileAccess{{forms: f, write: c.kind == kindWrite}}
-		// A Glob pattern may itself reach out of the searched directory
-		// (/etc/**, ../../x/*): its literal directory prefix is read too.
-		if pat, ok := c.str("pattern"); ok && c.names[0] == "Glob" {
-			if dir, reaches := globBase(pat); reaches {
-				g, err := newPathForms(dir, f.lexical, c.home, &c.res)
-				if err != nil {
-					c.pathErr = fmt.Errorf("pattern: %w", err)
-					break
-				}
-				c.paths = append(c.paths, fileAccess{forms: g})
-			}
-		}
-	case kindBash:
-		cmd, _ := c.str("command")
-		if strings.IndexByte(cmd, 0) >= 0 {
+	}
+	switch {
+	case acc.Command != "":
+		if strings.IndexByte(acc.Command, 0) >= 0 {
 			c.pathErr = errors.New("command contains a NUL byte")
 		}
-		c.shell = analyseShell(cmd)
-	case kindWebFetch:
-		u, _ := c.str("url")
-		if pu, err := url.Parse(u); err == nil {
+		c.kind = kindBash
+		c.shell = analyseShell(acc.Command)
+	case len(acc.Writes) > 0:
+		c.kind = kindWrite
+	case len(acc.Reads) > 0:
+		c.kind = kindRead
+	case acc.URL != "" || acc.Network:
+		c.kind = kindWeb
+		if pu, err := url.Parse(acc.URL); err == nil {
 			c.host = pu.Hostname()
 		}
 	}
-	return c, nil
-}
-
-// globBase returns the literal directory prefix of a glob pattern and
-// whether the pattern can reach outside the directory it is applied to
-// (absolute, ~, or with a .. element).
-func globBase(pat string) (string, bool) {
-	reaches := filepath.IsAbs(pat) || strings.HasPrefix(pat, "~") || slices.Contains(strings.Split(filepath.ToSlash(pat), "/"), "..")
-	if !reaches {
-		return "", false
-	}
-	if i := strings.IndexAny(pat, "*?[{"); i >= 0 {
-		pat = pat[:i]
-		if j := strings.LastIndexByte(pat, '/'); j >= 0 {
-			pat = pat[:j+1]
-		} else {
-			pat = "."
+	for _, list := range []struct {
+		paths []string
+		write bool
+	}{{acc.Reads, false}, {acc.Writes, true}} {
+		for _, p := range list.paths {
+			f, err := newPathForms(p, c.workDir, c.home, &c.res)
+			if err != nil {
+				c.pathErr = fmt.Errorf("path %q: %w", p, err)
+				return c, nil
+			}
+			c.paths = append(c.paths, fileAccess{forms: f, write: list.write, raw: p})
 		}
 	}
-	if pat == "" {
-		pat = "/"
-	}
-	return pat, true
+	return c, nil
 }
 
 func (c *call) str(field string) (string, bool) {
@@ -478,11 +434,7 @@ func (c *call) pin(d Decision) Decision {
 	if d.Behavior != tool.Allow || len(c.paths) == 0 || (c.kind != kindRead && c.kind != kindWrite) {
 		return d
 	}
-	raw, ok := c.str(pathField[c.names[0]])
-	if !ok {
-		return d
-	}
-	d.Checked = map[string]string{raw: c.paths[0].forms.resolved}
+	d.Checked = map[string]string{c.paths[0].raw: c.paths[0].forms.resolved}
 	return d
 }
 
@@ -573,7 +525,7 @@ func (e *Engine) decide(c *call) Decision {
 	}
 	// Network reads are not local reads: an unknown host (or any web
 	// search) asks until a rule allows it.
-	if readOnly && !strings.HasPrefix(name, "mcp__") && c.kind != kindWebFetch && name != "WebSearch" {
+	if readOnly && !strings.HasPrefix(name, "mcp__") && c.kind != kindWeb {
 		return allow(name+" is read-only", "default", "")
 	}
 	if c.mode == tool.ModePlan && e.planTool[name] {
@@ -633,7 +585,7 @@ func (e *Engine) ruleMatches(c *call, r *rule) (string, bool) {
 	switch c.kind {
 	case kindBash:
 		return e.bashRuleMatches(c, r)
-	case kindWebFetch:
+	case kindWeb:
 		if spec, ok := strings.CutPrefix(r.Specifier, "domain:"); ok {
 			return "", matchHost(spec, c.host)
 		}

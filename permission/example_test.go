@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -21,8 +22,9 @@ func ExampleEngine_Decide() {
 	if err != nil {
 		panic(err)
 	}
-	bash := tool.Must(tool.NewRaw("Bash", "runs commands", json.RawMessage(`{"type":"object"}`),
-		func(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) { return nil, nil }))
+	// The engine knows the Bash tool by what it declares (tool.Accessor: a
+	// command line), which it analyses command by command.
+	bash := shell.NewBash(shell.Options{})
 	env := &tool.Env{WorkDir: "/nonexistent/project", Mode: tool.ModeDefault}
 	for _, cmd := range []string{
 		"go vet ./... && go test -race ./...",

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/builtin/web"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -20,7 +24,28 @@ func (f *fakeTool) Call(context.Context, *tool.Env, json.RawMessage) (*tool.Resu
 	return &tool.Result{}, nil
 }
 
-func named(name string) tool.Tool { return &fakeTool{spec: tool.Spec{Name: name}} }
+// named returns the built-in tool called name (the permission layer knows
+// tools by what they declare, never by name), else a bare tool.
+func named(name string) tool.Tool {
+	if t, ok := builtinTools()[name]; ok {
+		return t
+	}
+	return &fakeTool{spec: tool.Spec{Name: name}}
+}
+
+var builtinTools = sync.OnceValue(func() map[string]tool.Tool {
+	tools, err := builtin.Tools(builtin.Options{Web: web.Options{Search: noSearch{}}})
+	if err != nil {
+		panic(err)
+	}
+	m := make(map[string]tool.Tool)
+	for _, t := range tools {
+		for _, n := range t.Spec().Names() {
+			m[n] = t
+		}
+	}
+	return m
+})
 
 // world is a working directory and a home directory in t.TempDir().
 type world struct {
@@ -86,3 +111,11 @@ func (w world) decide(t testing.TB, e *Engine, c call1) Decision {
 
 func bash(cmd string) map[string]any { return map[string]any{"command": cmd} }
 func file(p string) map[string]any   { return map[string]any{"file_path": p} }
+
+// noSearch is a web search backend that finds nothing.
+type noSearch struct{}
+
+func (noSearch) Name() string { return "none" }
+func (noSearch) Search(context.Context, web.SearchQuery) ([]web.SearchResult, error) {
+	return nil, nil
+}

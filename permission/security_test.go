@@ -236,3 +236,26 @@ func BenchmarkDecideSecurityMix(b *testing.B) {
 		i++
 	}
 }
+
+// TestGitRepoConfig: a git command approved for being read-only never runs
+// in a repository whose own configuration names a program; the project's
+// own plain repository is fine.
+func TestGitRepoConfig(t *testing.T) {
+	w := securityWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.work, ".git", "config"), []byte("[core]\n\tbare = false\n"), 0o644))
+	nested := filepath.Join(w.work, "vendor", "x", ".git")
+	must(t, os.MkdirAll(nested, 0o755))
+	must(t, os.WriteFile(filepath.Join(nested, "config"), []byte("[core]\n\tfsmonitor = \"touch /tmp/pwned\"\n"), 0o644))
+	textconv := filepath.Join(w.work, "other", ".git")
+	must(t, os.MkdirAll(textconv, 0o755))
+	must(t, os.WriteFile(filepath.Join(textconv, "config"), []byte("[diff \"evil\"]\n\ttextconv = sh -c id\n"), 0o644))
+	B := func(cmd string, mode tool.Mode) call1 { return call1{tool: "Bash", input: bash(cmd), mode: mode} }
+	runCases(t, w, []decisionCase{
+		{name: "plain repository", call: B("git status", ""), want: tool.Allow},
+		{name: "nested repository with fsmonitor", call: B("git -C vendor/x status", ""), want: tool.Ask, wantReasonIn: "core.fsmonitor"},
+		{name: "cd into it", call: B("cd vendor/x && git log", ""), want: tool.Ask, wantReasonIn: "fsmonitor"},
+		{name: "textconv driver", call: B("cd other && git diff", ""), want: tool.Ask, wantReasonIn: "textconv"},
+		{name: "plan mode", call: B("git -C vendor/x status", tool.ModePlan), want: tool.Ask},
+		{name: "an allow rule is the user's choice", allow: []string{"Bash(git -C vendor/x status)"}, call: B("git -C vendor/x status", ""), want: tool.Allow},
+	})
+}

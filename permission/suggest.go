@@ -58,7 +58,7 @@ func (e *Engine) Suggest(req *Request) []string {
 			}
 		}
 		return out
-	case kindWebFetch:
+	case kindWeb:
 		if c.host == "" {
 			return nil
 		}

@@ -172,6 +172,7 @@ type FuncTool struct {
 
 type hooks struct {
 	traits   func(json.RawMessage) Traits
+	access   func(json.RawMessage) (Access, error)
 	validate func(context.Context, *Env, json.RawMessage) error
 	perm     func(context.Context, *Env, json.RawMessage) PermissionResult
 	describe func(json.RawMessage) string
@@ -187,6 +188,7 @@ var (
 	_ PermissionChecker = (*FuncTool)(nil)
 	_ Describer         = (*FuncTool)(nil)
 	_ RuleMatcher       = (*FuncTool)(nil)
+	_ Accessor          = (*FuncTool)(nil)
 	_ Timeouter         = (*FuncTool)(nil)
 	_ Enabler           = (*FuncTool)(nil)
 )
@@ -221,6 +223,15 @@ func (t *FuncTool) CheckPermission(ctx context.Context, env *Env, input json.Raw
 		return t.hooks.perm(ctx, env, input)
 	}
 	return PermissionResult{}
+}
+
+// Access implements [Accessor]: the AccessFunc's answer, else the zero
+// Access.
+func (t *FuncTool) Access(input json.RawMessage) (Access, error) {
+	if t.hooks.access != nil {
+		return t.hooks.access(input)
+	}
+	return Access{}, nil
 }
 
 // DescribeCall implements [Describer].

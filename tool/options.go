@@ -91,6 +91,24 @@ func TraitsFunc[In any](f func(In) Traits) Option {
 	}
 }
 
+// AccessFunc declares what a call acts on per input (see [Accessor]). An
+// input that does not decode is an error, so the call is denied.
+func AccessFunc[In any](f func(In) (Access, error)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.err = errors.Join(c.err, errors.New("nil AccessFunc"))
+			return
+		}
+		c.hooks.access = func(raw json.RawMessage) (Access, error) {
+			in, err := decode[In](raw)
+			if err != nil {
+				return Access{}, err
+			}
+			return f(in)
+		}
+	}
+}
+
 // ValidateFunc adds an input check beyond the schema.
 func ValidateFunc[In any](f func(ctx context.Context, env *Env, in In) error) Option {
 	return func(c *config) {

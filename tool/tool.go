@@ -237,3 +237,42 @@ func Describe(t Tool, input json.RawMessage) string {
 	}
 	return t.Spec().Name
 }
+
+// Access is what one call acts on, as the permission layer checks it: the
+// files it reads and writes, a shell command line it runs, a network
+// address it reaches. Paths are absolute or relative to [Env.WorkDir]; a
+// leading ~/ is the home directory. The zero Access names nothing.
+type Access struct {
+	// Reads are files or directories the call reads.
+	Reads []string `json:"reads,omitempty"`
+	// Writes are files the call creates or changes.
+	Writes []string `json:"writes,omitempty"`
+	// Command is a shell command line the call runs (Bash); the
+	// permission layer analyses it command by command.
+	Command string `json:"command,omitempty"`
+	// URL is the address the call fetches.
+	URL string `json:"url,omitempty"`
+	// Network reports a call that reaches the network (a URL fetch, a
+	// web search): it is never approved for being read-only alone.
+	Network bool `json:"network,omitempty"`
+}
+
+// Accessor is implemented by tools whose calls act on files, commands or
+// network addresses named in their input (Read, Write, Edit, Glob, Grep,
+// Bash, WebFetch, …). The permission layer applies path rules, the working
+// directories, protected paths, the shell analysis and domain rules to what
+// it returns, whatever the tool is called; a tool without it is decided by
+// rules on its name and by its traits. An error (input that names no
+// usable path) makes the call denied.
+type Accessor interface {
+	Access(input json.RawMessage) (Access, error)
+}
+
+// AccessOf returns what a call of t with input acts on: the tool's own
+// answer if it implements [Accessor], else the zero Access.
+func AccessOf(t Tool, input json.RawMessage) (Access, error) {
+	if a, ok := t.(Accessor); ok {
+		return a.Access(input)
+	}
+	return Access{}, nil
+}

@@ -34,6 +34,7 @@ type editor struct{ c changer }
 func NewEdit(opts Options) tool.Tool {
 	e := &editor{changer{opts.withDefaults()}}
 	return tool.Must(tool.New("Edit", editDescription, observed(func(in EditInput) string { return in.FilePath }, e.call),
+		tool.AccessFunc(func(in EditInput) (tool.Access, error) { return tool.Access{Writes: []string{in.FilePath}}, nil }),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in EditInput) error {
 			return e.check(env, in)
 		}),

@@ -33,6 +33,9 @@ type notebookEditor struct{ c changer }
 func NewNotebookEdit(opts Options) tool.Tool {
 	e := &notebookEditor{changer{opts.withDefaults()}}
 	return tool.Must(tool.New("NotebookEdit", notebookEditDescription, e.call,
+		tool.AccessFunc(func(in NotebookEditInput) (tool.Access, error) {
+			return tool.Access{Writes: []string{in.NotebookPath}}, nil
+		}),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in NotebookEditInput) error {
 			return e.check(env, in)
 		}),

@@ -39,6 +39,7 @@ func NewGlob(opts Options) (*tool.FuncTool, error) {
 			return runGlob(ctx, env, o, in)
 		},
 		tool.ReadOnly(),
+		tool.AccessFunc(globAccess),
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in GlobInput) error {
 			if in.Pattern == "" {
 				return fmt.Errorf("pattern is empty")
@@ -165,4 +166,48 @@ func runGlob(ctx context.Context, env *tool.Env, o Options, in GlobInput) (strin
 		fmt.Fprintf(&b, "(Results are truncated: showing the %d most recently modified of %d files. Use a more specific path or pattern.)\n", n, len(matches))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// globAccess: Glob reads its directory, and a pattern that reaches out of
+// it (absolute, ~, or with a .. element) reads its literal directory
+// prefix too.
+func globAccess(in GlobInput) (tool.Access, error) {
+	dir := orDot(in.Path)
+	a := tool.Access{Reads: []string{dir}}
+	if base, reaches := globBase(in.Pattern); reaches {
+		if !filepath.IsAbs(base) && !strings.HasPrefix(base, "~") {
+			base = filepath.Join(dir, base)
+		}
+		a.Reads = append(a.Reads, base)
+	}
+	return a, nil
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// globBase returns the literal directory prefix of a glob pattern and
+// whether the pattern can reach outside the directory it is applied to
+// (absolute, ~, or with a .. element).
+func globBase(pat string) (string, bool) {
+	reaches := filepath.IsAbs(pat) || strings.HasPrefix(pat, "~") || slices.Contains(strings.Split(filepath.ToSlash(pat), "/"), "..")
+	if !reaches {
+		return "", false
+	}
+	if i := strings.IndexAny(pat, "*?[{"); i >= 0 {
+		pat = pat[:i]
+		if j := strings.LastIndexByte(pat, '/'); j >= 0 {
+			pat = pat[:j+1]
+		} else {
+			pat = "."
+		}
+	}
+	if pat == "" {
+		pat = "/"
+	}
+	return pat, true
 }

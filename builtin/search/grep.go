@@ -73,6 +73,7 @@ func NewGrep(opts Options) (*tool.FuncTool, error) {
 			return res.Format(), nil
 		},
 		tool.ReadOnly(),
+		tool.AccessFunc(func(in GrepInput) (tool.Access, error) { return tool.Access{Reads: []string{orDot(in.Path)}}, nil }),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in GrepInput) error {
 			_, err := newQuery(env, o, in)
 			if err != nil && errors.Is(err, errPath) {

@@ -70,6 +70,7 @@ func NewBash(opts Options) tool.Tool {
 		// Output is already bounded to InlineChars plus notes.
 		tool.WithMaxResultChars(o.InlineChars+2_000),
 		tool.TraitsFunc(bashTraits),
+		tool.AccessFunc(func(in BashInput) (tool.Access, error) { return tool.Access{Command: in.Command}, nil }),
 		tool.DescribeFunc(describeBash),
 		tool.TimeoutFunc(b.timeout),
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in BashInput) error {
@@ -156,6 +157,11 @@ func (b *bash) call(ctx context.Context, env *tool.Env, in BashInput) (*tool.Res
 	if sb != nil {
 		policy := sb.Policy(env.WorkDir, env.AdditionalDirs...)
 		spec.wrap = func(cmd *exec.Cmd) (func(), error) { return sb.Wrap(cmd, policy) }
+	}
+	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
+		// A read-only command may run without a prompt: git must not
+		// run what a repository's configuration names.
+		spec.env = append(spec.env, shellparse.GitReadEnv()...)
 	}
 	if in.RunInBackground {
 		return b.background(env, in, spec, dir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -453,5 +454,35 @@ func TestBashTimeoutCapped(t *testing.T) {
 		if got := b.CallTimeout(json.RawMessage(c.in)); got != c.want {
 			t.Errorf("%s: timeout %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestBashGitReadEnv: a command that runs because it is read-only gets git
+// configuration that switches off the programs a repository may name
+// (fsmonitor, pager, hooks) and ignores an implicit bare repository; other
+// commands run with the repository's own configuration.
+func TestBashGitReadEnv(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	b := NewBash(Options{})
+	env := testEnv(t, nil)
+	marker := filepath.Join(env.WorkDir, "pwned")
+	for _, c := range []string{"git init -q .", "git config core.fsmonitor 'touch " + marker + "; false'", "echo a > f"} {
+		if r := call(t, b, env, map[string]any{"command": c}); r.IsError {
+			t.Fatalf("%s: %s", c, r.TextContent())
+		}
+	}
+	r := call(t, b, env, map[string]any{"command": "git status --short && git config --get core.fsmonitor"})
+	if r.IsError || !strings.Contains(r.TextContent(), "false") {
+		t.Fatalf("read-only git: %q", r.TextContent())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("git status ran the repository's fsmonitor")
+	}
+	// Not read-only: the repository's configuration is in force.
+	r = call(t, b, env, map[string]any{"command": "git config --get core.fsmonitor > out; cat out"})
+	if !strings.Contains(r.TextContent(), "touch") {
+		t.Fatalf("writing command saw %q", r.TextContent())
 	}
 }

@@ -101,6 +101,8 @@ func newWebSearch(b SearchBackend, max int) tool.Tool {
 			res.Structured = rs
 			return res.WithDisplay(tool.Text(fmt.Sprintf("Searched %q: %d results (%s)", q.Query, len(rs), b.Name()))), nil
 		},
+		tool.AccessFunc(func(searchInput) (tool.Access, error) { return tool.Access{Network: true}, nil }),
+
 		tool.ReadOnly(),
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in searchInput) error {
 			q := strings.TrimSpace(in.Query)

@@ -53,6 +53,7 @@ func newWebFetch(f *fetcher) tool.Tool {
 			return f.call(ctx, env, in)
 		},
 		tool.ReadOnly(),
+		tool.AccessFunc(func(in fetchInput) (tool.Access, error) { return tool.Access{URL: in.URL, Network: true}, nil }),
 		tool.WithTimeout(f.opts.Timeout+2*time.Minute), // the fetch, then the side model
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in fetchInput) error {
 			if _, err := f.parseURL(in.URL); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin"
-	"github.com/gantry-dev/gantry/internal/shellparse"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
@@ -142,9 +141,9 @@ input could not be decided (bad JSON, bad rule, unknown mode).`,
 }
 
 // permissionTool returns the tool the check command decides for: the
-// built-in of that name or alias, else a minimal descriptor (Read, Glob and
-// Grep read-only, Bash's traits from the shared shell classifier, every other
-// name — an MCP or user tool — with the fail-closed default traits).
+// built-in of that name or alias (the permission layer knows it by what it
+// declares: files, a command line, a URL), else a bare tool of that name (an
+// MCP or user tool: rules by name, fail-closed traits).
 func permissionTool(name string) tool.Tool {
 	if tools, err := builtin.Tools(builtin.Options{}); err == nil {
 		for _, t := range tools {
@@ -155,41 +154,16 @@ func permissionTool(name string) tool.Tool {
 			}
 		}
 	}
-	d := &descriptor{spec: tool.Spec{Name: name}}
-	switch name {
-	case "Read", "Glob", "Grep":
-		d.spec.Traits = tool.ReadOnlyTraits
-	case "Bash":
-		d.bash = true
-	}
-	return d
+	return &descriptor{spec: tool.Spec{Name: name}}
 }
 
 // descriptor is a tool that is only described, never called.
 type descriptor struct {
 	spec tool.Spec
-	bash bool
 }
 
 func (d *descriptor) Spec() *tool.Spec { return &d.spec }
 
 func (d *descriptor) Call(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) {
 	return nil, fmt.Errorf("%s is a descriptor for permission checks and cannot run", d.spec.Name)
-}
-
-// Traits implements tool.Traiter.
-func (d *descriptor) Traits(input json.RawMessage) tool.Traits {
-	if !d.bash {
-		return d.spec.Traits
-	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(input, &in) != nil {
-		return tool.Traits{}
-	}
-	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
-		return tool.ReadOnlyTraits
-	}
-	return tool.Traits{}
 }
