@@ -341,6 +341,18 @@ type Scope struct {
 	Team string
 }
 
+// List returns the task list of an agent with this scope in the session
+// sessionID: TaskList, else the session's id, else "default".
+func (s Scope) List(sessionID string) string {
+	switch {
+	case s.TaskList != "":
+		return s.TaskList
+	case sessionID != "":
+		return sessionID
+	}
+	return "default"
+}
+
 // DefaultFile is the database file name the CLI keeps in the Gantry home
 // directory ($GANTRY_HOME, default ~/.gantry).
 const DefaultFile = "gantry.db"

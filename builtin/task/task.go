@@ -67,16 +67,12 @@ const maxRetries = 8
 
 // scope returns the caller's list and name.
 func scope(env *tool.Env) (list, name string) {
-	if sc, err := tool.Use[store.Scope](env); err == nil {
-		list, name = sc.TaskList, sc.Name
+	sc, _ := tool.Use[store.Scope](env)
+	sid := ""
+	if env != nil {
+		sid = env.SessionID
 	}
-	if list == "" && env != nil {
-		list = env.SessionID
-	}
-	if list == "" {
-		list = "default"
-	}
-	return list, name
+	return sc.List(sid), sc.Name
 }
 
 func tasks(env *tool.Env) (store.Tasks, *tool.Result) {

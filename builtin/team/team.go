@@ -122,7 +122,8 @@ func NewCreate() tool.Tool {
 			if sc := scopeOf(env); sc.Team != "" {
 				return tool.Errorf("You are a member of team %s; only a lead creates teams.", sc.Team), nil
 			}
-			t := store.Team{Name: in.TeamName, Description: in.Description, Lead: sessionID(env)}
+			// The team shares the lead's task list.
+			t := store.Team{Name: in.TeamName, Description: in.Description, Lead: sessionID(env), TaskList: scopeOf(env).List(sessionID(env))}
 			for _, m := range in.Members {
 				t.Members = append(t.Members, store.Member{Name: m.Name, AgentType: m.SubagentType, Role: m.Role})
 			}

@@ -98,7 +98,7 @@ func TestTeamFlow(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.TextContent())
 	}
-	if txt := res.TextContent(); !strings.Contains(txt, "- alice (general-purpose): running") || !strings.Contains(txt, `"team/red"`) {
+	if txt := res.TextContent(); !strings.Contains(txt, "- alice (general-purpose): running") || !strings.Contains(txt, `"lead-session"`) {
 		t.Fatalf("create: %s", txt)
 	}
 	if r.prompts["alice"] != "write the code" || len(r.started) != 2 {

@@ -84,7 +84,7 @@ func newTasksCmd(a *app) *cobra.Command {
 		Short: "Show the task list of the current directory's latest session (or of a team)",
 		Long: `Show the shared task list kept in $GANTRY_HOME/gantry.db: by default the list
 of the latest session in the working directory; --session names another
-session, --list a list by name (a team's list is "team/NAME").`,
+session, --list a list by name (a team shares its lead session's list).`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action := "list"
@@ -143,7 +143,7 @@ session, --list a list by name (a team's list is "team/NAME").`,
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&list, "list", "", `task list name (for a team: "team/NAME")`)
+	cmd.Flags().StringVar(&list, "list", "", "task list name (default: the session's)")
 	return cmd
 }
 
