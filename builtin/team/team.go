@@ -157,6 +157,9 @@ func NewCreate() tool.Tool {
 		},
 		tool.WithTraits(tool.Traits{NonDestructive: true}),
 		enabled,
+		tool.PermissionFunc(func(context.Context, *tool.Env, CreateInput) tool.PermissionResult {
+			return tool.PermissionResult{Behavior: tool.Allow, Reason: "TeamCreate starts agents whose every call goes through this session's permissions"}
+		}),
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in CreateInput) error {
 			if err := validName("team_name", in.TeamName); err != nil {
 				return err
@@ -218,6 +221,9 @@ func NewDelete() tool.Tool {
 		},
 		tool.WithTraits(tool.Traits{NonDestructive: true}),
 		enabled,
+		tool.PermissionFunc(func(context.Context, *tool.Env, DeleteInput) tool.PermissionResult {
+			return tool.PermissionResult{Behavior: tool.Allow, Reason: "TeamDelete only stops the session's own team members"}
+		}),
 		tool.DescribeFunc(func(in DeleteInput) string { return "Delete team " + clip(in.TeamName) }),
 	))
 }
