@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
@@ -93,14 +94,26 @@ type Options struct {
 	// todo list, messages waiting in the agent's mailbox); see [Reminder].
 	Reminders []Reminder
 
-	// Decider, CanUseTool and Hooks plug the safety layer into the
-	// executor; nil means a permission.Engine with no rules (reads inside
-	// the working directories run, the rest asks), no callback (ask becomes
-	// deny) and no hooks. Hooks also receive the agent-level events
-	// (UserPromptSubmit, Stop, SessionStart, SessionEnd, PreCompact).
-	Decider    permission.Decider
-	CanUseTool permission.CanUseTool
-	Hooks      hook.Runner
+	// Decider and Hooks plug the safety layer into the executor; nil means
+	// a permission.Engine with no rules (reads inside the working
+	// directories run, the rest asks) and no hooks. Hooks also receive the
+	// agent-level events (UserPromptSubmit, Stop, SessionStart, SessionEnd,
+	// PreCompact) and answer permission asks first (PermissionRequest).
+	Decider permission.Decider
+	Hooks   hook.Runner
+	// Interaction is the channel through which a person (or a policy)
+	// decides: permission asks the hooks leave open (allow once, for the
+	// session, always — a rule written to a settings file when Decider is
+	// a [permission.Updater] —, or deny with a message), AskUserQuestion,
+	// plan approval (ExitPlanMode). It is also given to tools through
+	// Services (tool.Use[interaction.Channel]). Nil means the channel
+	// already in Services (a subagent sharing its parent's services gets
+	// the parent's), else nobody: asks are denied with a clear reason and
+	// questions report that nobody can answer.
+	Interaction interaction.Channel
+	// Who labels this agent's requests on the channel (a subagent's name
+	// and the Agent call that started it); zero for the main agent.
+	Who interaction.Who
 	// ExecutorOptions are extra executor options (concurrency, timeouts,
 	// tracing, logging).
 	ExecutorOptions []executor.Option
@@ -222,10 +235,11 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if len(a.history) > 0 {
 		source = "resume"
 	}
-	resultsDir := filepath.Join(os.TempDir(), "gantry-tool-results", a.id)
+	sessionDir := filepath.Join(os.TempDir(), "gantry-sessions", a.id)
 	if opts.Store != nil {
-		resultsDir = filepath.Join(opts.Store.Dir(wd), a.id, "tool-results")
+		sessionDir = filepath.Join(opts.Store.Dir(wd), a.id)
 	}
+	resultsDir := filepath.Join(sessionDir, "tool-results")
 	if ws == nil {
 		// No workspace given: assemble one from these options alone (no
 		// settings files, no MCP servers; the pool is exactly opts.Pool).
@@ -259,10 +273,16 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if opts.SmallModel != "" && ws.Services() != nil {
 		tool.Provide[web.Summarizer](ws.Services(), &web.ModelSummarizer{Provider: opts.Provider, Model: opts.SmallModel})
 	}
+	if opts.Interaction != nil {
+		tool.Provide(ws.Services(), opts.Interaction)
+	} else if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
+		a.opts.Interaction = ch
+	}
 	env := &tool.Env{
 		WorkDir:        wd,
 		SessionID:      a.id,
 		Mode:           mode,
+		SessionDir:     sessionDir,
 		ToolResultsDir: resultsDir,
 		AdditionalDirs: slices.Concat(ws.Env().AdditionalDirs, opts.AdditionalDirs),
 		Files:          tool.NewFileCache(0),
@@ -271,7 +291,7 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	a.pool = ws.Pool()
 	a.execSess = executor.NewSession(env)
 	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
-	if canUse := a.canUseTool(); canUse != nil {
+	if canUse := a.canUseTool(a.opts.Decider); canUse != nil {
 		xo = append(xo, executor.WithCanUseTool(canUse))
 	}
 	if a.opts.Hooks != nil {
@@ -379,10 +399,20 @@ func repairHistory(msgs []llm.Message) []llm.Message {
 }
 
 // canUseTool answers decisions that came out as Ask: PermissionRequest
-// hooks first (their allow or deny answers), then Options.CanUseTool. With
-// neither, nil: the executor denies what nobody can approve.
-func (a *Agent) canUseTool() permission.CanUseTool {
-	user := a.opts.CanUseTool
+// hooks first (their allow or deny answers), then the interaction channel
+// (see [permission.AskChannel]; rules go to decider when it is a
+// [permission.Updater]). With neither, nil: the executor denies what nobody
+// can approve.
+func (a *Agent) canUseTool(decider permission.Decider) permission.CanUseTool {
+	var user permission.CanUseTool
+	if a.opts.Interaction != nil {
+		up, _ := decider.(permission.Updater)
+		who := a.opts.Who
+		if who.SessionID == "" {
+			who.SessionID = a.id
+		}
+		user = permission.AskChannel(a.opts.Interaction, up, who)
+	}
 	if a.opts.Hooks == nil {
 		return user
 	}
@@ -399,11 +429,7 @@ func (a *Agent) canUseTool() permission.CanUseTool {
 		if user != nil {
 			return user(ctx, req, suggested)
 		}
-		reason := suggested.Reason
-		if reason == "" {
-			reason = "this call needs approval"
-		}
-		return permission.Decision{Behavior: tool.Deny, Source: "default", Rule: suggested.Rule, Reason: reason + "; nobody can approve it in this session"}, nil
+		return permission.Decision{}, interaction.ErrNobody
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -564,9 +565,9 @@ func TestInterruptDecisionStopsRun(t *testing.T) {
 	}))
 	a := f.agent(t, func(o *Options) {
 		o.Pool = toolset.Options{Tools: []tool.Tool{writer}}
-		o.CanUseTool = func(ctx context.Context, req *permissionRequest, d permissionDecision) (permissionDecision, error) {
-			return permissionDecision{Behavior: tool.Deny, Reason: "user said stop", Interrupt: true}, nil
-		}
+		o.Interaction = interaction.Funcs{Permission: func(ctx context.Context, req *interaction.PermissionRequest) (*interaction.PermissionAnswer, error) {
+			return &interaction.PermissionAnswer{Choice: interaction.Deny, Message: "user said stop", Interrupt: true}, nil
+		}}
 	})
 	_, res, err := collect(t, context.Background(), a, "write")
 	if err != nil || res.Subtype != SubtypeInterrupted {

@@ -3,7 +3,8 @@
 //
 // Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash, WebFetch,
 // WebSearch) are what every coding agent needs; advanced ones (NotebookEdit,
-// TaskOutput, TaskStop, TodoWrite, the Task list tools) are for longer
+// TaskOutput, TaskStop, TodoWrite, the Task list tools, the interaction
+// tools EnterPlanMode, ExitPlanMode and AskUserQuestion) are for longer
 // sessions; specialist ones (ListMcpResources, ReadMcpResource, LSP;
 // TeamCreate, TeamDelete, SendMessage) are needed rarely and are
 // deferred to ToolSearch.
@@ -14,9 +15,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gantry-dev/gantry/builtin/ask"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/builtin/plan"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/task"
@@ -59,6 +62,8 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, task.Tools()...)
 	out = append(out, lsp.New())
 	out = append(out, team.Tools()...)
+	out = append(out, plan.Tools()...)
+	out = append(out, ask.Tools()...)
 	return out, nil
 }
 

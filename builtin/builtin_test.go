@@ -16,7 +16,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Bash", "Edit", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
+	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
 	var got []string
 	for _, e := range r.Entries() {
 		got = append(got, e.Name)

@@ -11,8 +11,9 @@
 //  4. PreToolUse hooks ([hook.Runner]): they may rewrite the input (it is
 //     validated again), add context, block, or give a permission verdict; a
 //     runner error blocks the call (fail closed);
-//  5. the permission decision ([permission.Decider], then
-//     [permission.CanUseTool] for an Ask);
+//  5. the permission decision ([permission.Decider]; an Ask is resolved by
+//     [permission.ResolveAsk] with the [permission.CanUseTool] callback, or
+//     denied when there is none);
 //  6. the call, with a deadline and panic recovery;
 //  7. PostToolUse / PostToolUseFailure hooks;
 //  8. the result budget (an oversized result is saved to a file and the
@@ -267,7 +268,14 @@ func New(r Resolver, opts ...Option) *Executor {
 		o(&c)
 	}
 	if c.decider == nil {
-		c.decider = DefaultDecider()
+		// The permission engine with no rules and the call's own mode:
+		// reads inside the working directories run, the rest asks (and
+		// with no WithCanUseTool, an ask is a deny).
+		eng, err := permission.NewEngine(permission.Config{})
+		if err != nil {
+			panic("executor: the default permission engine: " + err.Error()) // a zero Config always builds
+		}
+		c.decider = eng
 	}
 	if c.maxConc == 0 {
 		c.maxConc = DefaultMaxConcurrency

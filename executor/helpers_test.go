@@ -126,7 +126,7 @@ func newKit(t testing.TB) *kit {
 			return "", ctx.Err()
 		}
 	}, tool.ReadOnly()))
-	add(tool.NewText("Write", "writes (not concurrency-safe)", func(ctx context.Context, env *tool.Env, in sleepIn) (string, error) {
+	add(tool.NewText("Store", "writes (not concurrency-safe)", func(ctx context.Context, env *tool.Env, in sleepIn) (string, error) {
 		k.probe.enter(in.ID)
 		defer k.probe.leave()
 		if err := sleepCtx(ctx, time.Duration(in.MS)*time.Millisecond); err != nil {

@@ -59,12 +59,15 @@ type config struct {
 	getenv          func(string) string
 }
 
-// WithDecider sets the permission decider. The default is [DefaultDecider].
+// WithDecider sets the permission decider. The default is a
+// [permission.Engine] with no rules, using each call's mode and working
+// directory: reads inside the working directories run, everything else
+// asks (a bare executor without [WithCanUseTool] therefore denies it).
 func WithDecider(d permission.Decider) Option { return func(c *config) { c.decider = d } }
 
 // WithCanUseTool sets the callback that answers decisions that came out as
-// Ask. Without one, Ask is turned into a deny with a message telling the
-// model that nobody can approve the call. The executor calls it for one call
+// Ask, through [permission.ResolveAsk]. Without one, Ask is turned into a
+// deny with a message telling the model that nobody can approve the call. The executor calls it for one call
 // at a time (a person answers one question at a time).
 func WithCanUseTool(f permission.CanUseTool) Option { return func(c *config) { c.canUse = f } }
 

@@ -73,10 +73,10 @@ func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 	b := run(t, e,
 		call("s1", "Sleep", `{"ms":20,"id":"s1"}`),
 		call("s2", "Sleep", `{"ms":20,"id":"s2"}`),
-		call("w1", "Write", `{"ms":5,"id":"w1"}`),
+		call("w1", "Store", `{"ms":5,"id":"w1"}`),
 		call("s3", "Sleep", `{"ms":1,"id":"s3"}`),
-		call("w2", "Write", `{"ms":1,"id":"w2"}`),
-		call("w3", "Write", `{"ms":1,"id":"w3"}`),
+		call("w2", "Store", `{"ms":1,"id":"w2"}`),
+		call("w3", "Store", `{"ms":1,"id":"w3"}`),
 	)
 	k.probe.mu.Lock()
 	started := strings.Join(k.probe.started, ",")
@@ -99,7 +99,7 @@ func TestContextModifiersApplyInOrder(t *testing.T) {
 	b, err := e.Run(context.Background(), s, []Call{
 		call("1", "Cd", `{"id":"a","ms":0}`),
 		call("2", "Cd", `{"id":"b","ms":0}`),
-		call("3", "Write", `{"id":"x","ms":0}`),
+		call("3", "Store", `{"id":"x","ms":0}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestSiblingCancellation(t *testing.T) {
 		call("f", "Fail", `{"ms":20,"id":"f"}`),
 		call("g2", "Gate", `{"id":"g2"}`),
 		call("g3", "Gate", `{"id":"g3"}`), // queued by the cap: never starts
-		call("w", "Write", `{"id":"w","ms":0}`),
+		call("w", "Store", `{"id":"w","ms":0}`),
 	)
 	kinds := []Kind{KindSiblingFailed, KindToolError, KindSiblingFailed, KindSiblingFailed, KindOK}
 	for i, o := range b.Outcomes {
@@ -152,7 +152,7 @@ func TestInterruptEveryCallGetsAResult(t *testing.T) {
 	b, err := e.Run(ctx, session(), []Call{
 		call("b", "Block", `{"ms":30}`),
 		call("g", "Gate", `{"id":"g"}`),
-		call("w", "Write", `{"id":"w","ms":0}`),
+		call("w", "Store", `{"id":"w","ms":0}`),
 		call("n", "Noop", `{}`),
 	})
 	if err != nil {
@@ -209,7 +209,7 @@ func TestStopOnInterruptDecision(t *testing.T) {
 		asked++
 		return permissionDecision{Behavior: tool.Deny, Interrupt: true, Reason: "stop now"}, nil
 	}))
-	b := run(t, e, call("w1", "Write", `{"id":"1","ms":0}`), call("w2", "Write", `{"id":"2","ms":0}`))
+	b := run(t, e, call("w1", "Store", `{"id":"1","ms":0}`), call("w2", "Store", `{"id":"2","ms":0}`))
 	if !b.Stop || b.StopReason != "stop now" || asked != 1 {
 		t.Fatalf("stop %v %q asked %d", b.Stop, b.StopReason, asked)
 	}

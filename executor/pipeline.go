@@ -478,33 +478,12 @@ func (e *Executor) decide(ctx context.Context, req *permission.Request) permissi
 	case tool.Allow, tool.Deny:
 		return d
 	}
-	// Ask (or a Passthrough, which a final decision must not be: ask).
-	if req.Env != nil && req.Env.Mode == tool.ModeDontAsk {
-		return permission.Decision{Behavior: tool.Deny, Source: "mode", Rule: d.Rule,
-			Reason: firstNonEmpty(d.Reason, "this call needs approval") + "; the session does not ask for approval (dontAsk mode)"}
+	if e.cfg.canUse != nil {
+		// One question at a time: a person answers one call after another.
+		e.askMu.Lock()
+		defer e.askMu.Unlock()
 	}
-	if e.cfg.canUse == nil {
-		return permission.Decision{Behavior: tool.Deny, Source: "default", Rule: d.Rule,
-			Reason: firstNonEmpty(d.Reason, "this call needs approval") + "; nobody can approve it in this session"}
-	}
-	e.askMu.Lock()
-	defer e.askMu.Unlock()
-	if ctx.Err() != nil {
-		return permission.Decision{Behavior: tool.Deny, Source: "callback", Reason: "cancelled while asking for permission"}
-	}
-	cd, err := e.cfg.canUse(ctx, req, d)
-	if err != nil {
-		return permission.Decision{Behavior: tool.Deny, Source: "callback",
-			Reason: fmt.Sprintf("asking for permission failed (%v)", err)}
-	}
-	if cd.Source == "" {
-		cd.Source = "callback"
-	}
-	if cd.Behavior != tool.Allow && cd.Behavior != tool.Deny {
-		cd.Behavior = tool.Deny
-		cd.Reason = firstNonEmpty(cd.Reason, "the permission callback gave no answer")
-	}
-	return cd
+	return permission.ResolveAsk(ctx, req, d, e.cfg.canUse)
 }
 
 func denyText(name string, d permission.Decision) string {

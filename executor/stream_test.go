@@ -27,7 +27,7 @@ func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 		t.Fatalf("started %q", id)
 	}
 	st.Add(call("n", "Noop", `{}`)) // safe: starts beside the running Gate
-	st.Add(call("w", "Write", `{"id":"w"}`))
+	st.Add(call("w", "Store", `{"id":"w"}`))
 	close(k.release)
 	b := st.Wait()
 	if len(b.Outcomes) != 3 || text(b.Outcomes[0]) != "released g" || text(b.Outcomes[1]) != "ok" || text(b.Outcomes[2]) != "wrote w in /w" {
@@ -41,7 +41,7 @@ func TestStreamUnsafeWaitsForRunning(t *testing.T) {
 	st := e.Stream(context.Background(), session())
 	st.Add(call("g", "Gate", `{"id":"g"}`))
 	<-k.gateIn
-	st.Add(call("w", "Write", `{"id":"w"}`))
+	st.Add(call("w", "Store", `{"id":"w"}`))
 	st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
 	time.Sleep(10 * time.Millisecond)
 	k.probe.mu.Lock()

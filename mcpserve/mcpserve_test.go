@@ -72,7 +72,7 @@ func testTools(rec *recorder) []tool.Tool {
 		tool.Must(tool.NewTyped("Sum", "Adds two numbers.", func(_ context.Context, _ *tool.Env, in sumIn) (sumOut, error) {
 			return sumOut{in.A + in.B}, nil
 		}, tool.ReadOnly())),
-		tool.Must(tool.NewText("Write", "Pretends to write (not read-only).", func(context.Context, *tool.Env, echoIn) (string, error) {
+		tool.Must(tool.NewText("Store", "Pretends to write (not read-only).", func(context.Context, *tool.Env, echoIn) (string, error) {
 			return "wrote", nil
 		})),
 		tool.Must(tool.NewText("Fail", "Always fails.", func(context.Context, *tool.Env, echoIn) (string, error) {
@@ -196,14 +196,14 @@ func TestServe(t *testing.T) {
 				names = append(names, tl.Name)
 				byName[tl.Name] = tl
 			}
-			if got := strings.Join(names, ","); got != "Block,Echo,Fail,Sum,Write" {
+			if got := strings.Join(names, ","); got != "Block,Echo,Fail,Store,Sum" {
 				t.Fatalf("tools = %s", got)
 			}
 			if a := byName["Echo"].Annotations; a == nil || !a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
 				t.Errorf("Echo annotations = %+v", a)
 			}
-			if a := byName["Write"].Annotations; a == nil || a.ReadOnlyHint {
-				t.Errorf("Write annotations = %+v", a)
+			if a := byName["Store"].Annotations; a == nil || a.ReadOnlyHint {
+				t.Errorf("Store annotations = %+v", a)
 			}
 			if byName["Sum"].OutputSchema == nil {
 				t.Error("Sum has no output schema")
@@ -220,7 +220,7 @@ func TestServe(t *testing.T) {
 				{"Echo", `{}`, true, "text"},
 				{"Fail", `{"text":"x"}`, true, "it broke"},
 				// Not read-only, default mode, nobody to ask: denied.
-				{"Write", `{"text":"x"}`, true, "approval"},
+				{"Store", `{"text":"x"}`, true, "nobody can approve"},
 			} {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.name, Arguments: json.RawMessage(tc.args)})
 				if err != nil {
@@ -258,9 +258,9 @@ func TestModeAndHooks(t *testing.T) {
 	}
 	cs := connectInMemory(t, s)
 	ctx := context.Background()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"text": "x"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Store", Arguments: map[string]any{"text": "x"}})
 	if err != nil || res.IsError || text(res) != "wrote" {
-		t.Fatalf("bypass Write: %v %+v", err, res)
+		t.Fatalf("bypass Store: %v %+v", err, res)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "Echo", Arguments: map[string]any{"text": "forbidden"}})
 	if err != nil || !res.IsError || !strings.Contains(text(res), "no forbidden words") {
@@ -268,7 +268,7 @@ func TestModeAndHooks(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if got := strings.Join(seen, " "); !strings.Contains(got, "PreToolUse:Write PostToolUse:Write PreToolUse:Echo") {
+	if got := strings.Join(seen, " "); !strings.Contains(got, "PreToolUse:Store PostToolUse:Store PreToolUse:Echo") {
 		t.Errorf("hooks = %s", got)
 	}
 }

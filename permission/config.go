@@ -40,7 +40,7 @@ func RuleSets(s *settings.Settings) []RuleSet {
 
 // ConfigFromSettings returns a Config with the rules, default mode and
 // additional directories of s (directories are relative to their file's
-// root). Set the other fields (CanUseTool, Getenv, …) on the result.
+// root). Set the other fields (Getenv, SettingsPaths, …) on the result.
 func ConfigFromSettings(s *settings.Settings) Config {
 	cfg := Config{Mode: s.Mode(), Rules: RuleSets(s), WorkDir: s.ProjectDir}
 	for _, src := range s.Sources {
@@ -87,8 +87,11 @@ type Update struct {
 // Apply applies u: rules are parsed first (a bad rule changes nothing),
 // then written to the destination's settings file (paths from
 // settings.Paths) unless the destination is the session, then added to the
-// engine. paths may be nil for session updates.
+// engine. Nil paths mean [Config.SettingsPaths].
 func (e *Engine) Apply(u Update, paths map[settings.Scope]string) error {
+	if paths == nil {
+		paths = e.cfg.SettingsPaths
+	}
 	var parsed []rule
 	b := tool.Behavior(u.Kind)
 	if len(u.Rules) > 0 {

@@ -49,24 +49,14 @@ type Config struct {
 	Home string
 	// Getenv looks up environment variables; default: none.
 	Getenv func(string) string
-	// CanUseTool, if set, is asked about every decision that comes out as
-	// Ask (outside dontAsk mode). Without it Decide returns Ask, and a
-	// caller that cannot ask must deny.
-	CanUseTool CanUseTool
-	// PlanModeTools are the tools allowed in plan mode although not
-	// read-only (they plan, ask or track). Nil means [DefaultPlanModeTools].
-	PlanModeTools []string
 	// GantryHome is Gantry's own directory (settings, sessions, trust),
 	// protected wherever it points. Default $GANTRY_HOME from Getenv, else
 	// Home/.gantry.
 	GantryHome string
-}
-
-// DefaultPlanModeTools are the tools plan mode allows besides read-only
-// calls.
-var DefaultPlanModeTools = []string{
-	"ExitPlanMode", "EnterPlanMode", "TodoWrite", "AskUserQuestion", "ToolSearch",
-	"Agent", "Task", "TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TaskOutput",
+	// SettingsPaths are the settings files [Engine.Apply] writes "always
+	// allow" rules to, by scope (settings.Paths gives them); nil means no
+	// file can be written (only session updates apply).
+	SettingsPaths map[settings.Scope]string
 }
 
 // rule is a parsed rule with where it came from.
@@ -90,7 +80,8 @@ func newRule(r Rule, raw string, b tool.Behavior, source, root string) rule {
 }
 
 // Engine is the permission [Decider]: modes, rules from settings scopes,
-// path policy, shell analysis and the [CanUseTool] callback. It is safe for
+// path policy and shell analysis; an Ask it returns is resolved with
+// [ResolveAsk]. It is safe for
 // concurrent use; session updates ([Engine.Apply]) take effect for the next
 // decision.
 type Engine struct {
@@ -99,12 +90,10 @@ type Engine struct {
 	// resolved caches the symlink-resolved form of working directories.
 	resolved sync.Map // string → string
 
-	mu       sync.RWMutex
-	rules    []rule
-	addDirs  []string
-	mode     tool.Mode
-	paths    map[settings.Scope]string
-	planTool map[string]bool
+	mu      sync.RWMutex
+	rules   []rule
+	addDirs []string
+	mode    tool.Mode
 }
 
 var _ Decider = (*Engine)(nil)
@@ -128,13 +117,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.GantryHome == "" && cfg.Home != "" {
 		cfg.GantryHome = filepath.Join(cfg.Home, ".gantry")
 	}
-	if cfg.PlanModeTools == nil {
-		cfg.PlanModeTools = DefaultPlanModeTools
-	}
-	e := &Engine{cfg: cfg, mode: cfg.Mode, planTool: map[string]bool{}}
-	for _, n := range cfg.PlanModeTools {
-		e.planTool[n] = true
-	}
+	e := &Engine{cfg: cfg, mode: cfg.Mode}
 	var errs []error
 	for _, rs := range cfg.Rules {
 		for _, list := range []struct {
@@ -376,17 +359,18 @@ func (c *call) inside(p string) bool {
 //     ask in every mode; writes to protected paths, substitutions, the tool's
 //     own ask → ask outside bypass;
 //  6. bypassPermissions → allow;
-//  7. plan mode: a call that is not read-only (and not a planning tool) →
-//     deny;
+//  7. plan mode: a call that is neither read-only nor planning (by its
+//     [tool.Traits]) → deny;
 //  8. a hook's allow, the tool's own allow → allow;
 //  9. allow rules, read-only calls, reads inside the working directories,
 //     acceptEdits edits inside them → allow;
 //  10. otherwise ask.
 //
-// An Ask then becomes deny in dontAsk mode, or goes to [Config.CanUseTool]
-// if set. MCP tools (mcp__…) are never allowed by their read-only traits,
-// which come from an untrusted server's annotations; WebFetch and WebSearch
-// neither (they reach the network: a host or a search needs a rule).
+// An Ask becomes deny in dontAsk mode; otherwise it is returned for the
+// caller to resolve with [ResolveAsk]. MCP tools (mcp__…) are never
+// allowed by their read-only traits, which come from an untrusted server's
+// annotations; WebFetch and WebSearch neither (they reach the network: a
+// host or a search needs a rule).
 func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
 	c, err := e.newCall(req)
 	if err != nil {
@@ -396,42 +380,17 @@ func (e *Engine) Decide(ctx context.Context, req *Request) (Decision, error) {
 	if d.Behavior == tool.Allow && d.UpdatedInput == nil && req.ToolCheck.Behavior == tool.Allow {
 		d.UpdatedInput = req.ToolCheck.UpdatedInput
 	}
-	if d.Behavior != tool.Ask {
-		return c.pin(d), nil
+	if d.Behavior == tool.Ask && c.mode == tool.ModeDontAsk {
+		d = dontAsk(d)
 	}
-	if c.mode == tool.ModeDontAsk {
-		d.Behavior = tool.Deny
-		d.Reason += " (dontAsk mode denies what would ask)"
-		return d, nil
-	}
-	if e.cfg.CanUseTool == nil {
-		return d, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Decision{}, err
-	}
-	ans, err := e.cfg.CanUseTool(ctx, req, d)
-	if err != nil {
-		return Decision{}, fmt.Errorf("permission: CanUseTool: %w", err)
-	}
-	switch ans.Behavior {
-	case tool.Allow, tool.Deny:
-	default:
-		return Decision{}, fmt.Errorf("permission: CanUseTool answered %q (want allow or deny)", ans.Behavior)
-	}
-	if ans.Source == "" {
-		ans.Source = "callback"
-	}
-	if ans.Behavior == tool.Deny && ans.Reason == "" {
-		ans.Reason = "denied by the user"
-	}
-	return c.pin(ans), nil
+	return c.pin(d), nil
 }
 
-// pin records in an Allow the file the checked path resolved to, keyed by
-// the path as the input wrote it (see [Decision.Checked]).
+// pin records in an Allow (or an Ask, which [ResolveAsk] may turn into an
+// allow) the file the checked path resolved to, keyed by the path as the
+// input wrote it (see [Decision.Checked]).
 func (c *call) pin(d Decision) Decision {
-	if d.Behavior != tool.Allow || len(c.paths) == 0 || (c.kind != kindRead && c.kind != kindWrite) {
+	if (d.Behavior != tool.Allow && d.Behavior != tool.Ask) || len(c.paths) == 0 || (c.kind != kindRead && c.kind != kindWrite) {
 		return d
 	}
 	d.Checked = map[string]string{c.paths[0].raw: c.paths[0].forms.resolved}
@@ -493,7 +452,8 @@ func (e *Engine) decide(c *call) Decision {
 	}
 	// 7: plan mode.
 	readOnly := e.readOnly(c)
-	if c.mode == tool.ModePlan && !readOnly && !e.planTool[name] {
+	planning := req.Traits.Planning && !strings.HasPrefix(name, "mcp__")
+	if c.mode == tool.ModePlan && !readOnly && !planning {
 		what := ""
 		if c.shell != nil {
 			what = " (" + c.shell.model.FirstReason() + ")"
@@ -528,8 +488,8 @@ func (e *Engine) decide(c *call) Decision {
 	if readOnly && !strings.HasPrefix(name, "mcp__") && c.kind != kindWeb {
 		return allow(name+" is read-only", "default", "")
 	}
-	if c.mode == tool.ModePlan && e.planTool[name] {
-		return allow(name+" is allowed in plan mode", "mode", "")
+	if c.mode == tool.ModePlan && planning {
+		return allow(name+" only plans (allowed in plan mode)", "mode", "")
 	}
 	return ask(fmt.Sprintf("%s needs permission", name), "default", "")
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -108,7 +111,12 @@ func TestOtherTools(t *testing.T) {
 		{name: "param rule", allow: []string{"Agent(subagent_type:Explore)"}, call: call1{tool: "Agent", input: map[string]any{"prompt": "p", "subagent_type": "Explore"}}, want: tool.Allow},
 		{name: "param rule other value", allow: []string{"Agent(subagent_type:Explore)"}, call: call1{tool: "Agent", input: map[string]any{"prompt": "p", "subagent_type": "general"}}, want: tool.Ask},
 		{name: "param deny with wildcard", deny: []string{"Skill(skill:danger-*)"}, allow: []string{"Skill"}, call: call1{tool: "Skill", input: map[string]any{"skill": "danger-zone"}}, want: tool.Deny},
-		{name: "plan tool allowed in plan", call: call1{tool: "ExitPlanMode", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Allow},
+		{name: "planning tool allowed in plan", call: call1{tool: "ExitPlanMode", input: map[string]any{}, mode: tool.ModePlan, traits: tool.Traits{Planning: true}}, want: tool.Allow},
+		{name: "planning tool asks outside plan", call: call1{tool: "TodoWrite", input: map[string]any{}, traits: tool.Traits{Planning: true}}, want: tool.Ask},
+		{name: "planning name without the trait denied in plan", call: call1{tool: "ExitPlanMode", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Deny},
+		{name: "unimplemented planning name denied in plan", call: call1{tool: "TaskCreate", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Deny},
+		{name: "mcp tool claiming planning denied in plan", call: call1{tool: "mcp__x__plan", input: map[string]any{}, mode: tool.ModePlan, traits: tool.Traits{Planning: true}}, want: tool.Deny},
+		{name: "read-only tool allowed in plan", call: call1{tool: "ToolSearch", input: map[string]any{}, mode: tool.ModePlan, traits: tool.ReadOnlyTraits}, want: tool.Allow},
 		{name: "unknown tool asks", call: call1{tool: "Deploy", input: map[string]any{}}, want: tool.Ask},
 		{name: "unknown tool denied in plan", call: call1{tool: "Deploy", input: map[string]any{}, mode: tool.ModePlan}, want: tool.Deny},
 	})
@@ -149,7 +157,7 @@ func TestHidden(t *testing.T) {
 	}
 }
 
-func TestCanUseTool(t *testing.T) {
+func TestResolveAsk(t *testing.T) {
 	w := newWorld(t)
 	var got Decision
 	cases := []struct {
@@ -157,46 +165,66 @@ func TestCanUseTool(t *testing.T) {
 		answer Decision
 		err    error
 		want   Decision
-		fail   bool
 	}{
 		{name: "allow with updated input", answer: Decision{Behavior: tool.Allow, UpdatedInput: json.RawMessage(`{"command":"ls"}`)}, want: Decision{Behavior: tool.Allow, Source: "callback", UpdatedInput: json.RawMessage(`{"command":"ls"}`)}},
 		{name: "deny with message", answer: Decision{Behavior: tool.Deny, Reason: "not now"}, want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "not now"}},
 		{name: "interrupt", answer: Decision{Behavior: tool.Deny, Interrupt: true}, want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "denied by the user", Interrupt: true}},
-		{name: "bad answer", answer: Decision{Behavior: tool.Ask}, fail: true},
-		{name: "callback error", err: errors.New("tty gone"), fail: true},
+		{name: "bad answer", answer: Decision{Behavior: tool.Ask}, want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "the permission callback gave no answer"}},
+		{name: "callback error", err: errors.New("tty gone"), want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "asking for permission failed (tty gone)"}},
+		{name: "nobody", err: fmt.Errorf("x: %w", interaction.ErrNobody), want: Decision{Behavior: tool.Deny, Source: "default", Reason: "; nobody can approve it in this session"}},
 	}
+	e, err := NewEngine(Config{Home: w.home})
+	must(t, err)
+	req := &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := NewEngine(Config{Home: w.home, CanUseTool: func(ctx context.Context, req *Request, s Decision) (Decision, error) {
+			d, err := e.Decide(context.Background(), req)
+			must(t, err)
+			if d.Behavior != tool.Ask {
+				t.Fatalf("engine decided %+v, want ask", d)
+			}
+			d = ResolveAsk(context.Background(), req, d, func(ctx context.Context, req *Request, s Decision) (Decision, error) {
 				got = s
 				return tc.answer, tc.err
-			}})
-			must(t, err)
-			d, err := e.Decide(context.Background(), &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work}})
-			if tc.fail {
-				if err == nil {
-					t.Fatalf("want error, got %+v", d)
-				}
-				return
-			}
-			must(t, err)
+			})
 			if got.Behavior != tool.Ask || got.Reason == "" {
 				t.Errorf("callback saw %+v, want an ask with a reason", got)
 			}
-			if d.Behavior != tc.want.Behavior || d.Reason != tc.want.Reason || d.Source != tc.want.Source || d.Interrupt != tc.want.Interrupt || string(d.UpdatedInput) != string(tc.want.UpdatedInput) {
+			if d.Behavior != tc.want.Behavior || !strings.HasSuffix(d.Reason, tc.want.Reason) || d.Source != tc.want.Source || d.Interrupt != tc.want.Interrupt || string(d.UpdatedInput) != string(tc.want.UpdatedInput) {
 				t.Errorf("decision %+v, want %+v", d, tc.want)
 			}
 		})
 	}
-	// dontAsk never calls back.
+	// No callback: nobody can approve.
+	if d := ResolveAsk(context.Background(), req, Decision{Behavior: tool.Ask, Reason: "why"}, nil); d.Behavior != tool.Deny || !strings.Contains(d.Reason, "nobody can approve") {
+		t.Errorf("no callback: %+v", d)
+	}
+	// Final decisions pass through untouched.
+	for _, b := range []tool.Behavior{tool.Allow, tool.Deny} {
+		if d := ResolveAsk(context.Background(), req, Decision{Behavior: b, Reason: "r"}, nil); d.Behavior != b || d.Reason != "r" {
+			t.Errorf("%s: %+v", b, d)
+		}
+	}
+	// dontAsk never calls back (the engine already denies, and so does
+	// ResolveAsk for an ask from elsewhere).
 	called := false
-	e, _ := NewEngine(Config{CanUseTool: func(context.Context, *Request, Decision) (Decision, error) {
+	cb := func(context.Context, *Request, Decision) (Decision, error) {
 		called = true
 		return Decision{Behavior: tool.Allow}, nil
-	}})
-	d, err := e.Decide(context.Background(), &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work, Mode: tool.ModeDontAsk}})
-	if err != nil || d.Behavior != tool.Deny || called {
-		t.Errorf("dontAsk: %+v %v called=%v", d, err, called)
+	}
+	dreq := &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work, Mode: tool.ModeDontAsk}}
+	d, err := e.Decide(context.Background(), dreq)
+	if err != nil || d.Behavior != tool.Deny {
+		t.Errorf("dontAsk engine: %+v %v", d, err)
+	}
+	if d := ResolveAsk(context.Background(), dreq, Decision{Behavior: tool.Ask}, cb); d.Behavior != tool.Deny || called {
+		t.Errorf("dontAsk: %+v called=%v", d, called)
+	}
+	// A cancelled context denies without calling back.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if d := ResolveAsk(ctx, req, Decision{Behavior: tool.Ask}, cb); d.Behavior != tool.Deny || called {
+		t.Errorf("cancelled: %+v called=%v", d, called)
 	}
 }
 

@@ -22,6 +22,13 @@ type Env struct {
 	SessionID string
 	// Mode is the session's permission mode.
 	Mode Mode
+	// PrePlanMode is the mode the session had when EnterPlanMode switched
+	// it to plan mode ("" when it started in plan mode or is not in it);
+	// ExitPlanMode returns to it.
+	PrePlanMode Mode
+	// SessionDir is a directory for the session's own files (a plan, saved
+	// results), created on demand; "" means the session keeps none.
+	SessionDir string
 	// ToolResultsDir is where oversized results and background output go.
 	// Empty means a directory chosen by the executor.
 	ToolResultsDir string

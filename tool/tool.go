@@ -154,6 +154,12 @@ type Traits struct {
 	// NonDestructive: the call cannot destroy data (the opposite of MCP's
 	// destructive hint, so that the zero value is destructive).
 	NonDestructive bool `json:"non_destructive"`
+	// Planning: the call changes only the session's own planning state —
+	// its plan, todo list, task list or permission mode — or asks the user;
+	// nothing the user owns. Plan mode allows such calls although they are
+	// not read-only (EnterPlanMode, ExitPlanMode, AskUserQuestion, TodoWrite,
+	// the task tools). The permission layer ignores it for MCP tools.
+	Planning bool `json:"planning,omitempty"`
 }
 
 // Destructive reports whether the call may destroy data.

@@ -78,7 +78,7 @@ func NewTaskOutput(opts Options) tool.Tool {
 			return r, nil
 		},
 		tool.WithAliases("BashOutput", "AgentOutput"),
-		tool.WithTraits(tool.Traits{ConcurrencySafe: true, NonDestructive: true}),
+		tool.WithTraits(tool.ReadOnlyTraits), // reading a task's output changes nothing
 		tool.TimeoutFunc(func(in TaskOutputInput) time.Duration { return wait(in) + 5*time.Second }),
 		tool.WithMaxTimeout(o.MaxTimeout+5*time.Second),
 		tool.WithMaxResultChars(o.InlineChars+2_000),
