@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -218,6 +220,14 @@ func TestElicitation(t *testing.T) {
 		{"callback", func(_ context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": server + ":" + p.Message}}, nil
 		}, "accept srv:Your name?"},
+		{"through a channel", ElicitThrough(interaction.Funcs{Elicitation: func(_ context.Context, r *interaction.ElicitationRequest) (*interaction.ElicitationAnswer, error) {
+			var schema map[string]any
+			if err := json.Unmarshal(r.Schema, &schema); err != nil || schema["type"] != "object" {
+				return nil, fmt.Errorf("schema %s: %v", r.Schema, err)
+			}
+			return &interaction.ElicitationAnswer{Action: interaction.ElicitAccept, Content: map[string]any{"name": r.Server + "/" + r.Message}}, nil
+		}}), "accept srv/Your name?"},
+		{"channel with nobody declines", ElicitThrough(interaction.Nobody), "decline <nil>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := startManager(t, []string{"srv"}, Options{Transport: inMemory(t, newTestServer("")), Elicit: tc.elicit})

@@ -33,6 +33,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
@@ -124,8 +125,16 @@ type Options struct {
 	Decider permission.Decider
 	Hooks   hook.Runner
 	// CanUseTool answers the decisions that come out as ask in the
-	// workspace's executor (nil = deny them).
+	// workspace's executor (nil = ask through Interaction, else deny them).
 	CanUseTool permission.CanUseTool
+	// Interaction is the channel through which a person decides (see
+	// package interaction): it is put into Services for the tools and the
+	// agents of the workspace, answers the asks of the workspace's executor
+	// when CanUseTool is nil ("always allow" rules go to the engine and the
+	// settings files), and receives the elicitation requests of MCP servers
+	// when MCP.Elicit is nil. Nil means nobody: asks are denied, questions
+	// and elicitations report that nobody can answer.
+	Interaction interaction.Channel
 	// ExecutorOptions are extra options of the workspace's executor.
 	ExecutorOptions []executor.Option
 
@@ -199,9 +208,14 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
+		paths, err := settings.Paths(so)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
 		w.settings = st
 		cfg = permission.ConfigFromSettings(st)
 		cfg.WorkDir, cfg.Getenv = dir, getenv
+		cfg.SettingsPaths = paths
 		cfg.AdditionalDirs = append(cfg.AdditionalDirs, opts.AdditionalDirs...)
 		hcfg = hook.Config{Hooks: st.Hooks(), Env: st.Env()}
 		w.mode = st.Mode()
@@ -274,6 +288,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		}
 		builtin.ProvideStore(w.services, st)
 	}
+	if opts.Interaction != nil {
+		tool.Provide(w.services, opts.Interaction)
+	}
 
 	// The environment of the workspace's own executor session.
 	resultsDir := opts.ToolResultsDir
@@ -338,8 +355,12 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if w.hooks != nil {
 		xo = append(xo, executor.WithHooks(w.hooks))
 	}
-	if opts.CanUseTool != nil {
+	switch {
+	case opts.CanUseTool != nil:
 		xo = append(xo, executor.WithCanUseTool(opts.CanUseTool))
+	case opts.Interaction != nil:
+		up, _ := w.decider.(permission.Updater)
+		xo = append(xo, executor.WithCanUseTool(permission.AskChannel(opts.Interaction, up, interaction.Who{SessionID: sessionID})))
 	}
 	w.exec = executor.New(w.pool, append(xo, opts.ExecutorOptions...)...)
 	w.sess = executor.NewSession(env)
@@ -387,6 +408,9 @@ func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(stri
 	mo.Dir, mo.Getenv = w.dir, getenv
 	if mo.Client == nil {
 		mo.Client = &mcp.Implementation{Name: "gantry"}
+	}
+	if mo.Elicit == nil && opts.Interaction != nil {
+		mo.Elicit = mcptool.ElicitThrough(opts.Interaction)
 	}
 	user := mo.OnToolsChanged
 	mo.OnToolsChanged = func(server string) {
