@@ -124,7 +124,7 @@ func NewCreate() tool.Tool {
 			r.Structured = t
 			return r, nil
 		},
-		tool.WithTraits(tool.Traits{NonDestructive: true}), // writes run alone, in the model's order
+		tool.WithTraits(tool.Traits{NonDestructive: true, Planning: true}), // writes run alone, in the model's order; the task list is planning state (runs in plan mode)
 		allowSelf[CreateInput]("TaskCreate"),
 		tool.DescribeFunc(func(in CreateInput) string { return "Create task: " + oneLine(in.Subject) }),
 	))
@@ -233,7 +233,7 @@ func NewUpdate() tool.Tool {
 			}
 			return tool.Errorf("Task #%s keeps changing under concurrent updates; read it with TaskGet and try again.", id), nil
 		},
-		tool.WithTraits(tool.Traits{NonDestructive: true}), // writes run alone, in the model's order
+		tool.WithTraits(tool.Traits{NonDestructive: true, Planning: true}), // writes run alone, in the model's order; the task list is planning state (runs in plan mode)
 		allowSelf[UpdateInput]("TaskUpdate"),
 		tool.DescribeFunc(func(in UpdateInput) string {
 			d := "Update task #" + oneLine(trimID(in.TaskID))

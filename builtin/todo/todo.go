@@ -82,7 +82,7 @@ func New() tool.Tool {
 			r.Structured = res
 			return r, nil
 		},
-		tool.WithTraits(tool.Traits{ConcurrencySafe: false, NonDestructive: true}),
+		tool.WithTraits(tool.Traits{NonDestructive: true, Planning: true}), // only the session's todo list: runs in plan mode
 		tool.PermissionFunc(func(context.Context, *tool.Env, Input) tool.PermissionResult {
 			return tool.PermissionResult{Behavior: tool.Allow, Reason: "TodoWrite changes only the session's todo list"}
 		}),
