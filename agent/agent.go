@@ -180,6 +180,7 @@ type Agent struct {
 
 	runMu    sync.Mutex // one run at a time
 	history  []llm.Message
+	notices  []string // for the user at the start of the next run (a repaired transcript)
 	usage    llm.Usage
 	cost     float64
 	turns    int
@@ -346,7 +347,7 @@ func (a *Agent) openSession() error {
 			return fmt.Errorf("agent: resume: %w", err)
 		}
 		a.sess, a.id = s, s.ID
-		a.history = historyFromRecords(s.Records())
+		a.history, a.notices = historyFromRecords(s.Records(), s.Skipped())
 		return nil
 	default:
 		s, err := st.Create(a.opts.WorkDir)
@@ -356,46 +357,6 @@ func (a *Agent) openSession() error {
 		a.sess, a.id = s, s.ID
 		return nil
 	}
-}
-
-// historyFromRecords rebuilds the conversation from a transcript: from the
-// last compaction summary on (or from the start), every user and assistant
-// message.
-func historyFromRecords(recs []session.Record) []llm.Message {
-	start := 0
-	for i, r := range recs {
-		if r.Type == session.TypeSummary {
-			start = i
-		}
-	}
-	var out []llm.Message
-	for _, r := range recs[start:] {
-		if r.Type != session.TypeUser && r.Type != session.TypeAssistant && r.Type != session.TypeSummary {
-			continue
-		}
-		var m llm.Message
-		if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil || len(m.Content) == 0 {
-			continue
-		}
-		out = append(out, m)
-	}
-	return repairHistory(out)
-}
-
-// repairHistory makes a loaded conversation sendable: a trailing assistant
-// message whose tool uses have no results (a crash between the two records)
-// gets error results, so every tool use is answered.
-func repairHistory(msgs []llm.Message) []llm.Message {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant {
-		if uses := msgs[n-1].ToolUses(); len(uses) > 0 {
-			var blocks []llm.Block
-			for _, u := range uses {
-				blocks = append(blocks, llm.ToolResult(u.ID, []tool.Content{tool.Text("The session ended before this tool call finished; it may or may not have run.")}, true))
-			}
-			msgs = append(msgs, llm.UserMessage(blocks...))
-		}
-	}
-	return msgs
 }
 
 // canUseTool answers decisions that came out as Ask: PermissionRequest

@@ -506,7 +506,7 @@ func TestRepairHistoryAnswersDanglingToolUse(t *testing.T) {
 		{Type: session.TypeUser, Message: mustJSON(llm.UserText("q"))},
 		{Type: session.TypeAssistant, Message: mustJSON(llm.AssistantMessage(llm.ToolUse("x", "Echo", json.RawMessage(`{}`))))},
 	}
-	h := historyFromRecords(recs)
+	h, _ := historyFromRecords(recs, 0)
 	if len(h) != 3 || h[2].Content[0].ToolUseID != "x" || !h[2].Content[0].IsError {
 		t.Fatalf("history %+v", h)
 	}

@@ -63,6 +63,10 @@ func (r *run) loop(ctx context.Context, prompt string) {
 	a := r.a
 	env := a.execSess.Env()
 	r.emit(&InitEvent{SessionID: a.id, Model: a.opts.Model, WorkDir: env.WorkDir, Tools: toolNames(a), Mode: env.Mode})
+	for _, n := range a.notices {
+		r.emit(&NoticeEvent{Text: n})
+	}
+	a.notices = nil
 
 	blocks := []llm.Block{llm.Text(prompt)}
 	if out := a.hook(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: prompt}); out != nil {

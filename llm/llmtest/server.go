@@ -135,6 +135,11 @@ func WithHeaderDelay(d time.Duration) Option { return func(s *Server) { s.header
 // Ollama streams parallel calls; each call still has its own id.
 func WithIndexZero() Option { return func(s *Server) { s.indexZero = true } }
 
+// WithStrictMessages makes the server refuse, as the real APIs do, a
+// request whose conversation breaks their rules (see [CheckConversation]):
+// it answers 400 invalid_request_error and consumes no scripted reply.
+func WithStrictMessages() Option { return func(s *Server) { s.strict = true } }
+
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
 	srv *httptest.Server
@@ -142,6 +147,7 @@ type Server struct {
 	chunkSize               int
 	chunkDelay, headerDelay time.Duration
 	indexZero               bool
+	strict                  bool
 
 	mu       sync.Mutex
 	script   []Reply
@@ -265,6 +271,12 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
 	}
 	req, derr := a.decode(body)
 	req.API, req.Path, req.Header, req.Body = a.name, hr.URL.Path, hr.Header.Clone(), body
+	if s.strict && derr == nil {
+		if err := CheckConversation(req.Messages); err != nil {
+			writeError(w, http.StatusBadRequest, a.errorBody("invalid_request_error", "llmtest: "+err.Error()))
+			return
+		}
+	}
 	reply, seq, ok := s.next(req)
 	if derr != nil {
 		writeError(w, http.StatusBadRequest, a.errorBody("invalid_request_error", "llmtest: cannot decode request: "+derr.Error()))
