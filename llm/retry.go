@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,93 @@ type RetryPolicy struct {
 	// OnRetry, if set, is told about each retry before its delay (for a
 	// status line: "overloaded, retrying in 2s").
 	OnRetry func(attempt int, delay time.Duration, err error)
+	// IdleTimeout is the longest an attempt may go without hearing from the
+	// provider — response headers, content, keep-alive pings (adapters
+	// report raw stream events with [Touch]) — while the caller is not busy
+	// with an event it was given. Past it the attempt is abandoned: retried
+	// like a dropped connection if it had yielded nothing yet, else
+	// reported as [ErrInterrupted] wrapping [ErrIdleTimeout]. Zero means
+	// [DefaultIdleTimeout]; a negative value disables the watchdog.
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout is the default [RetryPolicy.IdleTimeout]: 5 minutes,
+// well above the providers' keep-alive interval and the time to the first
+// token of a long prompt.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// ErrIdleTimeout is wrapped by the error of an attempt abandoned because the
+// provider sent nothing for [RetryPolicy.IdleTimeout].
+var ErrIdleTimeout = errors.New("the model stream sent nothing for too long")
+
+func (p RetryPolicy) idleTimeout() time.Duration {
+	if p.IdleTimeout == 0 {
+		return DefaultIdleTimeout
+	}
+	return p.IdleTimeout
+}
+
+// watchdog cancels an attempt that hears nothing for d. It is paused while
+// the caller handles an event.
+type watchdog struct {
+	mu     sync.Mutex
+	d      time.Duration
+	t      *time.Timer
+	paused bool
+	fired  bool
+}
+
+type watchdogKey struct{}
+
+func newWatchdog(d time.Duration, fire func()) *watchdog {
+	w := &watchdog{d: d}
+	w.t = time.AfterFunc(d, func() {
+		w.mu.Lock()
+		w.fired = true
+		w.mu.Unlock()
+		fire()
+	})
+	return w
+}
+
+func (w *watchdog) touch() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.paused && !w.fired {
+		w.t.Reset(w.d)
+	}
+}
+
+func (w *watchdog) pause() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.paused = true
+	w.t.Stop()
+}
+
+func (w *watchdog) resume() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.paused = false
+	if !w.fired {
+		w.t.Reset(w.d)
+	}
+}
+
+func (w *watchdog) stop() {
+	if w != nil {
+		w.t.Stop()
+	}
+}
+
+// Touch tells the idle watchdog of the attempt running under ctx (see
+// [RetryPolicy.IdleTimeout]) that the provider sent something. Adapters
+// call it for every raw stream event, keep-alives included; it does nothing
+// without a watchdog.
+func Touch(ctx context.Context) {
+	if w, ok := ctx.Value(watchdogKey{}).(*watchdog); ok {
+		w.touch()
+	}
 }
 
 func (p RetryPolicy) maxAttempts() int {
@@ -102,16 +190,41 @@ func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context)
 		if maxRA <= 0 {
 			maxRA = 60 * time.Second
 		}
+		idle := p.idleTimeout()
 	attempts:
 		for n := 1; ; n++ {
+			actx, cancel := context.WithCancelCause(ctx)
+			var wd *watchdog
+			if idle > 0 {
+				wd = newWatchdog(idle, func() { cancel(ErrIdleTimeout) })
+				actx = context.WithValue(actx, watchdogKey{}, wd)
+			}
 			yielded := false
-			for ev, err := range attempt(ctx) {
+			for ev, err := range attempt(actx) {
 				if err == nil {
 					yielded = true
-					if !yield(ev, nil) {
+					if wd != nil {
+						wd.pause()
+					}
+					ok := yield(ev, nil)
+					if wd != nil {
+						wd.resume()
+					}
+					if !ok {
+						wd.stop()
+						cancel(nil)
 						return
 					}
 					continue
+				}
+				wd.stop()
+				timedOut := ctx.Err() == nil && errors.Is(context.Cause(actx), ErrIdleTimeout)
+				cancel(nil)
+				switch {
+				case timedOut && yielded:
+					err = fmt.Errorf("%w: %w (nothing from the provider for %v)", ErrInterrupted, ErrIdleTimeout, idle)
+				case timedOut:
+					err = fmt.Errorf("%w: %w (nothing from the provider for %v)", ErrConnection, ErrIdleTimeout, idle)
 				}
 				if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 					err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
@@ -131,6 +244,8 @@ func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context)
 				}
 				continue attempts
 			}
+			wd.stop()
+			cancel(nil)
 			return
 		}
 	}

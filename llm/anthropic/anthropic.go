@@ -186,6 +186,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) ite
 			return yield(ev, nil)
 		}
 		for stream.Next() {
+			llm.Touch(ctx) // the idle watchdog: the provider is alive (pings included)
 			ev := stream.Current()
 			i := int(ev.Index)
 			switch ev.Type {

@@ -216,6 +216,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewPara
 			evs     []llm.Event
 		)
 		for stream.Next() {
+			llm.Touch(ctx) // the idle watchdog: the provider is alive (pings included)
 			ch := stream.Current()
 			if start == nil && !yielded {
 				start = &llm.Event{Type: llm.EventMessageStart, ID: ch.ID, Model: ch.Model}
