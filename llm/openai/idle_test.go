@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/llm/openai"
 )
 
 // TestIdleTimeout: a stream that goes silent is abandoned after the
