@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
@@ -49,11 +50,16 @@ func newPermissionsCheckCmd(a *app) *cobra.Command {
 the rule that decided and why, under the settings of the working directory
 (user, project, local and managed policy files) plus the rules given as flags.
 
+The input is first validated against the tool's schema exactly as a run
+validates it (with the same coercions); an input a run would refuse is an
+error here too.
+
 Exit status 0 means a decision was printed (whatever it is); 1 means the
-input could not be decided (bad JSON, bad rule, unknown mode).`,
+input could not be decided (bad JSON, an input the tool's schema refuses,
+bad rule, unknown mode).`,
 		Example: `  gantry permissions check Bash '{"command":"git diff && rm -rf build"}' --allow 'Bash(git diff *)'
   gantry permissions check Read '{"file_path":"/etc/passwd"}' --json
-  gantry permissions check Edit '{"file_path":"src/a.go"}' --mode acceptEdits --cwd ./project`,
+  gantry permissions check Edit '{"file_path":"src/a.go","old_string":"a","new_string":"b"}' --permission-mode acceptEdits --cwd ./project`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, input := args[0], json.RawMessage(args[1])
@@ -98,6 +104,16 @@ input could not be decided (bad JSON, bad rule, unknown mode).`,
 			}
 			t := permissionTool(name)
 			env := &tool.Env{WorkDir: dir, Mode: e.Mode()}
+			if _, isDescriptor := t.(*descriptor); !isDescriptor {
+				// The input a run would give the decision: validated
+				// against the tool's schema (and coerced) as the executor
+				// does, or refused as it would be.
+				in, err := executor.ValidateInput(cmd.Context(), t, env, input)
+				if err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("invalid input for %s (a run would refuse the call before any permission check): %w", name, err)}
+				}
+				input = in
+			}
 			req := &permission.Request{Tool: t, Name: name, Input: input, Env: env, Traits: tool.TraitsOf(t, input)}
 			if pc, ok := t.(tool.PermissionChecker); ok {
 				req.ToolCheck = pc.CheckPermission(cmd.Context(), env, input)
@@ -128,7 +144,8 @@ input could not be decided (bad JSON, bad rule, unknown mode).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
+	f.StringVar(&mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions (default: from settings)")
+	f.StringVar(&mode, "mode", "", "same as --permission-mode")
 	f.StringVar(&cwd, "cwd", "", "working directory (default: the current directory)")
 	f.StringArrayVar(&allow, "allow", nil, "add an allow rule (repeatable)")
 	f.StringArrayVar(&deny, "deny", nil, "add a deny rule (repeatable)")
