@@ -24,8 +24,8 @@ func TestValidateInput(t *testing.T) {
 	}{
 		{in: `{"text":"hi"}`, want: `{"text":"hi"}`},
 		{in: `{"text":"hi","count":"3"}`, want: `{"count":3,"text":"hi"}`}, // coerced
-		{in: `{"count":3}`, errHas: "text"},                                 // required
-		{in: `{"text":"bad input"}`, errHas: "must not start with bad"},     // the tool's own check
+		{in: `{"count":3}`, errHas: "text"},                                // required
+		{in: `{"text":"bad input"}`, errHas: "must not start with bad"},    // the tool's own check
 		{in: `{`, errHas: "JSON"},
 	}
 	for _, c := range cases {
