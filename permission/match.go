@@ -2,6 +2,8 @@ package permission
 
 import (
 	"strings"
+
+	"github.com/gantry-dev/gantry/netguard"
 )
 
 // normalizeCommandSpec turns the legacy prefix form "cmd:*" into "cmd *".
@@ -105,18 +107,6 @@ func collapseSpaces(s string) string {
 
 // matchHost matches a WebFetch domain specifier against a host: exact
 // (case-insensitive, trailing dot ignored), "*" for any host, "*.x.io" for
-// subdomains of x.io only.
-func matchHost(spec, host string) bool {
-	spec = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(spec)), ".")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "" {
-		return false
-	}
-	switch {
-	case spec == "*":
-		return true
-	case strings.HasPrefix(spec, "*."):
-		return strings.HasSuffix(host, spec[1:]) && len(host) > len(spec)-1
-	}
-	return spec == host
-}
+// subdomains of x.io only. The rule lives in netguard, shared with
+// WebFetch's preapproved hosts and the sandbox's domain allow-list.
+func matchHost(spec, host string) bool { return netguard.MatchHost(spec, host) }

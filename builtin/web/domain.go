@@ -4,32 +4,17 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/gantry-dev/gantry/netguard"
 )
 
 // normHost lower-cases a host name and strips a trailing dot and IPv6
 // brackets.
-func normHost(h string) string {
-	h = strings.TrimSpace(h)
-	h = strings.TrimPrefix(strings.TrimSuffix(h, "]"), "[")
-	return strings.TrimSuffix(strings.ToLower(h), ".")
-}
+func normHost(h string) string { return netguard.NormHost(h) }
 
-// MatchHost reports whether a WebFetch(domain:…) specifier covers host,
-// with the permission rule's semantics: case-insensitive, trailing dots
-// ignored, "*" any host, "*.x.io" every subdomain of x.io but not x.io
-// itself, anything else the exact host.
-func MatchHost(spec, host string) bool {
-	spec, host = normHost(spec), normHost(host)
-	switch {
-	case host == "" || spec == "":
-		return false
-	case spec == "*":
-		return true
-	case strings.HasPrefix(spec, "*."):
-		return len(host) > len(spec)-1 && strings.HasSuffix(host, spec[1:])
-	}
-	return spec == host
-}
+// MatchHost reports whether a WebFetch(domain:…) specifier covers host;
+// see [netguard.MatchHost], the one home of that rule.
+func MatchHost(spec, host string) bool { return netguard.MatchHost(spec, host) }
 
 // InDomain reports whether host is domain or a subdomain of it (the
 // search filters' semantics: "x.io" covers docs.x.io; "*.x.io" covers the
