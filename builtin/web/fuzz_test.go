@@ -57,9 +57,10 @@ func FuzzDomains(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, host string) {
 		h := netguard.NormHost(host)
 		m := MatchHost(pattern, host)
-		// Case and a trailing dot never change the answer.
-		if MatchHost(strings.ToUpper(pattern), strings.ToUpper(host)+".") != m && strings.ToUpper(host) != "" && !strings.HasSuffix(host, ".") {
-			if strings.ToLower(strings.ToUpper(pattern)) == strings.ToLower(pattern) && strings.ToLower(strings.ToUpper(host)) == strings.ToLower(host) {
+		// Case and a trailing dot never change the answer (for ASCII
+		// names, whose case folds both ways).
+		if ascii(pattern) && ascii(host) && h != "" && !strings.HasSuffix(strings.TrimSpace(host), ".") {
+			if MatchHost(strings.ToUpper(pattern), strings.ToUpper(strings.TrimSpace(host))+".") != m {
 				t.Fatalf("MatchHost(%q, %q) changes with case or a trailing dot", pattern, host)
 			}
 		}
@@ -106,4 +107,13 @@ func FuzzSameSite(f *testing.F) {
 			t.Fatalf("sameSite(%q, %q) followed a redirect off the site", a, b)
 		}
 	})
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
