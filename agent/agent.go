@@ -268,7 +268,8 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if a.opts.Decider == nil {
 		a.opts.Decider = ws.Decider()
 	}
-	if a.opts.Hooks == nil {
+	if a.opts.Hooks == nil || a.ownWS != nil {
+		// An own workspace was opened with opts.Hooks and wraps them.
 		a.opts.Hooks = ws.Hooks()
 	}
 	if opts.SmallModel != "" && ws.Services() != nil {

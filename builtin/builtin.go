@@ -22,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/plan"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin/skill"
 	"github.com/gantry-dev/gantry/builtin/task"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
@@ -43,6 +44,8 @@ type Options struct {
 	// diagnostics appended to Write and Edit results (used by
 	// [NewSessionServices]).
 	LSP lsp.Options
+	// Skill configures where the Skill tool finds skills.
+	Skill skill.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -90,6 +93,10 @@ func Register(r *toolset.Registry, opts Options) error {
 		if err := r.RegisterTool(t, Tier(t.Spec().Name), ""); err != nil {
 			return fmt.Errorf("builtin: %w", err)
 		}
+	}
+	// Skill lists the skills of the session's project: built per session.
+	if err := r.Register(toolset.Entry{Name: "Skill", Tier: Tier("Skill"), Factory: skill.Factory(opts.Skill)}); err != nil {
+		return fmt.Errorf("builtin: %w", err)
 	}
 	return nil
 }

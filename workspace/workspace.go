@@ -31,6 +31,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin/skill"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
@@ -344,6 +345,13 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if w.pool, err = toolset.NewPool(ctx, po); err != nil {
 		return nil, fmt.Errorf("workspace: tool pool: %w", err)
 	}
+	// Skills: the turn state over the pool's restriction stack; each new
+	// user prompt ends the previous turn's skill restrictions.
+	if _, err := tool.Use[*skill.Turn](env); err != nil {
+		turn := skill.NewTurn(w.pool)
+		tool.Provide(w.services, turn)
+		w.hooks = endSkillTurn(turn, w.hooks)
+	}
 	for _, name := range slices.Sorted(maps.Keys(mcpTools)) {
 		if err := w.pool.AddMCP(name, mcpTools[name]...); err != nil {
 			return nil, fmt.Errorf("workspace: MCP server %s: %w", name, err)
@@ -520,6 +528,20 @@ func (w *Workspace) Close() error {
 	}
 	w.closers = nil
 	return errors.Join(errs...)
+}
+
+// endSkillTurn wraps the hook runner so that a UserPromptSubmit event (a
+// new turn) first ends the skills of the previous turn.
+func endSkillTurn(turn *skill.Turn, inner hook.Runner) hook.Runner {
+	return hook.RunnerFunc(func(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+		if in != nil && in.Event == hook.UserPromptSubmit {
+			turn.End()
+		}
+		if inner == nil {
+			return nil, nil
+		}
+		return inner.Run(ctx, in)
+	})
 }
 
 func absDir(dir string) (string, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -173,5 +174,33 @@ func TestCloseStopsTasks(t *testing.T) {
 	}
 	if err := ws.Close(); err != nil {
 		t.Fatal("second Close:", err)
+	}
+}
+
+// A skill's allowed-tools narrow the pool until the next user prompt.
+func TestSkillTurnEndsAtNextPrompt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".gantry", "skills", "look", "SKILL.md"), "---\ndescription: Only look.\nallowed-tools: Read, Grep\n---\nLook, do not touch.\n")
+	ws, err := Open(ctx, Options{Dir: dir, Getenv: fakeHome(t), PolicyPath: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if !slices.Contains(names(ws), "Skill") || !slices.Contains(names(ws), "Bash") {
+		t.Fatalf("pool = %v", names(ws))
+	}
+	o, err := ws.Executor().RunOne(ctx, ws.Session(), executor.Call{ID: "s1", Name: "Skill", Input: json.RawMessage(`{"skill":"look"}`)})
+	if err != nil || o.Result.IsError {
+		t.Fatalf("%v %+v", err, o.Result)
+	}
+	if got := names(ws); slices.Contains(got, "Bash") || !slices.Contains(got, "Read") {
+		t.Fatalf("during the skill: %v", got)
+	}
+	if _, err := ws.Hooks().Run(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ws); !slices.Contains(got, "Bash") {
+		t.Fatalf("after the next prompt: %v", got)
 	}
 }

@@ -1,0 +1,221 @@
+// Package skill holds the built-in Skill tool: skills are folders with a
+// SKILL.md file (YAML front matter with name, description, allowed-tools
+// and an optional model, then the instructions) that the model loads on
+// demand.
+//
+// Skills are found in, from weakest to strongest (a later skill replaces
+// an earlier one of the same name): the user's ~/.claude/skills and
+// $GANTRY_HOME/skills (default ~/.gantry/skills), the SDK's
+// [Options.Skills] and [Options.Dirs], and the project's .claude/skills and
+// .gantry/skills. The tool's description lists only names and descriptions
+// (progressive disclosure); calling it appends the skill's instructions to
+// the conversation, makes the skill's folder readable, narrows the tools to
+// the skill's allowed-tools for the rest of the turn through the pool's
+// restriction stack, and bounds nesting (a skill calling a skill).
+package skill
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the name of a skill's instructions file.
+const FileName = "SKILL.md"
+
+// maxSkillBytes bounds a SKILL.md file.
+const maxSkillBytes = 256 << 10
+
+// Skill is one skill.
+type Skill struct {
+	// Name is what the model passes as `skill` (letters, digits, '-', '_',
+	// ':' and '.'; at most 64 characters).
+	Name string
+	// Description tells the model when to use the skill. Required.
+	Description string
+	// AllowedTools, if not empty, narrows the tools the model may call
+	// while the skill is active (tool names or patterns of the pool's
+	// allow list; a permission rule's specifier is ignored here — the
+	// permission layer still decides each call).
+	AllowedTools []string
+	// Model is the model the skill asks for ("" = the session's). It is
+	// reported, not applied (see docs/rough-edges.md).
+	Model string
+	// Body is the instructions (the file after the front matter).
+	Body string
+	// Dir is the skill's folder ("" for skills given in code).
+	Dir string
+	// Source says where the skill was found ("project", "user", "sdk").
+	Source string
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+// frontMatter is the YAML header of SKILL.md.
+type frontMatter struct {
+	Name         string    `yaml:"name"`
+	Description  string    `yaml:"description"`
+	AllowedTools yaml.Node `yaml:"allowed-tools"`
+	Model        string    `yaml:"model"`
+}
+
+// Parse reads a SKILL.md file's content. dirName is the folder's name,
+// used when the front matter has no name.
+func Parse(data []byte, dirName string) (*Skill, error) {
+	if len(data) > maxSkillBytes {
+		return nil, fmt.Errorf("%s is over %d KiB", FileName, maxSkillBytes>>10)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return nil, errors.New("no front matter: the file must start with a --- line, then name and description, then ---")
+	}
+	rest := text[len("---\n"):]
+	end := strings.Index(rest, "\n---")
+	if end < 0 {
+		return nil, errors.New("the front matter is not closed by a --- line")
+	}
+	header, body := rest[:end], rest[end+len("\n---"):]
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		if strings.TrimSpace(body[:i]) != "" {
+			return nil, errors.New("the front matter is not closed by a --- line")
+		}
+		body = body[i+1:]
+	} else if strings.TrimSpace(body) != "" {
+		return nil, errors.New("the front matter is not closed by a --- line")
+	} else {
+		body = ""
+	}
+	var fm frontMatter
+	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
+		return nil, fmt.Errorf("front matter: %w", err)
+	}
+	s := &Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Model: strings.TrimSpace(fm.Model), Body: strings.TrimSpace(body)}
+	if s.Name == "" {
+		s.Name = dirName
+	}
+	if !validName.MatchString(s.Name) {
+		return nil, fmt.Errorf("invalid skill name %q (letters, digits, - _ . :, at most 64)", s.Name)
+	}
+	if s.Description == "" {
+		return nil, fmt.Errorf("skill %q has no description", s.Name)
+	}
+	tools, err := toolList(&fm.AllowedTools)
+	if err != nil {
+		return nil, fmt.Errorf("skill %q: allowed-tools: %w", s.Name, err)
+	}
+	s.AllowedTools = tools
+	return s, nil
+}
+
+// toolList reads allowed-tools: a YAML list, or a string of names
+// separated by commas or spaces (parentheses kept together:
+// "Bash(git diff:*), Read").
+func toolList(n *yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.SequenceNode:
+		var out []string
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return nil, errors.New("want a list of tool names")
+			}
+			if v := strings.TrimSpace(c.Value); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		return splitTools(n.Value), nil
+	}
+	return nil, errors.New("want a list or a comma-separated string of tool names")
+}
+
+func splitTools(s string) []string {
+	var out []string
+	depth := 0
+	start := 0
+	flush := func(i int) {
+		if v := strings.TrimSpace(s[start:i]); v != "" {
+			out = append(out, v)
+		}
+		start = i + 1
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth > 0 {
+				depth--
+			}
+		case ',', ' ', '\t', '\n':
+			if depth == 0 {
+				flush(i)
+			}
+		}
+	}
+	flush(len(s))
+	return out
+}
+
+// Load reads every skill folder (a directory holding SKILL.md) directly
+// under dir. A missing dir is no skills; a folder whose SKILL.md is
+// invalid is reported in the returned problems and skipped.
+func Load(dir, source string) (skills []*Skill, problems []error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, fmt.Errorf("skills in %s: %w", dir, err))
+		}
+		return nil, problems
+	}
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(sub) // follows a symlinked skill folder
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		p := filepath.Join(sub, FileName)
+		b, err := readBounded(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		s, err := Parse(b, e.Name())
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		s.Dir, s.Source = sub, source
+		skills = append(skills, s)
+	}
+	slices.SortFunc(skills, func(a, b *Skill) int { return strings.Compare(a.Name, b.Name) })
+	return skills, problems
+}
+
+func readBounded(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > maxSkillBytes {
+		return nil, fmt.Errorf("%s is over %d KiB", FileName, maxSkillBytes>>10)
+	}
+	return os.ReadFile(p)
+}
