@@ -690,3 +690,40 @@ func (e *Engine) decideFile(c *call) Decision {
 	}
 	return ask(fmt.Sprintf("%s needs permission to change %s", name, c.paths[0].forms.lexical), "default", "")
 }
+
+var _ tool.ReadGuard = (*Engine)(nil)
+
+// ReadFilter implements [tool.ReadGuard]: the scoped Read deny rules (both
+// the path as written and with symlinks resolved), so that Glob listings
+// and Grep output leave out what Read may not show. Nil when there are
+// none.
+func (e *Engine) ReadFilter(workDir string) func(path string) bool {
+	e.mu.RLock()
+	var rules []*rule
+	for i := range e.rules {
+		r := &e.rules[i]
+		if r.behavior == tool.Deny && r.Tool == "Read" && !r.Bare() {
+			rules = append(rules, r)
+		}
+	}
+	e.mu.RUnlock()
+	if len(rules) == 0 || !filepath.IsAbs(workDir) {
+		return nil
+	}
+	c := &call{workDir: filepath.Clean(workDir), home: e.cfg.Home}
+	var mu sync.Mutex
+	return func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := newPathForms(p, c.workDir, c.home, &c.res)
+		if err != nil {
+			return true
+		}
+		for _, r := range rules {
+			if e.pathMatches(c, r, f, true) {
+				return true
+			}
+		}
+		return false
+	}
+}

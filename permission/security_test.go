@@ -259,3 +259,49 @@ func TestGitRepoConfig(t *testing.T) {
 		{name: "an allow rule is the user's choice", allow: []string{"Bash(git -C vendor/x status)"}, call: B("git -C vendor/x status", ""), want: tool.Allow},
 	})
 }
+
+// TestReadDenyBindsSearch: a Read deny hides its files from Grep (content,
+// count and file lists) and Glob listings, through the engine as the
+// session's tool.ReadGuard.
+func TestReadDenyBindsSearch(t *testing.T) {
+	w := securityWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.work, "src", "b.go"), []byte("KEY=visible"), 0o644))
+	e, err := NewEngine(Config{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
+		Deny: []string{"Read(./.env)", "Read(./secrets/**)", "Read(key)"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &tool.Env{WorkDir: w.work, Services: &tool.Services{}}
+	tool.Provide[tool.ReadGuard](env.Services, e)
+	run := func(name string, in map[string]any) string {
+		t.Helper()
+		raw, _ := json.Marshal(in)
+		r, err := named(name).Call(context.Background(), env, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.TextContent()
+	}
+	for _, mode := range []string{"content", "count", "files_with_matches"} {
+		out := run("Grep", map[string]any{"pattern": "KEY|k|root", "output_mode": mode, "-i": true})
+		if strings.Contains(out, ".env") || strings.Contains(out, "secrets") || strings.Contains(out, "KEY=x") {
+			t.Errorf("Grep %s shows a denied file:\n%s", mode, out)
+		}
+		if !strings.Contains(out, "b.go") {
+			t.Errorf("Grep %s lost an allowed file:\n%s", mode, out)
+		}
+	}
+	out := run("Glob", map[string]any{"pattern": "**/*"})
+	if strings.Contains(out, ".env") || strings.Contains(out, "secrets/k") {
+		t.Errorf("Glob lists a denied file:\n%s", out)
+	}
+	if !strings.Contains(out, "a.go") {
+		t.Errorf("Glob lost an allowed file:\n%s", out)
+	}
+	if f := e.ReadFilter(w.work); f == nil || !f(filepath.Join(w.work, ".env")) || f(filepath.Join(w.work, "src", "a.go")) {
+		t.Error("ReadFilter disagrees with the rules")
+	}
+	if f := (&Engine{}).ReadFilter(w.work); f != nil {
+		t.Error("ReadFilter without rules should be nil")
+	}
+}

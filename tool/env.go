@@ -205,3 +205,25 @@ func (c *FileCache) Delete(path string) {
 		}
 	}
 }
+
+// ReadGuard is a session service (see [Use]) for tools that list or search
+// many files (Glob, Grep): it says which files must not reach the model —
+// the permission layer's Read deny rules, which bind every tool, not only
+// Read. The permission engine implements it.
+type ReadGuard interface {
+	// ReadFilter returns a predicate reporting whether reading the file
+	// at an absolute path is denied, for a call whose working directory
+	// is workDir; nil when nothing is denied. The predicate is safe for
+	// concurrent use.
+	ReadFilter(workDir string) func(path string) bool
+}
+
+// ReadFilterOf returns env's [ReadGuard] predicate for env.WorkDir, or nil
+// when the session has no guard or nothing is denied.
+func ReadFilterOf(env *Env) func(path string) bool {
+	g, err := Use[ReadGuard](env)
+	if err != nil || g == nil || env == nil {
+		return nil
+	}
+	return g.ReadFilter(env.WorkDir)
+}

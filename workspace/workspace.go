@@ -279,6 +279,10 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		bo.LSP.NoProjectConfig = bo.LSP.NoProjectConfig || opts.NoSettings
 		w.closers = append(w.closers, builtin.NewSessionServices(w.services, bo).Close)
 	}
+	if g, ok := w.decider.(tool.ReadGuard); ok {
+		// Read deny rules bind the tools that list and search files.
+		tool.Provide[tool.ReadGuard](w.services, g)
+	}
 	if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
 		w.tasks = t
 	}

@@ -153,6 +153,10 @@ func runGlob(ctx context.Context, env *tool.Env, o Options, in GlobInput) (strin
 	if err != nil {
 		return "", err
 	}
+	if denied := tool.ReadFilterOf(env); denied != nil {
+		// Read deny rules bind Glob too: their files are not listed.
+		matches = slices.DeleteFunc(matches, func(m GlobMatch) bool { return denied(m.Path) })
+	}
 	if len(matches) == 0 {
 		return "No files found", nil
 	}

@@ -70,6 +70,11 @@ func NewGrep(opts Options) (*tool.FuncTool, error) {
 			if err != nil {
 				return "", err
 			}
+			if denied := tool.ReadFilterOf(env); denied != nil {
+				// Read deny rules bind Grep too: no line, count or
+				// name of their files is shown.
+				res.Files = slices.DeleteFunc(res.Files, func(f FileResult) bool { return denied(f.Path) })
+			}
 			return res.Format(), nil
 		},
 		tool.ReadOnly(),
