@@ -1,0 +1,449 @@
+package interaction
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/internal/outbuf"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Terminal is a [Channel] that asks on a line terminal: it writes numbered
+// choices to Out and reads one line per answer from In. It handles every
+// request kind. Text from the request is shown escaped (control and
+// invisible characters visible), on one line where it is a label.
+//
+// Requests are asked one at a time. End of input means nobody is there:
+// the request fails with [ErrNobody] (and so does every later one). A
+// cancelled ctx returns at once; the line being read is kept for the next
+// question.
+//
+// It is the CLI's channel for `gantry -p` at a terminal; a full-screen UI
+// would implement [Channel] itself.
+type Terminal struct {
+	in  io.Reader
+	out io.Writer
+	// Pause, if set, is called before a request is shown and the function
+	// it returns after it is answered (to stop a spinner drawing over the
+	// prompt).
+	Pause func() (resume func())
+
+	ask   sync.Mutex // one request at a time
+	start sync.Once
+	lines chan string
+	err   error // set before lines is closed
+}
+
+// NewTerminal returns a Terminal reading answers from in and writing
+// prompts to out.
+func NewTerminal(in io.Reader, out io.Writer) *Terminal {
+	return &Terminal{in: in, out: out}
+}
+
+// Ask implements [Channel].
+func (t *Terminal) Ask(ctx context.Context, req Request) (Answer, error) {
+	t.ask.Lock()
+	defer t.ask.Unlock()
+	if t.Pause != nil {
+		defer t.Pause()()
+	}
+	switch r := req.(type) {
+	case *PermissionRequest:
+		return t.permission(ctx, r)
+	case *QuestionRequest:
+		return t.questions(ctx, r)
+	case *PlanRequest:
+		return t.plan(ctx, r)
+	case *ElicitationRequest:
+		return t.elicit(ctx, r)
+	case *TrustRequest:
+		return t.trust(ctx, r)
+	case nil:
+		return nil, errors.New("interaction: nil request")
+	}
+	return nil, fmt.Errorf("%w (%s)", ErrNobody, req.Kind())
+}
+
+// readLine reads one line (without its newline). End of input is
+// [ErrNobody].
+func (t *Terminal) readLine(ctx context.Context) (string, error) {
+	t.start.Do(func() {
+		t.lines = make(chan string)
+		go t.readLoop()
+	})
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case s, ok := <-t.lines:
+		if !ok {
+			if errors.Is(t.err, io.EOF) {
+				return "", fmt.Errorf("%w (end of input)", ErrNobody)
+			}
+			return "", fmt.Errorf("%w (reading the answer: %v)", ErrNobody, t.err)
+		}
+		return strings.TrimRight(s, "\r\n"), nil
+	}
+}
+
+// readLoop feeds lines to readLine; it ends at the end of input (or a read
+// error), which every later read then reports.
+func (t *Terminal) readLoop() {
+	br := bufio.NewReader(t.in)
+	for {
+		s, err := br.ReadString('\n')
+		if s != "" && (err == nil || errors.Is(err, io.EOF)) {
+			t.lines <- s
+		}
+		if err != nil {
+			t.err = err
+			close(t.lines)
+			return
+		}
+	}
+}
+
+func (t *Terminal) printf(format string, args ...any) { fmt.Fprintf(t.out, format, args...) }
+
+// label escapes s for one line of at most n runes.
+func label(s string, n int) string {
+	s = outbuf.EscapeDisplay(s)
+	s = strings.NewReplacer("\n", `\n`, "\t", " ").Replace(s)
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// block escapes s for display on several lines, each indented.
+func block(s, indent string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = indent + outbuf.EscapeDisplay(strings.ReplaceAll(l, "\t", "    "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// choose reads a choice 1..n; an empty line is def; anything else asks
+// again (at most three times, then def).
+func (t *Terminal) choose(ctx context.Context, n, def int) (int, error) {
+	for range 3 {
+		t.printf("Choose 1-%d [%d]: ", n, def)
+		line, err := t.readLine(ctx)
+		if err != nil {
+			t.printf("\n")
+			return 0, err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return def, nil
+		}
+		if k, err := strconv.Atoi(line); err == nil && k >= 1 && k <= n {
+			return k, nil
+		}
+		t.printf("Please answer with a number from 1 to %d.\n", n)
+	}
+	return def, nil
+}
+
+func (t *Terminal) who(w Who) string {
+	if w.Agent == "" {
+		return ""
+	}
+	return " (subagent " + label(w.Agent, 40) + ")"
+}
+
+func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer, error) {
+	desc := r.Description
+	if desc == "" {
+		desc = r.ToolName
+	}
+	t.printf("\nGantry%s wants to run %s: %s\n", t.who(r.Who), label(r.ToolName, 64), label(desc, 300))
+	if r.Reason != "" {
+		t.printf("  why it asks: %s\n", label(r.Reason, 300))
+	}
+	type option struct {
+		text   string
+		answer PermissionAnswer
+	}
+	opts := []option{{"Yes, this once", PermissionAnswer{Choice: AllowOnce}}}
+	if len(r.Suggestions) > 0 {
+		rules := label(strings.Join(r.Suggestions, ", "), 200)
+		opts = append(opts, option{"Yes, and allow " + rules + " for this session", PermissionAnswer{Choice: AllowSession}})
+		if len(r.Scopes) > 0 {
+			opts = append(opts, option{fmt.Sprintf("Yes, and always allow %s (saved to %s settings)", rules, r.Scopes[0]),
+				PermissionAnswer{Choice: AllowAlways, Scope: r.Scopes[0]}})
+		}
+	}
+	opts = append(opts, option{"No, and tell the model what to do instead", PermissionAnswer{Choice: Deny}})
+	for i, o := range opts {
+		t.printf("  %d. %s\n", i+1, o.text)
+	}
+	k, err := t.choose(ctx, len(opts), len(opts))
+	if err != nil {
+		return nil, err
+	}
+	a := opts[k-1].answer
+	if a.Choice == Deny {
+		t.printf("What should the model do instead? (Enter to skip): ")
+		msg, err := t.readLine(ctx)
+		if err != nil && !errors.Is(err, ErrNobody) {
+			return nil, err
+		}
+		a.Message = strings.TrimSpace(msg)
+	}
+	return &a, nil
+}
+
+func (t *Terminal) questions(ctx context.Context, r *QuestionRequest) (Answer, error) {
+	ans := &QuestionAnswer{Answers: map[string]string{}}
+	t.printf("\nThe model%s asks:\n", t.who(r.Who))
+	for _, q := range r.Questions {
+		t.printf("\n[%s] %s\n", label(q.Header, 30), label(q.Question, 300))
+		for i, o := range q.Options {
+			t.printf("  %d. %s", i+1, label(o.Label, 80))
+			if o.Description != "" {
+				t.printf(" — %s", label(o.Description, 200))
+			}
+			t.printf("\n")
+			if o.Preview != "" {
+				t.printf("%s\n", block(o.Preview, "       "))
+			}
+		}
+		if q.MultiSelect {
+			t.printf("Numbers separated by commas, or your own answer (Enter to skip): ")
+		} else {
+			t.printf("A number, or your own answer (Enter to skip): ")
+		}
+		line, err := t.readLine(ctx)
+		if err != nil {
+			t.printf("\n")
+			return nil, err
+		}
+		if a := parseChoice(q, strings.TrimSpace(line)); a != "" {
+			ans.Answers[q.Question] = a
+		}
+	}
+	return ans, nil
+}
+
+// parseChoice turns a typed answer into option labels ("2", "1, 3") or
+// keeps it as a free answer.
+func parseChoice(q Question, line string) string {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return ""
+	}
+	parts := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(parts) == 0 || len(parts) > 1 && !q.MultiSelect {
+		return line
+	}
+	var labels []string
+	for _, p := range parts {
+		k, err := strconv.Atoi(p)
+		if err != nil || k < 1 || k > len(q.Options) {
+			return line
+		}
+		if l := q.Options[k-1].Label; !slices.Contains(labels, l) {
+			labels = append(labels, l)
+		}
+	}
+	return JoinLabels(labels)
+}
+
+func (t *Terminal) plan(ctx context.Context, r *PlanRequest) (Answer, error) {
+	t.printf("\nThe model%s presents a plan", t.who(r.Who))
+	if r.PlanFile != "" {
+		t.printf(" (saved at %s)", label(r.PlanFile, 200))
+	}
+	t.printf(":\n\n%s\n\n", block(r.Plan, "  "))
+	back := r.ReturnMode
+	if back == "" {
+		back = tool.ModeDefault
+	}
+	opts := []PlanAnswer{{Approved: true, Mode: back}}
+	texts := []string{fmt.Sprintf("Yes, carry it out (%s mode)", back)}
+	if back != tool.ModeAcceptEdits {
+		opts = append(opts, PlanAnswer{Approved: true, Mode: tool.ModeAcceptEdits})
+		texts = append(texts, "Yes, and accept its edits without asking (acceptEdits mode)")
+	}
+	opts = append(opts, PlanAnswer{})
+	texts = append(texts, "No, keep planning (tell the model what to change)")
+	for i, s := range texts {
+		t.printf("  %d. %s\n", i+1, s)
+	}
+	k, err := t.choose(ctx, len(opts), len(opts))
+	if err != nil {
+		return nil, err
+	}
+	a := opts[k-1]
+	if !a.Approved {
+		t.printf("What should change? ")
+		fb, err := t.readLine(ctx)
+		if err != nil && !errors.Is(err, ErrNobody) {
+			return nil, err
+		}
+		a.Feedback = strings.TrimSpace(fb)
+	}
+	return &a, nil
+}
+
+func (t *Terminal) trust(ctx context.Context, r *TrustRequest) (Answer, error) {
+	t.printf("\nDo you trust the files in %s?\n", label(r.Dir, 300))
+	for file, what := range r.Ignored {
+		t.printf("  %s: %s\n", label(file, 200), label(strings.Join(what, ", "), 200))
+	}
+	t.printf("Its settings may run hooks and commands, set environment variables, allow tools and start MCP servers.\nTrust this folder? [y/N] ")
+	yes, err := t.yes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &TrustAnswer{Trust: yes}, nil
+}
+
+func (t *Terminal) yes(ctx context.Context) (bool, error) {
+	line, err := t.readLine(ctx)
+	if err != nil {
+		t.printf("\n")
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// formField is one property of an elicitation form.
+type formField struct {
+	Type        string `json:"type"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Enum        []any  `json:"enum"`
+	Default     any    `json:"default"`
+}
+
+func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, error) {
+	t.printf("\nThe MCP server %s asks: %s\n", label(r.Server, 64), label(r.Message, 500))
+	if r.URL != "" {
+		t.printf("Open this page to continue: %s\nDone? [y/N] ", label(r.URL, 500))
+		yes, err := t.yes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !yes {
+			return &ElicitationAnswer{Action: ElicitDecline}, nil
+		}
+		return &ElicitationAnswer{Action: ElicitAccept}, nil
+	}
+	var schema struct {
+		Properties map[string]formField `json:"properties"`
+		Required   []string             `json:"required"`
+	}
+	if len(r.Schema) > 0 {
+		if err := json.Unmarshal(r.Schema, &schema); err != nil {
+			return nil, fmt.Errorf("interaction: the form's schema: %w", err)
+		}
+	}
+	t.printf("Answer it? [y/N] ")
+	yes, err := t.yes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !yes {
+		return &ElicitationAnswer{Action: ElicitDecline}, nil
+	}
+	content := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(schema.Properties)) {
+		f := schema.Properties[name]
+		title := f.Title
+		if title == "" {
+			title = name
+		}
+		for attempt := 0; ; attempt++ {
+			t.printf("%s", label(title, 80))
+			if f.Description != "" {
+				t.printf(" (%s)", label(f.Description, 200))
+			}
+			if len(f.Enum) > 0 {
+				var vs []string
+				for _, v := range f.Enum {
+					vs = append(vs, label(fmt.Sprint(v), 40))
+				}
+				t.printf(" [%s]", strings.Join(vs, "|"))
+			}
+			if f.Default != nil {
+				t.printf(" (default %s)", label(fmt.Sprint(f.Default), 60))
+			}
+			t.printf(": ")
+			line, err := t.readLine(ctx)
+			if err != nil {
+				t.printf("\n")
+				return nil, err
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				if f.Default != nil {
+					content[name] = f.Default
+				}
+				if f.Default != nil || !slices.Contains(schema.Required, name) || attempt >= 2 {
+					break
+				}
+				t.printf("This field is required.\n")
+				continue
+			}
+			v, err := f.parse(line)
+			if err == nil {
+				content[name] = v
+				break
+			}
+			if attempt >= 2 {
+				return &ElicitationAnswer{Action: ElicitCancel}, nil
+			}
+			t.printf("%v\n", err)
+		}
+	}
+	return &ElicitationAnswer{Action: ElicitAccept, Content: content}, nil
+}
+
+func (f formField) parse(s string) (any, error) {
+	if len(f.Enum) > 0 {
+		for _, v := range f.Enum {
+			if fmt.Sprint(v) == s {
+				return v, nil
+			}
+		}
+		return nil, errors.New("choose one of the listed values")
+	}
+	switch f.Type {
+	case "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true":
+			return true, nil
+		case "n", "no", "false":
+			return false, nil
+		}
+		return nil, errors.New("answer yes or no")
+	case "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.New("give a whole number")
+		}
+		return n, nil
+	case "number":
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errors.New("give a number")
+		}
+		return n, nil
+	}
+	return s, nil
+}
