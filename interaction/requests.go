@@ -231,11 +231,18 @@ func (*ElicitationAnswer) Kind() Kind { return KindElicitation }
 
 // TrustRequest asks whether to trust a folder: its settings' allow rules,
 // hooks, environment and MCP servers take effect only in trusted folders.
+// With Servers it asks instead whether to approve and start the MCP
+// servers of a trusted folder's .mcp.json that are new or changed since the
+// user approved them.
 type TrustRequest struct {
 	// Dir is the folder.
 	Dir string `json:"dir"`
 	// Ignored lists, per settings file, what trust would turn on.
 	Ignored map[string][]string `json:"ignored,omitempty"`
+	// Servers describe the MCP servers awaiting approval, one line each
+	// ("fs (changed): srv --root ." — what runs or is reached, never
+	// secrets).
+	Servers []string `json:"servers,omitempty"`
 }
 
 // Kind implements [Request].

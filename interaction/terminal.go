@@ -297,6 +297,18 @@ func (t *Terminal) plan(ctx context.Context, r *PlanRequest) (Answer, error) {
 }
 
 func (t *Terminal) trust(ctx context.Context, r *TrustRequest) (Answer, error) {
+	if len(r.Servers) > 0 {
+		t.printf("The MCP servers of %s changed since you approved them:\n", label(r.Dir, 300))
+		for _, s := range r.Servers {
+			t.printf("  %s\n", label(s, 500))
+		}
+		t.printf("Approve and start them? [y/N] ")
+		yes, err := t.yes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &TrustAnswer{Trust: yes}, nil
+	}
 	t.printf("\nDo you trust the files in %s?\n", label(r.Dir, 300))
 	for file, what := range r.Ignored {
 		t.printf("  %s: %s\n", label(file, 200), label(strings.Join(what, ", "), 200))

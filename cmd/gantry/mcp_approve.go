@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
 )
@@ -20,13 +20,13 @@ func mcpApprovals(a *app) *settings.MCPApprovals {
 }
 
 // promptApprover is mcptool.StoreApprover that, when servers would be held
-// back, shows them (what runs or is reached, escaped; env and header
-// values are not shown, they may hold secrets) on out and asks on in
-// whether to approve them. "y" or "yes" records the fingerprints of every
-// server of the file, exactly as shown, and starts them; anything else,
-// end of input or a cancelled ctx leaves them held. The CLI calls it only
-// when stdin and stderr are terminals.
-func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Reader, out io.Writer) mcptool.Approver {
+// back, asks through ch (an interaction.TrustRequest with Servers: what
+// runs or is reached, escaped; env and header values are not shown, they
+// may hold secrets) whether to approve them. A yes records the
+// fingerprints of every server of the file, exactly as shown, and starts
+// them; a no, nobody to ask or a cancelled ctx leaves them held. The CLI
+// uses it with its terminal channel.
+func promptApprover(ctx context.Context, store mcptool.ApprovalStore, ch interaction.Channel) mcptool.Approver {
 	check := mcptool.StoreApprover(store, false)
 	return func(dir string, servers map[string]mcptool.ServerConfig) (map[string]mcptool.Approval, error) {
 		verdicts, err := check(dir, servers)
@@ -42,19 +42,17 @@ func promptApprover(ctx context.Context, store mcptool.ApprovalStore, in io.Read
 		if len(held) == 0 {
 			return verdicts, nil
 		}
-		fmt.Fprintf(out, "The MCP servers of %s changed since you approved them:\n", mcptool.EscapeDisplay(filepath.Join(dir, mcptool.ProjectConfigFile)))
+		req := &interaction.TrustRequest{Dir: filepath.Join(dir, mcptool.ProjectConfigFile)}
 		for _, name := range held {
 			v := verdicts[name]
 			if v == "" {
 				v = mcptool.ApprovalNew
 			}
-			fmt.Fprintf(out, "  %s (%s): %s\n", name, v, servers[name].Describe())
+			req.Servers = append(req.Servers, fmt.Sprintf("%s (%s): %s", name, v, servers[name].Describe()))
 		}
-		fmt.Fprint(out, "Approve and start them? [y/N] ")
-		ok, err := settings.ReadYes(ctx, in)
-		if err != nil || !ok {
-			fmt.Fprintln(out)
-			return verdicts, nil // held; a failed read is a no
+		ans, err := interaction.AskTrust(ctx, ch, req)
+		if err != nil || !ans.Trust {
+			return verdicts, nil // held; nobody to ask or a failed read is a no
 		}
 		fps := make(map[string]string, len(servers))
 		all := make(map[string]mcptool.Approval, len(servers))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
 )
@@ -47,7 +48,7 @@ func TestPromptApprover(t *testing.T) {
 			load := func(in string) (*mcptool.Config, string) {
 				var out bytes.Buffer
 				cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: true, Getenv: getenv,
-					Approve: promptApprover(context.Background(), store, strings.NewReader(in), &out)})
+					Approve: promptApprover(context.Background(), store, interaction.NewTerminal(strings.NewReader(in), &out))})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -89,6 +89,14 @@ func (p *progress) event(ev agent.Event) {
 	}
 }
 
+// hold stops the spinner and clears its line until the returned function
+// is called (while a question is asked on the terminal).
+func (p *progress) hold() func() {
+	p.mu.Lock()
+	fmt.Fprint(p.w, "\r\033[K")
+	return p.mu.Unlock
+}
+
 func (p *progress) stop() {
 	close(p.done)
 	p.wg.Wait()

@@ -19,7 +19,6 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
-	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
@@ -42,6 +41,7 @@ type runFlags struct {
 	mcpConfig      []string
 	noSessionSaved bool
 	web            webFlags
+	promptTool     string
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -64,6 +64,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
+	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
 	f.web.add(fl, true)
 }
 
@@ -137,8 +138,12 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	if !f.noSettings && !f.trust && isTerminal(a.stdin) && isTerminal(a.stderr) {
-		maybePromptTrust(ctx, a, dir)
+	rc, err := newRunChannel(a, f.promptTool)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if !f.noSettings && !f.trust {
+		rc.trust(ctx, a, dir)
 	}
 	webOpts, err := f.web.options(a, prov, model)
 	if err != nil {
@@ -159,16 +164,22 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		o.Builtin.Web = webOpts
 		o.MCPConfigFiles = f.mcpConfig
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
+		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed
 		// since the user approved them are shown and the user is asked.
-		if o.Trusted || f.noSettings || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+		if o.Trusted || f.noSettings || rc.term == nil {
 			return
 		}
-		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), a.stdin, a.stderr)
+		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.term)
 	})
 	if err != nil {
 		db.Close()
 		return &exitError{code: 1, err: err}
+	}
+	if err := rc.opened(ws); err != nil {
+		ws.Close()
+		db.Close()
+		return &exitError{code: 2, err: err}
 	}
 	opts := agent.Options{
 		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
@@ -195,6 +206,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	defer ag.Close()
 
 	out := newPrinter(a, f.outputFormat, model)
+	rc.printer.Store(out)
 	var res *agent.ResultEvent
 	var runErr error
 	for ev, err := range ag.Run(ctx, prompt) {
@@ -223,15 +235,6 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: errors.New("")}
 	}
 	return nil
-}
-
-func maybePromptTrust(ctx context.Context, a *app, dir string) {
-	st, err := settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv})
-	if err != nil || st.Trusted || len(st.Ignored()) == 0 {
-		return
-	}
-	fmt.Fprintf(a.stderr, "This folder has project settings (permissions, hooks, env or MCP servers) that only apply once you trust it:\n  %s\n", dir)
-	settings.PromptTrust(ctx, trustStore(a), a.stdin, a.stderr, dir)
 }
 
 // isTerminal reports whether v is a character device (a terminal).
