@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/builtin/memory"
 	"github.com/gantry-dev/gantry/builtin/plan"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
@@ -46,6 +47,9 @@ type Options struct {
 	LSP lsp.Options
 	// Skill configures where the Skill tool finds skills.
 	Skill skill.Options
+	// Memory, when set, adds the memory tool (opt-in): files the model
+	// keeps across sessions under $GANTRY_HOME/memory/<project>.
+	Memory *memory.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -64,6 +68,9 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, todo.New())
 	out = append(out, task.Tools()...)
 	out = append(out, lsp.New())
+	if opts.Memory != nil {
+		out = append(out, memory.New(*opts.Memory))
+	}
 	out = append(out, team.Tools()...)
 	out = append(out, plan.Tools()...)
 	out = append(out, ask.Tools()...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin/memory"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -93,5 +94,21 @@ func TestSessionServicesCloseKillsTasks(t *testing.T) {
 	}
 	if l := tasks.List(); len(l) != 1 || l[0].Status == shell.TaskRunning {
 		t.Fatalf("task still running after close: %+v", l)
+	}
+}
+
+func TestMemoryIsOptIn(t *testing.T) {
+	has := func(opts Options) bool {
+		tools, err := Tools(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(tools, func(tl tool.Tool) bool { return tl.Spec().Name == "memory" })
+	}
+	if has(Options{}) {
+		t.Error("memory tool present without Options.Memory")
+	}
+	if !has(Options{Memory: &memory.Options{}}) {
+		t.Error("memory tool missing with Options.Memory")
 	}
 }
