@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/memory"
+	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
