@@ -62,6 +62,9 @@ func skipOpts(ws []Word, i int, known, withArg map[string]bool) int {
 	for i < len(ws) {
 		w := ws[i]
 		if w.Dynamic {
+			if operandStart(w.Text) {
+				return i // PATH="$x": its literal start is not an option
+			}
 			return -1
 		}
 		v := w.Value
@@ -173,7 +176,9 @@ func stripRunners(ws []Word) (inner []Word, wrapped, unresolved bool) {
 		switch baseOf(ws[0].Value) {
 		case "env":
 			i = skipOpts(ws, 1, envFlags, envArgs)
-			for i >= 0 && i < len(ws) && !ws[i].Dynamic && isAssignWord(ws[i].Value) {
+			// NAME=value (a dynamic value is still an assignment when the
+			// name is literal).
+			for i >= 0 && i < len(ws) && (!ws[i].Dynamic && isAssignWord(ws[i].Value) || ws[i].Dynamic && isAssignWord(ws[i].Text)) {
 				i++
 			}
 			if i >= 0 && i >= len(ws) {
@@ -232,6 +237,19 @@ func stripRunners(ws []Word) (inner []Word, wrapped, unresolved bool) {
 		ws, wrapped = ws[i:], true
 	}
 	return ws, wrapped, unresolved
+}
+
+// operandStart reports a word whose source text starts with a literal
+// character that no expansion can turn into an option's "-".
+func operandStart(text string) bool {
+	if text == "" {
+		return false
+	}
+	switch c := text[0]; c {
+	case '-', '$', '`', '"', '\'', '\\', '*', '?', '[', '{', '~', '<', '>':
+		return false
+	}
+	return true
 }
 
 func isAssignWord(s string) bool {
