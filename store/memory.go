@@ -148,15 +148,24 @@ func (m *Memory) GetTask(ctx context.Context, list, id string) (Task, error) {
 		return Task{}, err
 	}
 	defer m.mu.Unlock()
+	l, t, err := m.task(list, id)
+	if err != nil {
+		return Task{}, err
+	}
+	return l.withEdges(t), nil
+}
+
+// task finds a task; callers hold the lock.
+func (m *Memory) task(list, id string) (*memList, Task, error) {
 	l := m.lists[list]
 	if l == nil {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
+		return nil, Task{}, errorsf(ErrNotFound, "task %s", id)
 	}
 	t, ok := l.tasks[id]
 	if !ok {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
+		return nil, Task{}, errorsf(ErrNotFound, "task %s", id)
 	}
-	return l.withEdges(t), nil
+	return l, t, nil
 }
 
 // ListTasks implements [Tasks].
@@ -185,13 +194,9 @@ func (m *Memory) UpdateTask(ctx context.Context, list, id string, p TaskPatch) (
 		return Task{}, err
 	}
 	defer m.mu.Unlock()
-	l := m.lists[list]
-	if l == nil {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
-	}
-	t, ok := l.tasks[id]
-	if !ok {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
+	l, t, err := m.task(list, id)
+	if err != nil {
+		return Task{}, err
 	}
 	if p.IfVersion != 0 && p.IfVersion != t.Version {
 		return Task{}, errorsf(ErrVersion, "task %s is at version %d, not %d", id, t.Version, p.IfVersion)
@@ -225,13 +230,9 @@ func (m *Memory) ClaimTask(ctx context.Context, list, id, owner string) (Task, e
 		return Task{}, err
 	}
 	defer m.mu.Unlock()
-	l := m.lists[list]
-	if l == nil {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
-	}
-	t, ok := l.tasks[id]
-	if !ok {
-		return Task{}, errorsf(ErrNotFound, "task %s", id)
+	l, t, err := m.task(list, id)
+	if err != nil {
+		return Task{}, err
 	}
 	t = l.withEdges(t)
 	if err := claimCheck(t, owner, func(x string) bool { return !l.tasks[x].Open() }); err != nil {
