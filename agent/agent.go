@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -52,7 +53,9 @@ type Options struct {
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
-	// none: WebFetch returns the page to the main model.
+	// none: WebFetch returns the page to the main model. It is also the
+	// model of agent types whose model is agenttool.ModelFast, such as the
+	// built-in Explore ("" = Model for those).
 	SmallModel string
 
 	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt is
@@ -72,6 +75,25 @@ type Options struct {
 	// WorkDir, Mode, AdditionalDirs, Services, Decider and Hooks, no
 	// settings files and no MCP servers.
 	Workspace *workspace.Workspace
+
+	// Agents are agent types for the Agent tool (subagent_type), added to
+	// the workspace's (the built-in general-purpose, Explore and Plan, and
+	// the definition files). Without a Workspace the Agent tool is in the
+	// pool only when Agents is not empty.
+	Agents []agenttool.Definition
+	// MaxAgentDepth is how deep subagents nest: 1 (the default, 0) lets
+	// the agent start subagents that cannot start their own; 2 lets them
+	// start one more level; negative turns subagents off.
+	MaxAgentDepth int
+	// SubagentMaxTurns bounds the turns of a subagent whose type sets no
+	// maxTurns (0 = DefaultSubagentMaxTurns).
+	SubagentMaxTurns int
+	// WaitForBackground makes Run wait, when the model ends its turn, for
+	// the background agents it started: their results are given to the
+	// model (a new turn), within MaxTurns; at the turn limit they are
+	// stopped. Headless runs (gantry -p) set it. Otherwise a finished
+	// background agent is reported at the next turn or Run.
+	WaitForBackground bool
 
 	// Pool configures the tool pool when Workspace is nil (Pool.Env is
 	// ignored: the agent sets it; a nil Registry means no built-ins).
@@ -172,7 +194,12 @@ type Agent struct {
 	execSess *executor.Session
 	ws       *workspace.Workspace
 	ownWS    *workspace.Workspace // opened by New, closed by Close
-	sess     *session.Session     // nil without a store
+	canUse   permission.CanUseTool
+	facts    EnvFacts
+	memory   []MemoryFile
+	sub      *subState        // set for a subagent
+	kids     kids             // subagents' events, usage, background tasks and notes
+	sess     *session.Session // nil without a store
 	id       string
 	system   string
 	prices   PriceTable
@@ -203,6 +230,7 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 		return nil, errors.New("agent: Options.Provider is required")
 	}
 	a := &Agent{opts: opts, provider: opts.Provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
+	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -252,12 +280,16 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 			Dir: wd, Mode: opts.Mode, NoSettings: true, Pool: &po, Services: opts.Services,
 			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
 			SessionID: a.id, ToolResultsDir: resultsDir,
+			Agents: opts.Agents, NoAgentFiles: true, NoAgentTool: len(opts.Agents) == 0 || opts.MaxAgentDepth < 0,
 		})
 		if err != nil {
 			a.closeSession()
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		a.ownWS = ws
+	} else if err := ws.Agents().Add(opts.Agents...); err != nil {
+		a.closeSession()
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a.ws = ws
 	mode := opts.Mode
@@ -288,36 +320,45 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 		ToolResultsDir: resultsDir,
 		AdditionalDirs: slices.Concat(ws.Env().AdditionalDirs, opts.AdditionalDirs),
 		Files:          tool.NewFileCache(0),
-		Services:       ws.Services(),
+		Services:       a.services(ws.Services(), 0),
 	}
 	a.pool = ws.Pool()
-	a.execSess = executor.NewSession(env)
-	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
-	if canUse := a.canUseTool(a.opts.Decider); canUse != nil {
-		xo = append(xo, executor.WithCanUseTool(canUse))
+	if a.maxDepth() < 1 {
+		a.pool = a.pool.Derive(env, allBut(a.pool, agenttool.Name)...)
 	}
-	if a.opts.Hooks != nil {
-		xo = append(xo, executor.WithHooks(a.opts.Hooks))
-	}
-	a.exec = executor.New(a.pool, append(xo, opts.ExecutorOptions...)...)
+	a.canUse = a.canUseTool(a.opts.Decider)
+	a.setupExecutor(env)
 
-	var facts EnvFacts
 	if !opts.NoEnvFacts {
-		facts = GatherEnvFacts(ctx, wd, a.now())
+		a.facts = GatherEnvFacts(ctx, wd, a.now())
 	} else {
-		facts = EnvFacts{WorkDir: wd}
+		a.facts = EnvFacts{WorkDir: wd}
 	}
-	var memory []MemoryFile
 	if !opts.NoMemoryFiles {
 		home := ""
 		if opts.Store != nil {
 			home = opts.Store.Home()
 		}
-		memory = FindMemoryFiles(wd, home)
+		a.memory = FindMemoryFiles(wd, home)
 	}
+	facts, memory := a.facts, a.memory
 	a.system = BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)
 	a.hook(ctx, &hook.Input{Event: hook.SessionStart, Source: source})
 	return a, nil
+}
+
+// setupExecutor builds the executor session over env and the executor over
+// the agent's pool with the safety layer.
+func (a *Agent) setupExecutor(env *tool.Env) {
+	a.execSess = executor.NewSession(env)
+	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
+	if a.canUse != nil {
+		xo = append(xo, executor.WithCanUseTool(a.canUse))
+	}
+	if a.opts.Hooks != nil {
+		xo = append(xo, executor.WithHooks(a.opts.Hooks))
+	}
+	a.exec = executor.New(a.pool, append(xo, a.opts.ExecutorOptions...)...)
 }
 
 func (a *Agent) openSession() error {
@@ -425,6 +466,7 @@ func (a *Agent) SystemPrompt() string { return a.system }
 // tasks) are closed and the transcript is flushed and closed.
 func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
+		a.stopBackground(context.Background())
 		a.hook(context.Background(), &hook.Input{Event: hook.SessionEnd, Reason: "close"})
 		var errs []error
 		for _, c := range a.opts.Closers {
@@ -480,6 +522,21 @@ func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
 	in.PermissionMode = env.Mode
 	if a.sess != nil {
 		in.TranscriptPath = a.sess.Path
+	}
+	if a.sub != nil {
+		// A subagent's session events are the parent's Subagent events.
+		switch in.Event {
+		case hook.SessionStart, hook.SessionEnd:
+			return nil
+		case hook.Stop:
+			in.Event = hook.SubagentStop
+		}
+		in.AgentID, in.AgentType, in.AgentTranscriptPath = a.id, a.sub.def.Name, in.TranscriptPath
+		p := a.sub.parent
+		in.SessionID, in.TranscriptPath = p.id, ""
+		if p.sess != nil {
+			in.TranscriptPath = p.sess.Path
+		}
 	}
 	out, err := a.opts.Hooks.Run(ctx, in)
 	if err != nil {

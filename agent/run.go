@@ -44,11 +44,63 @@ func (r *run) drain() {
 	for _, s := range r.a.takeStatuses() {
 		r.emit(&ToolStatus{Status: s})
 	}
+	for _, e := range r.a.kids.takeEvents() {
+		r.emit(e)
+	}
+}
+
+// absorb adds the usage and cost of the subagents that ended since the last
+// call to the run's and the session's.
+func (r *run) absorb() {
+	u, c := r.a.kids.takeUsage()
+	r.usage, r.cost = r.usage.Add(u), r.cost+c
+	r.a.usage, r.a.cost = r.a.usage.Add(u), r.a.cost+c
+}
+
+// deliverNotes adds the queued notes (background results, messages) to
+// the conversation.
+func (r *run) deliverNotes() bool {
+	notes := r.a.kids.takeInbox()
+	if len(notes) == 0 {
+		return true
+	}
+	var blocks []llm.Block
+	for _, n := range notes {
+		blocks = append(blocks, llm.Text(n))
+	}
+	return r.appendMessage(llm.UserMessage(blocks...))
+}
+
+// waitBackground waits, when the model ended its turn, for a background
+// subagent to end (or a note to arrive). It reports whether there is
+// something new for the model.
+func (r *run) waitBackground(ctx context.Context) bool {
+	a := r.a
+	if !a.opts.WaitForBackground {
+		return false
+	}
+	for {
+		running, notes := a.kids.waiting()
+		if notes > 0 {
+			return true
+		}
+		if running == 0 {
+			return false
+		}
+		select {
+		case <-a.kids.wake:
+		case <-a.notify:
+			r.drain()
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // finish emits the final result (and err after it, if any).
 func (r *run) finish(subtype string, isErr bool, text string, err error) {
 	r.drain()
+	r.absorb()
 	res := &ResultEvent{
 		Subtype: subtype, IsError: isErr, Text: text, SessionID: r.a.id, NumTurns: r.turns,
 		Usage: r.usage, CostUSD: r.cost, Duration: r.a.now().Sub(r.start), StopReason: r.last,
@@ -96,7 +148,11 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			return
 		}
 		if r.turns >= maxTurns {
+			r.a.stopBackground(context.WithoutCancel(ctx))
 			r.finish(SubtypeMaxTurns, true, fmt.Sprintf("stopped after %d turns (max turns)", r.turns), nil)
+			return
+		}
+		if !r.deliverNotes() {
 			return
 		}
 		if err := r.maybeCompact(ctx); err != nil {
@@ -119,6 +175,7 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		}
 		r.turns++
 		a.turns++
+		r.absorb()
 		r.last = resp.StopReason
 		cost := r.costOf(resp.Usage)
 		r.usage, r.cost = r.usage.Add(resp.Usage), r.cost+cost
@@ -171,7 +228,16 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		if len(uses) > 0 || resp.StopReason == llm.StopPauseTurn {
 			continue
 		}
-		// The model ended its turn: Stop hooks may ask it to go on.
+		// The model ended its turn: background agents it started may still
+		// report (headless runs wait for them).
+		if r.waitBackground(ctx) {
+			continue
+		}
+		if ctx.Err() != nil {
+			r.finish(SubtypeInterrupted, true, "interrupted", nil)
+			return
+		}
+		// Stop hooks may ask it to go on.
 		if out := a.hook(ctx, &hook.Input{Event: hook.Stop, StopHookActive: stopHookActive}); out != nil && out.Block && out.Reason != "" {
 			stopHookActive = true
 			if !r.appendMessage(llm.UserText(out.Reason)) {

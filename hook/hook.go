@@ -23,6 +23,7 @@ const (
 	PermissionRequest  Event = "PermissionRequest"
 	UserPromptSubmit   Event = "UserPromptSubmit"
 	Stop               Event = "Stop"
+	SubagentStart      Event = "SubagentStart"
 	SubagentStop       Event = "SubagentStop"
 	SessionStart       Event = "SessionStart"
 	SessionEnd         Event = "SessionEnd"
@@ -57,6 +58,12 @@ type Input struct {
 	Reason             string `json:"reason,omitempty"`
 	// Message is a notification's text (Notification).
 	Message string `json:"message,omitempty"`
+	// AgentID, AgentType and AgentTranscriptPath name the subagent
+	// (SubagentStart, SubagentStop); SessionID and TranscriptPath are then
+	// the parent's.
+	AgentID             string `json:"agent_id,omitempty"`
+	AgentType           string `json:"agent_type,omitempty"`
+	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
 }
 
 // Output is the combined outcome of the hooks that ran for one Input. The zero

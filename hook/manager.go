@@ -40,7 +40,7 @@ type Callback func(ctx context.Context, in *Input) (*Output, error)
 // Events lists every event in a stable order.
 func Events() []Event {
 	return []Event{PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, UserPromptSubmit, Stop,
-		SubagentStop, SessionStart, SessionEnd, PreCompact, Notification}
+		SubagentStart, SubagentStop, SessionStart, SessionEnd, PreCompact, Notification}
 }
 
 // Valid reports whether e is one of [Events].

@@ -296,7 +296,17 @@ var protectedHomeDirs = []string{".ssh", ".gnupg", ".aws", ".config/fish", ".con
 // points).
 func isProtected(p, home, gantryHome string) bool {
 	lp := strings.ToLower(filepath.ToSlash(p))
-	for part := range strings.SplitSeq(lp, "/") {
+	parts := strings.Split(lp, "/")
+	// A git worktree made for a subagent or EnterWorktree
+	// (.gantry/worktrees/<name>/…) is a checkout of its own: the names
+	// inside it are checked, not the .gantry directory that holds it.
+	for i := len(parts) - 3; i >= 0; i-- {
+		if parts[i] == ".gantry" && parts[i+1] == "worktrees" && !strings.HasPrefix(parts[i+2], ".") && i+3 < len(parts) {
+			parts = parts[i+3:]
+			break
+		}
+	}
+	for _, part := range parts {
 		if protectedDirNames[part] {
 			return true
 		}

@@ -103,6 +103,22 @@ func Provide[T any](s *Services, v T) *Services {
 	return s
 }
 
+// Clone returns a new set holding the same services, to which services can
+// be added without changing s (a subagent's own services over its
+// parent's). A nil s gives an empty set.
+func (s *Services) Clone() *Services {
+	c := &Services{m: make(map[reflect.Type]any)}
+	if s == nil {
+		return c
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for k, v := range s.m {
+		c.m[k] = v
+	}
+	return c
+}
+
 // Use returns env's service of type T, or an error wrapping [ErrNoService]
 // that names T, suitable as a tool error: a missing service is a clear error
 // result, never a panic.

@@ -798,3 +798,38 @@ func (r *renamedTool) CallTimeout(input json.RawMessage) time.Duration {
 func (r *renamedTool) Enabled(ctx context.Context, env *tool.Env) bool {
 	return tool.IsEnabled(ctx, r.inner, env)
 }
+
+// Derive returns a new pool over p's tools, for a subagent: the same
+// members (a tool built once is shared; built-in and user tools keep
+// per-session state in [tool.Env], so sharing is safe), p's filters and
+// restriction stack plus, when patterns are given, one more layer narrowing
+// it to the tools matching them (the patterns of [Options.Allow]). The
+// derived pool has its own environment (env; nil means p's), its own
+// ToolSearch and loaded set (nothing loaded). MCP tools added to or removed
+// from p later are not seen by the derived pool. Derive never widens: a
+// tool p does not offer is not offered by the derived pool.
+func (p *Pool) Derive(env *tool.Env, patterns ...string) *Pool {
+	if env == nil {
+		env = p.env
+	}
+	p.mu.RLock()
+	d := &Pool{
+		ctx: p.ctx, env: env, opts: p.opts,
+		allow: p.allow, deny: p.deny, deferNames: p.deferNames, features: p.features,
+		members: slices.Clone(p.members),
+		stack:   slices.Clone(p.stack),
+		loaded:  make(map[string]bool),
+	}
+	searchStatic := p.search.static
+	p.mu.RUnlock()
+	d.opts.Env = env
+	d.search = &member{name: ToolSearchName, src: srcSearch}
+	d.searchTool = newSearchTool(d)
+	d.search.preset(d.searchTool)
+	d.search.static = searchStatic
+	d.reindex()
+	if len(patterns) > 0 {
+		d.Push(patterns...)
+	}
+	return d
+}

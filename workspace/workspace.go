@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/shell"
@@ -96,6 +97,18 @@ type Options struct {
 	// session: a held-back or unreachable MCP server. Nil discards.
 	Warn func(msg string)
 
+	// Agents are agent types added to the built-in ones and to those of
+	// the definition files (they win over both).
+	Agents []agenttool.Definition
+	// NoAgentFiles reads no agent definition files. Otherwise the user's
+	// (~/.claude/agents, <Gantry home>/agents) are read, and the project's
+	// (.claude/agents, .gantry/agents) in a trusted folder: a definition's
+	// body becomes a system prompt, like settings it is the user's choice.
+	NoAgentFiles bool
+	// NoAgentTool leaves the Agent tool out of the pool (for sessions
+	// without an agent loop, such as MCP serving).
+	NoAgentTool bool
+
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
 	// Builtin configures the built-in tools. Open fills two zero fields:
@@ -163,6 +176,7 @@ type Workspace struct {
 	services *tool.Services
 	tasks    *shell.Tasks
 	mcp      *mcptool.Manager
+	agents   *agenttool.Catalog
 	pool     *toolset.Pool
 	poolOpts toolset.Options
 	exec     *executor.Executor
@@ -325,6 +339,32 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		}
 	}
 
+	// Agent types.
+	if w.agents, err = agenttool.NewCatalog(); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if !opts.NoAgentFiles {
+		lo := agenttool.LoadOptions{UserHome: home, GantryHome: settings.GantryHome(getenv, home)}
+		if w.Trusted() {
+			lo.ProjectDir = dir
+		}
+		defs, err := agenttool.Load(lo)
+		if err != nil {
+			w.warn(opts, fmt.Sprintf("agent definitions: %v", err))
+		}
+		if err := w.agents.Add(defs...); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+	}
+	for _, d := range opts.Agents {
+		if d.Source == "" {
+			d.Source = "sdk"
+		}
+		if err := w.agents.Add(d); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+	}
+
 	// The pool.
 	var po toolset.Options
 	if opts.Pool != nil {
@@ -340,6 +380,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		po.Registry = reg
 	}
 	po.Tools = slices.Concat(po.Tools, opts.Tools)
+	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
+		po.Tools = append(po.Tools, agenttool.New(w.agents))
+	}
 	po.Deny = slices.Concat(po.Deny, eng.HiddenTools())
 	if w.mcp == nil {
 		po.Deny = append(po.Deny, "ListMcpResources", "ReadMcpResource")
@@ -503,6 +546,9 @@ func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
 
 // MCP returns the MCP client manager (nil when no server is configured).
 func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
+
+// Agents returns the session's agent types (the Agent tool's catalog).
+func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
 
 // Pool returns the session's tool pool.
 func (w *Workspace) Pool() *toolset.Pool { return w.pool }

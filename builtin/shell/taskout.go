@@ -33,11 +33,11 @@ type TaskOutputResult struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-const taskOutputDescription = `Reads the new output of a background task (a Bash command run with run_in_background) since the previous read, with its status.
+const taskOutputDescription = `Reads the new output of a background task (a Bash command run with run_in_background, or a background agent) since the previous read, with its status.
 
 By default it waits until the task ends or the timeout (30000 ms by default, at most 600000 ms) passes; set block to false to return at once.`
 
-const taskStopDescription = `Stops a background task (a Bash command run with run_in_background): its whole process tree is terminated.`
+const taskStopDescription = `Stops a background task: a Bash command run with run_in_background (its whole process tree is terminated) or a background agent (its run is cancelled).`
 
 // NewTaskOutput returns the TaskOutput tool (aliases BashOutput, AgentOutput).
 // It needs a [*Tasks] in the environment's services.

@@ -35,14 +35,18 @@ var errStopped = errors.New("stopped")
 
 // TaskInfo describes a background task.
 type TaskInfo struct {
-	ID          string     `json:"id"`
+	ID string `json:"id"`
+	// Kind is "shell" for a Bash command, or the kind given to [Tasks.Go]
+	// ("agent" for a background subagent).
+	Kind        string     `json:"kind"`
 	Command     string     `json:"command"`
 	Description string     `json:"description,omitempty"`
 	Status      TaskStatus `json:"status"`
-	// ExitCode is set once the task ended (128+n when killed by signal n).
+	// ExitCode is set once a shell task ended (128+n when killed by signal
+	// n); a Go task has none.
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Note says why a task was killed ("stopped", "output limit reached",
-	// "session closed").
+	// "session closed") or why a Go task failed.
 	Note       string    `json:"note,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
@@ -68,9 +72,11 @@ type Tasks struct {
 type task struct {
 	mu     sync.Mutex // guards info and readOff
 	info   TaskInfo
-	p      *proc
+	out    interface{ Len() int64 }
+	ctx    context.Context // cancelled to stop the task
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	onDone func(TaskInfo)
 	// readOff is where the next TaskOutput read starts.
 	readOff int64
 	// readMu serialises reads so that two readers never get the same bytes.
@@ -105,46 +111,144 @@ func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInf
 	if err != nil {
 		return TaskInfo{}, err
 	}
+	t := ts.add(id, "shell", command, description, spec.out.Path, p.buf)
+	go func() {
+		defer ts.wg.Done()
+		defer close(t.done)
+		stopped := p.wait(t.ctx)
+		p.buf.Close()
+		code, _ := p.exitStatus()
+		var failure error
+		if code != 0 {
+			failure = fmt.Errorf("exit code %d", code)
+		}
+		t.end(stopped, failure, &code)
+	}()
+	return t.snapshot(), nil
+}
+
+// add registers a running task. Callers hold ts.mu; the caller's goroutine
+// must call t.end and close t.done, then ts.wg.Done.
+func (ts *Tasks) add(id, kind, command, description, outPath string, out interface{ Len() int64 }) *task {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &task{
 		info: TaskInfo{
-			ID: id, Command: command, Description: description, Status: TaskRunning,
-			StartedAt: time.Now(), OutputPath: spec.out.Path,
+			ID: id, Kind: kind, Command: command, Description: description, Status: TaskRunning,
+			StartedAt: time.Now(), OutputPath: outPath,
 		},
-		p: p, cancel: cancel, done: make(chan struct{}),
+		out: out, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	ts.tasks[id] = t
 	ts.order = append(ts.order, id)
 	ts.wg.Add(1)
+	return t
+}
+
+// end records how a task ended: stopped (TaskStop, Close, output limit),
+// failed, or completed.
+func (t *task) end(stopped, failure error, code *int) {
+	t.cancel(nil)
+	t.mu.Lock()
+	t.info.ExitCode = code
+	t.info.EndedAt = time.Now()
+	switch {
+	case stopped != nil:
+		t.info.Status = TaskKilled
+		t.info.Note = stopped.Error()
+	case failure != nil:
+		t.info.Status = TaskFailed
+		if code == nil {
+			t.info.Note = failure.Error()
+		}
+	default:
+		t.info.Status = TaskCompleted
+	}
+	info := t.info
+	onDone := t.onDone
+	t.mu.Unlock()
+	if onDone != nil {
+		onDone(info)
+	}
+}
+
+// Go runs fn as a background task of the given kind ("agent" for a
+// subagent), tracked like a shell task: TaskOutput reads what fn writes to
+// out (a file in dir), TaskStop and Close cancel fn's context and wait for
+// it to return. fn's error makes the task failed (its text is the note); a
+// return after cancellation makes it killed. onDone, if not nil, is called
+// with the final info once the task ended (from the task's goroutine).
+func (ts *Tasks) Go(dir, kind, description string, fn func(ctx context.Context, out io.Writer) error, onDone func(TaskInfo)) (TaskInfo, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.closed {
+		return TaskInfo{}, ErrClosed
+	}
+	id := newTaskID()
+	for ts.tasks[id] != nil {
+		id = newTaskID()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return TaskInfo{}, fmt.Errorf("task output directory: %w", err)
+	}
+	path := filepath.Join(dir, "task-"+id+".txt")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return TaskInfo{}, fmt.Errorf("task output: %w", err)
+	}
+	w := &countingWriter{f: f}
+	t := ts.add(id, kind, description, description, path, w)
+	t.onDone = onDone
 	go func() {
 		defer ts.wg.Done()
 		defer close(t.done)
-		defer cancel(nil)
-		stopped := p.wait(ctx)
-		p.buf.Close()
-		code, _ := p.exitStatus()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.info.ExitCode = &code
-		t.info.EndedAt = time.Now()
-		switch {
-		case stopped != nil:
-			t.info.Status = TaskKilled
-			t.info.Note = stopped.Error()
-		case code == 0:
-			t.info.Status = TaskCompleted
-		default:
-			t.info.Status = TaskFailed
+		err := runGuarded(t.ctx, w, fn)
+		f.Close()
+		var stopped error
+		if t.ctx.Err() != nil {
+			stopped = context.Cause(t.ctx)
 		}
+		t.end(stopped, err, nil)
 	}()
 	return t.snapshot(), nil
+}
+
+// runGuarded runs fn, turning a panic into an error.
+func runGuarded(ctx context.Context, w io.Writer, fn func(context.Context, io.Writer) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn(ctx, w)
+}
+
+// countingWriter is the output file of a Go task, safe for concurrent
+// writes, with its size.
+type countingWriter struct {
+	mu sync.Mutex
+	f  *os.File
+	n  int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *countingWriter) Len() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }
 
 func (t *task) snapshot() TaskInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	info := t.info
-	info.OutputBytes = t.p.buf.Len()
+	info.OutputBytes = t.out.Len()
 	return info
 }
 

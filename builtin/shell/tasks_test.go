@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -190,5 +191,57 @@ func TestBackgroundOutputLimit(t *testing.T) {
 	}
 	if n := len([]rune(to.Output)); n > DefaultInlineChars+500 {
 		t.Fatalf("inline %d chars", n)
+	}
+}
+
+// Go tasks share the manager with shell tasks: TaskOutput reads what they
+// write, TaskStop cancels them, a returned error fails them and onDone
+// reports the end.
+func TestGoTasks(t *testing.T) {
+	tasks := NewTasks()
+	defer tasks.Close()
+	env := testEnv(t, tasks)
+	out, stop := NewTaskOutput(Options{}), NewTaskStop(Options{})
+	ended := make(chan TaskInfo, 3)
+	onDone := func(i TaskInfo) { ended <- i }
+
+	ok, err := tasks.Go(env.ToolResultsDir, "agent", "summarise", func(ctx context.Context, w io.Writer) error {
+		io.WriteString(w, "the summary\n")
+		return nil
+	}, onDone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, out, env, map[string]any{"task_id": ok.ID})
+	if !strings.Contains(r.TextContent(), "the summary") || !strings.Contains(r.TextContent(), "completed") {
+		t.Fatalf("read: %q", r.TextContent())
+	}
+	if i := <-ended; i.ID != ok.ID || i.Status != TaskCompleted || i.Kind != "agent" {
+		t.Fatalf("onDone %+v", i)
+	}
+
+	bad, _ := tasks.Go(env.ToolResultsDir, "agent", "fails", func(ctx context.Context, w io.Writer) error {
+		return errors.New("model unavailable")
+	}, onDone)
+	if i := <-ended; i.ID != bad.ID || i.Status != TaskFailed || i.Note != "model unavailable" || i.ExitCode != nil {
+		t.Fatalf("failed task %+v", i)
+	}
+
+	started := make(chan struct{})
+	long, _ := tasks.Go(env.ToolResultsDir, "agent", "waits", func(ctx context.Context, w io.Writer) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, onDone)
+	<-started
+	r = call(t, stop, env, map[string]any{"task_id": long.ID})
+	if r.IsError || !strings.Contains(r.TextContent(), "killed") {
+		t.Fatalf("stop: %q", r.TextContent())
+	}
+	if i := <-ended; i.Status != TaskKilled {
+		t.Fatalf("stopped task %+v", i)
+	}
+	if l := tasks.List(); len(l) != 3 {
+		t.Fatalf("list %+v", l)
 	}
 }

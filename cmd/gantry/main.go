@@ -62,6 +62,7 @@ func newRootCmd(a *app) *cobra.Command {
 // subcommands lists the constructors of the subcommands; each lives in its
 // own file.
 var subcommands = []func(*app) *cobra.Command{
+	newAgentsCmd,
 	newPermissionsCmd,
 	newMCPCmd,
 	newRunCmd,

@@ -209,7 +209,7 @@ address (a non-loopback address needs --allow-remote).`,
 // --allowedTools limits the served tools to those it names.
 func buildMCPServer(ctx context.Context, a *app, sf *safetyFlags, dir string) (*mcpserve.Server, func(), error) {
 	ws, err := openWorkspace(ctx, a, sf, dir, func(o *workspace.Options) {
-		o.NoMCP = true
+		o.NoMCP, o.NoAgentTool = true, true
 		o.Pool = &toolset.Options{Allow: splitRules(sf.allowed)}
 		// An ask goes to the calling client's user (form elicitation); a
 		// client that cannot ask gets a denial that says so.

@@ -80,6 +80,14 @@ func (p *progress) event(ev agent.Event) {
 			detail = "— " + msg
 		}
 		p.line(file.EscapeDisplay(fmt.Sprintf("%s %s %s", mark, oneLine(d, 100), detail)))
+	case *agent.SubagentEvent:
+		if tr, ok := e.Event.(*agent.ToolResultEvent); ok && tr.Outcome != nil {
+			mark := "✓"
+			if tr.Outcome.Result != nil && tr.Outcome.Result.IsError {
+				mark = "✗"
+			}
+			p.line(file.EscapeDisplay(fmt.Sprintf("  ↳ %s: %s %s", e.AgentType, mark, tr.Outcome.Name)))
+		}
 	case *agent.RetryEvent:
 		p.line(fmt.Sprintf("… the model's reply broke off; retrying (%d)", e.Attempt))
 	case *agent.CompactEvent:

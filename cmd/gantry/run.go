@@ -42,6 +42,7 @@ type runFlags struct {
 	noSessionSaved bool
 	web            webFlags
 	promptTool     string
+	agents         agentsFlag
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -66,6 +67,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
 	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
 	f.web.add(fl, true)
+	f.agents.add(cmd)
 }
 
 // newRunCmd is `gantry run PROMPT`; the root command runs the same with -p.
@@ -159,10 +161,14 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		}
 		db = store.LazySQLite(path, store.SQLiteOptions{})
 	}
+	defs, err := f.agents.definitions()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
 		o.Store = db
 		o.Builtin.Web = webOpts
-		o.MCPConfigFiles = f.mcpConfig
+		o.MCPConfigFiles, o.Agents = f.mcpConfig, defs
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
 		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed
@@ -187,6 +193,8 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
 		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
+		// Headless: background agents report before the run ends.
+		WaitForBackground: true,
 	}
 	if !f.noSessionSaved {
 		home, err := session.DefaultHome(a.getenv)
@@ -323,15 +331,25 @@ func (p *printer) event(ev agent.Event) {
 		p.session = e.SessionID
 		p.enc.Encode(streamLine{Type: "system", Subtype: "init", SessionID: e.SessionID, CWD: e.WorkDir, Tools: e.Tools, Model: p.model, PermissionMode: e.Mode})
 	case *agent.MessageEvent:
-		typ := "user"
-		if e.Message.Role == llm.RoleAssistant {
-			typ = "assistant"
-		} else if !hasToolResult(e.Message) {
-			return // the prompt itself is not echoed
+		p.message(e.Message, nil)
+	case *agent.SubagentEvent:
+		if m, ok := e.Event.(*agent.MessageEvent); ok {
+			id := e.ParentToolUseID
+			p.message(m.Message, &id)
 		}
-		m := e.Message
-		p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m})
 	}
+}
+
+// message prints a message line; parent names the Agent call of a
+// subagent's message (nil for the main agent's).
+func (p *printer) message(m llm.Message, parent *string) {
+	typ := "user"
+	if m.Role == llm.RoleAssistant {
+		typ = "assistant"
+	} else if !hasToolResult(m) && parent == nil {
+		return // the prompt itself is not echoed
+	}
+	p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m, ParentToolUseID: parent})
 }
 
 func (p *printer) finish(res *agent.ResultEvent) {

@@ -176,7 +176,7 @@ is_error and display. Exit status 1 when the result is an error.`,
 			}
 			ws, err := openWorkspace(ctx, a, &f, dir, func(o *workspace.Options) {
 				o.Builtin.Web = webOpts
-				o.NoMCP = true
+				o.NoMCP, o.NoAgentTool = true, true
 				o.Pool = &toolset.Options{}
 			})
 			if err != nil {

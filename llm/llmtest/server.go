@@ -140,9 +140,18 @@ func WithIndexZero() Option { return func(s *Server) { s.indexZero = true } }
 // it answers 400 invalid_request_error and consumes no scripted reply.
 func WithStrictMessages() Option { return func(s *Server) { s.strict = true } }
 
+// WithResponder answers requests with f instead of the script while f
+// returns true: for conversations whose requests arrive concurrently (a
+// parent agent and its subagents), where a reply depends on which
+// conversation asks rather than on arrival order. f is called concurrently.
+func WithResponder(f func(Request) (Reply, bool)) Option {
+	return func(s *Server) { s.responder = f }
+}
+
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
-	srv *httptest.Server
+	srv       *httptest.Server
+	responder func(Request) (Reply, bool)
 
 	chunkSize               int
 	chunkDelay, headerDelay time.Duration
@@ -223,6 +232,15 @@ func (s *Server) LastRequest() Request {
 // next records req and returns the reply to send, its sequence number, and
 // whether there was one.
 func (s *Server) next(req Request) (Reply, int, bool) {
+	if s.responder != nil {
+		if r, ok := s.responder(req); ok {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.requests = append(s.requests, req)
+			s.served++
+			return r, s.served, true
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)

@@ -1,0 +1,644 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// DefaultSubagentMaxTurns bounds the turns of a subagent whose type sets
+// no maxTurns.
+const DefaultSubagentMaxTurns = 50
+
+// SubagentEvent is an event of a subagent's run (started by the Agent tool
+// in the foreground), delivered in the parent's event stream while the
+// Agent call runs. Events of a subagent's own subagents arrive as they are,
+// each naming its own parent call.
+type SubagentEvent struct {
+	// ParentToolUseID is the id of the Agent call that started the
+	// subagent (stream-json's parent_tool_use_id).
+	ParentToolUseID string
+	AgentID         string
+	AgentType       string
+	Event           Event
+}
+
+func (*SubagentEvent) isEvent() {}
+
+// subState is what a subagent knows of its parent.
+type subState struct {
+	parent    *Agent
+	def       agenttool.Definition
+	depth     int
+	toolUseID string
+	worktree  *worktree
+}
+
+// kids is an agent's bookkeeping of its subagents: events to forward to the
+// run goroutine, usage to roll up, running background tasks, and the notes
+// (background results, messages) delivered at the next turn.
+type kids struct {
+	mu     sync.Mutex
+	events []Event
+	usage  llm.Usage
+	cost   float64
+	bg     map[string]*Subagent // running background subagents by task id
+	inbox  []string
+	wake   chan struct{} // signalled when inbox or bg changes
+}
+
+func (k *kids) signal() {
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (k *kids) addUsage(u llm.Usage, cost float64) {
+	k.mu.Lock()
+	k.usage, k.cost = k.usage.Add(u), k.cost+cost
+	k.mu.Unlock()
+}
+
+func (k *kids) takeUsage() (llm.Usage, float64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	u, c := k.usage, k.cost
+	k.usage, k.cost = llm.Usage{}, 0
+	return u, c
+}
+
+func (k *kids) takeEvents() []Event {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.events
+	k.events = nil
+	return e
+}
+
+func (k *kids) takeInbox() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.inbox
+	k.inbox = nil
+	return n
+}
+
+// waiting reports whether background subagents run or notes wait.
+func (k *kids) waiting() (running int, notes int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.bg), len(k.inbox)
+}
+
+func (k *kids) running() []*Subagent {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]*Subagent, 0, len(k.bg))
+	for _, s := range k.bg {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Notify queues a message for the model: it is added to the conversation
+// at the start of the agent's next turn (of the current Run, or of the
+// next one). Background agents report their results this way; a team
+// delivers its members' messages this way. Safe for concurrent use.
+func (a *Agent) Notify(text string) {
+	a.kids.mu.Lock()
+	a.kids.inbox = append(a.kids.inbox, text)
+	a.kids.mu.Unlock()
+	a.kids.signal()
+	a.wakeRun()
+}
+
+func (a *Agent) wakeRun() {
+	select {
+	case a.notify <- struct{}{}:
+	default:
+	}
+}
+
+// maxDepth is how deep subagents may nest under the root agent.
+func (a *Agent) maxDepth() int {
+	switch d := a.opts.MaxAgentDepth; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return 1
+	default:
+		return d
+	}
+}
+
+func (a *Agent) depth() int {
+	if a.sub == nil {
+		return 0
+	}
+	return a.sub.depth
+}
+
+// services returns the tools' services of an agent at depth: base's, plus
+// the subagent runner when the agent may start subagents.
+func (a *Agent) services(base *tool.Services, depth int) *tool.Services {
+	s := base.Clone()
+	if depth < a.maxDepth() {
+		tool.Provide[agenttool.Runner](s, runner{a})
+	}
+	return s
+}
+
+// allBut returns the names of p's tools except the excluded ones.
+func allBut(p *toolset.Pool, excluded ...string) []string {
+	var out []string
+	for _, t := range p.All() {
+		s := t.Spec()
+		if s.Name == toolset.ToolSearchName || slices.Contains(excluded, s.Name) {
+			continue
+		}
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// childTools returns the names of the tools of parent's pool a subagent of
+// def may use: those matching def.Tools (all when empty), minus
+// def.DisallowedTools, minus Agent unless the child may nest.
+func childTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []string {
+	match := func(pats []string, names []string) bool {
+		for _, pat := range pats {
+			if i := strings.IndexByte(pat, '('); i > 0 {
+				pat = pat[:i] // a rule's specifier is the permission layer's
+			}
+			for _, n := range names {
+				if toolset.MatchName(pat, n) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var out []string
+	for _, t := range p.All() {
+		s := t.Spec()
+		names := s.Names()
+		switch {
+		case s.Name == toolset.ToolSearchName:
+		case s.Name == agenttool.Name && !canNest:
+		case len(def.Tools) > 0 && !match(def.Tools, names):
+		case match(def.DisallowedTools, names):
+		default:
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// modeRank orders the modes from the most to the least restrictive.
+func modeRank(m tool.Mode) int {
+	switch m {
+	case tool.ModePlan:
+		return 0
+	case tool.ModeDontAsk:
+		return 1
+	case tool.ModeDefault, "":
+		return 2
+	case tool.ModeAcceptEdits:
+		return 3
+	case tool.ModeBypassPermissions:
+		return 4
+	}
+	return 2
+}
+
+// childMode is the mode of a subagent: the definition's when it is not
+// wider than the parent's, else the parent's.
+func childMode(def, parent tool.Mode) tool.Mode {
+	if def == "" || !def.Valid() || modeRank(def) > modeRank(parent) {
+		return parent
+	}
+	return def
+}
+
+// spawn builds a subagent for req: its own session (beside the parent's
+// transcript, linked by id), environment, narrowed pool and executor on
+// the parent's decider, hooks and approval callback.
+func (a *Agent) spawn(ctx context.Context, req agenttool.Request) (*Agent, error) {
+	depth := a.depth() + 1
+	if depth > a.maxDepth() {
+		return nil, fmt.Errorf("subagents may not start subagents here (nesting depth limit %d)", a.maxDepth())
+	}
+	def := req.Definition
+	penv := a.execSess.Env()
+	dir := penv.WorkDir
+	var wt *worktree
+	switch req.Isolation {
+	case "":
+	case "worktree":
+		var err error
+		if wt, err = createWorktree(ctx, dir, cmpOr(req.Name, def.Name)); err != nil {
+			return nil, err
+		}
+		dir = wt.Path
+	default:
+		return nil, fmt.Errorf("unknown isolation %q (want worktree)", req.Isolation)
+	}
+	model := req.Model
+	if model == "" || model == "inherit" {
+		model = def.Model
+	}
+	switch model {
+	case "", "inherit":
+		model = a.opts.Model
+	case agenttool.ModelFast:
+		model = cmpOr(a.opts.SmallModel, a.opts.Model)
+	}
+	maxTurns := def.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = cmpOrInt(a.opts.SubagentMaxTurns, DefaultSubagentMaxTurns)
+	}
+	c := &Agent{
+		provider: a.provider, now: a.now, prices: a.prices, ws: a.ws, canUse: a.canUse,
+		memory: a.memory, notify: make(chan struct{}, 1),
+	}
+	c.kids.wake = make(chan struct{}, 1)
+	c.opts = a.opts
+	c.opts.Model, c.opts.Mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
+	c.opts.SystemPrompt, c.opts.AppendSystemPrompt = def.Prompt, ""
+	c.opts.SessionID, c.opts.Continue, c.opts.Fork = "", false, false
+	c.opts.Closers, c.opts.Agents = nil, nil
+	c.opts.WaitForBackground = true
+	if a.opts.MaxBudgetUSD > 0 {
+		c.opts.MaxBudgetUSD = max(a.opts.MaxBudgetUSD-a.cost, 1e-9)
+	}
+	c.sub = &subState{parent: a, def: def, depth: depth, toolUseID: req.ToolUseID, worktree: wt}
+	fail := func(err error) (*Agent, error) {
+		c.closeSession()
+		if wt != nil {
+			wt.finish(context.WithoutCancel(ctx))
+		}
+		return nil, err
+	}
+	sessionDir := ""
+	if st := a.opts.Store; st != nil {
+		s, err := st.Create(a.opts.WorkDir)
+		if err != nil {
+			return fail(fmt.Errorf("agent: subagent transcript: %w", err))
+		}
+		c.sess, c.id = s, s.ID
+		sessionDir = filepath.Join(st.Dir(a.opts.WorkDir), c.id)
+		c.recordSystem("subagent", map[string]any{
+			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
+			"description": req.Description, "cwd": dir,
+		})
+	} else {
+		c.id = session.NewUUID()
+		sessionDir = filepath.Join(os.TempDir(), "gantry-sessions", c.id)
+	}
+	env := &tool.Env{
+		WorkDir: dir, SessionID: c.id, Mode: c.opts.Mode, SessionDir: sessionDir,
+		ToolResultsDir: filepath.Join(sessionDir, "tool-results"),
+		AdditionalDirs: penv.AdditionalDirs, Files: tool.NewFileCache(0),
+		Services: c.services(a.ws.Services(), depth),
+	}
+	c.pool = a.pool.Derive(env)
+	c.pool.Push(childTools(c.pool, def, depth < c.maxDepth())...)
+	c.setupExecutor(env)
+	facts := a.facts
+	facts.WorkDir = dir
+	c.facts = facts
+	c.system = BuildSystemPrompt(def.Prompt, facts, a.memory, "")
+	return c, nil
+}
+
+// hookSubagent runs SubagentStart for a new child.
+func (a *Agent) hookSubagentStart(ctx context.Context, c *Agent) {
+	in := &hook.Input{Event: hook.SubagentStart, AgentID: c.id, AgentType: c.sub.def.Name}
+	if c.sess != nil {
+		in.AgentTranscriptPath = c.sess.Path
+	}
+	if out := a.hook(ctx, in); out != nil && out.AdditionalContext != "" {
+		c.Notify(out.AdditionalContext)
+	}
+}
+
+// drive runs prompt on a subagent and then, while notes arrived after its
+// run ended, runs again on them; forward receives every event.
+func (c *Agent) drive(ctx context.Context, prompt string, forward func(Event)) *ResultEvent {
+	var res *ResultEvent
+	for {
+		res = nil
+		var runErr error
+		for ev, err := range c.Run(ctx, prompt) {
+			if err != nil {
+				runErr = err
+				continue
+			}
+			if r, ok := ev.(*ResultEvent); ok {
+				res = r
+			}
+			if forward != nil {
+				forward(ev)
+			}
+		}
+		if res == nil {
+			text := "the agent ended without a result"
+			if runErr != nil {
+				text = runErr.Error()
+			}
+			res = &ResultEvent{Subtype: SubtypeDuringExecution, IsError: true, Text: text, SessionID: c.id}
+		}
+		if ctx.Err() != nil {
+			return res
+		}
+		notes := c.kids.takeInbox()
+		if len(notes) == 0 {
+			return res
+		}
+		prompt = strings.Join(notes, "\n\n")
+	}
+}
+
+// outcome turns a child's result into the Agent tool's outcome and settles
+// its worktree.
+func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *agenttool.Outcome {
+	out := &agenttool.Outcome{
+		AgentID: c.id, AgentType: c.sub.def.Name, Text: res.Text, IsError: res.IsError, Subtype: res.Subtype,
+		Turns: res.NumTurns, Tokens: res.Usage.PromptTokens() + res.Usage.OutputTokens, CostUSD: res.CostUSD,
+	}
+	if c.sess != nil {
+		out.TranscriptPath = c.sess.Path
+	}
+	if wt := c.sub.worktree; wt != nil {
+		kept, err := wt.finish(context.WithoutCancel(ctx))
+		out.Worktree = &agenttool.Worktree{Path: wt.Worktree.Path, Branch: wt.Branch, Kept: kept}
+		if err != nil {
+			out.Text += "\n\n(worktree: " + err.Error() + ")"
+		}
+	}
+	return out
+}
+
+// runner is the agenttool.Runner of an agent: it runs the agent's
+// subagents.
+type runner struct{ a *Agent }
+
+func (r runner) RunAgent(ctx context.Context, env *tool.Env, req agenttool.Request) (*agenttool.Outcome, error) {
+	return r.a.runSubagent(ctx, req)
+}
+
+func (r runner) StartAgent(ctx context.Context, env *tool.Env, req agenttool.Request) (*agenttool.Started, error) {
+	s, err := r.a.startSubagent(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &agenttool.Started{TaskID: s.TaskID, AgentID: s.ID, OutputPath: s.OutputPath}, nil
+}
+
+// SubagentOptions describe a subagent started from code ([Agent.RunSubagent],
+// [Agent.StartSubagent]): the fields of an Agent call.
+type SubagentOptions struct {
+	// Type is the agent type (default general-purpose).
+	Type string
+	// Prompt is the task; Description a few words for people and task
+	// lists; Name an optional name; Model overrides the type's model.
+	Prompt, Description, Name, Model string
+	// Isolation "worktree" runs the subagent in a new git worktree.
+	Isolation string
+	// ParentToolUseID links the subagent's events and transcript to a
+	// call of the parent (optional).
+	ParentToolUseID string
+}
+
+func (a *Agent) request(o SubagentOptions) (agenttool.Request, error) {
+	typ := cmpOr(o.Type, agenttool.GeneralPurpose)
+	def, ok := a.ws.Agents().Get(typ)
+	if !ok {
+		return agenttool.Request{}, fmt.Errorf("agent: unknown agent type %q (available: %s)", typ, strings.Join(a.ws.Agents().Names(), ", "))
+	}
+	if strings.TrimSpace(o.Prompt) == "" {
+		return agenttool.Request{}, errors.New("agent: a subagent needs a prompt")
+	}
+	return agenttool.Request{Definition: def, Prompt: o.Prompt, Description: cmpOr(o.Description, typ), Name: o.Name,
+		Model: o.Model, Isolation: o.Isolation, ToolUseID: o.ParentToolUseID}, nil
+}
+
+// RunSubagent runs a subagent of this agent to its end, as an Agent call
+// does: the parent's permission engine and hooks, a narrowed pool, its own
+// limits and transcript; its usage and cost are added to the parent's.
+func (a *Agent) RunSubagent(ctx context.Context, o SubagentOptions) (*agenttool.Outcome, error) {
+	req, err := a.request(o)
+	if err != nil {
+		return nil, err
+	}
+	return a.runSubagent(ctx, req)
+}
+
+func (a *Agent) runSubagent(ctx context.Context, req agenttool.Request) (*agenttool.Outcome, error) {
+	c, err := a.spawn(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	a.hookSubagentStart(ctx, c)
+	typ := req.Definition.Name
+	res := c.drive(ctx, req.Prompt, func(ev Event) {
+		if se, ok := ev.(*SubagentEvent); ok {
+			a.forward(se)
+			return
+		}
+		a.forward(&SubagentEvent{ParentToolUseID: req.ToolUseID, AgentID: c.id, AgentType: typ, Event: ev})
+	})
+	a.kids.addUsage(res.Usage, res.CostUSD)
+	return c.outcome(ctx, res), nil
+}
+
+// forward queues a subagent's event for the parent's run goroutine; with a
+// parent that is itself a subagent the event travels on up.
+func (a *Agent) forward(ev *SubagentEvent) {
+	a.kids.mu.Lock()
+	a.kids.events = append(a.kids.events, ev)
+	a.kids.mu.Unlock()
+	a.wakeRun()
+}
+
+// Subagent is a background subagent: a task of the session's task manager
+// (TaskOutput reads its progress, TaskStop stops it).
+type Subagent struct {
+	// ID is the subagent's session id; TaskID its task's id; OutputPath
+	// the file its progress is written to.
+	ID, TaskID, OutputPath string
+	// Type is the agent type.
+	Type string
+
+	child *Agent
+	done  chan struct{}
+	out   *agenttool.Outcome
+}
+
+// Send queues a message for the subagent, delivered at its next turn (a
+// subagent whose run has ended runs again on it).
+func (s *Subagent) Send(msg string) { s.child.Notify(msg) }
+
+// Done is closed when the subagent has ended.
+func (s *Subagent) Done() <-chan struct{} { return s.done }
+
+// Outcome returns the subagent's outcome once Done is closed (nil before).
+func (s *Subagent) Outcome() *agenttool.Outcome {
+	select {
+	case <-s.done:
+		return s.out
+	default:
+		return nil
+	}
+}
+
+// StartSubagent starts a subagent of this agent in the background, as an
+// Agent call with run_in_background does, and returns at once. When it
+// ends, the parent is told at its next turn ([Agent.Notify]) and its usage
+// is added to the parent's. Closing the parent (or the workspace's task
+// manager) stops it.
+func (a *Agent) StartSubagent(ctx context.Context, o SubagentOptions) (*Subagent, error) {
+	req, err := a.request(o)
+	if err != nil {
+		return nil, err
+	}
+	return a.startSubagent(ctx, req)
+}
+
+func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request) (*Subagent, error) {
+	tasks := a.ws.Tasks()
+	if tasks == nil {
+		return nil, errors.New("this session has no background-task manager")
+	}
+	c, err := a.spawn(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	a.hookSubagentStart(ctx, c)
+	s := &Subagent{ID: c.id, Type: req.Definition.Name, child: c, done: make(chan struct{})}
+	ready := make(chan struct{})
+	fn := func(tctx context.Context, w io.Writer) error {
+		<-ready
+		defer c.Close()
+		res := c.drive(tctx, req.Prompt, func(ev Event) { writeProgress(w, ev) })
+		a.kids.addUsage(res.Usage, res.CostUSD)
+		s.out = c.outcome(tctx, res)
+		fmt.Fprintf(w, "\n[result: %s]\n%s\n", res.Subtype, s.out.Text)
+		if tctx.Err() != nil {
+			return tctx.Err()
+		}
+		if res.IsError {
+			return fmt.Errorf("%s: %s", res.Subtype, firstLine(res.Text))
+		}
+		return nil
+	}
+	onDone := func(info shell.TaskInfo) {
+		text := ""
+		if s.out != nil {
+			text = s.out.Text
+			if w := s.out.Worktree; w != nil && w.Kept {
+				text += fmt.Sprintf("\n\nIts changes are in the git worktree %s on branch %s.", w.Path, w.Branch)
+			}
+		}
+		note := fmt.Sprintf("<task-notification>\nBackground agent %q (%s, task %s) %s.\n%s\n</task-notification>",
+			req.Description, s.Type, info.ID, info.Status, strings.TrimSpace(text))
+		// One step, so that a waiting run never sees the agent gone
+		// without its note.
+		a.kids.mu.Lock()
+		delete(a.kids.bg, info.ID)
+		a.kids.inbox = append(a.kids.inbox, note)
+		a.kids.mu.Unlock()
+		close(s.done)
+		a.kids.signal()
+		a.wakeRun()
+	}
+	info, err := tasks.Go(c.execSess.Env().ToolResultsDir, "agent", req.Description, fn, onDone)
+	if err != nil {
+		close(ready)
+		c.Close()
+		return nil, err
+	}
+	s.TaskID, s.OutputPath = info.ID, info.OutputPath
+	a.kids.mu.Lock()
+	if a.kids.bg == nil {
+		a.kids.bg = map[string]*Subagent{}
+	}
+	a.kids.bg[info.ID] = s
+	a.kids.mu.Unlock()
+	close(ready)
+	return s, nil
+}
+
+// stopBackground stops the agent's running background subagents and waits
+// for them.
+func (a *Agent) stopBackground(ctx context.Context) {
+	tasks := a.ws.Tasks()
+	if tasks == nil {
+		return
+	}
+	for _, s := range a.kids.running() {
+		tasks.Stop(ctx, s.TaskID)
+	}
+}
+
+// writeProgress renders a background subagent's events for TaskOutput.
+func writeProgress(w io.Writer, ev Event) {
+	switch e := ev.(type) {
+	case *MessageEvent:
+		if e.Message.Role != llm.RoleAssistant {
+			return
+		}
+		if t := strings.TrimSpace(e.Message.Text()); t != "" {
+			fmt.Fprintln(w, t)
+		}
+		for _, u := range e.Message.ToolUses() {
+			fmt.Fprintf(w, "→ %s %s\n", u.Name, clip(string(u.Input), 200))
+		}
+	case *NoticeEvent:
+		fmt.Fprintln(w, "note:", e.Text)
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func cmpOrInt(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,225 @@
+// Package agenttool is the Agent tool (alias Task): the model hands part of
+// its work to a subagent — a child agent with its own conversation, system
+// prompt, narrowed tool set and limits — and gets the child's final reply
+// as the tool result, or, with run_in_background, a task id at once.
+//
+// The tool only validates the call and picks the agent type; running the
+// child is the job of a [Runner] the agent loop puts in the call's services
+// (a built-in tool never imports the agent). Agent types are
+// [Definition]s held in a [Catalog]: the built-in general-purpose, Explore
+// and Plan types, definition files (.gantry/agents/*.md and
+// .claude/agents/*.md at user and project level, see [Load]) and
+// definitions given in code.
+package agenttool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Name is the tool's name; Task is its alias.
+const Name = "Agent"
+
+// Input is the Agent tool's input (the shape of TOOL-SHAPES.md).
+type Input struct {
+	Description     string `json:"description" jsonschema:"A short (3-5 word) description of the task."`
+	Prompt          string `json:"prompt" jsonschema:"The task for the agent: everything it needs to know, since it does not see this conversation."`
+	SubagentType    string `json:"subagent_type,omitempty" jsonschema:"The type of agent to use (default general-purpose)."`
+	Model           string `json:"model,omitempty" jsonschema:"A model for this agent (default: the type's model, else yours)."`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the agent in the background and return its task id at once; you are notified when it finishes."`
+	Name            string `json:"name,omitempty" jsonschema:"A name for the agent (shown to the user and in its task)."`
+	Isolation       string `json:"isolation,omitempty" enum:"worktree" jsonschema:"worktree: run the agent in a new git worktree of the repository, kept if it changed files."`
+}
+
+// Request is what the tool asks a [Runner] to run.
+type Request struct {
+	// Definition is the agent type, looked up in the catalog.
+	Definition Definition
+	// Description, Prompt, Model, Name and Isolation are the call's.
+	Description string
+	Prompt      string
+	Model       string
+	Name        string
+	Isolation   string
+	// ToolUseID is the Agent call's id (the parent_tool_use_id of the
+	// child's messages).
+	ToolUseID string
+}
+
+// Outcome is the result of a subagent run.
+type Outcome struct {
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+	// Text is the child's final reply (or why it stopped, when IsError).
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Subtype is how the child's run ended (success, error_max_turns, …).
+	Subtype string  `json:"subtype"`
+	Turns   int     `json:"num_turns"`
+	Tokens  int     `json:"total_tokens"`
+	CostUSD float64 `json:"total_cost_usd"`
+	// TranscriptPath is the child's transcript ("" without a store).
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	// Worktree describes the worktree of an isolated child.
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// Worktree is the git worktree an isolated child ran in.
+type Worktree struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+	// Kept is true when the child left changes (the worktree stays);
+	// false when it was removed.
+	Kept bool `json:"kept"`
+}
+
+// Started describes a background subagent.
+type Started struct {
+	TaskID     string `json:"task_id"`
+	AgentID    string `json:"agent_id"`
+	OutputPath string `json:"output_path"`
+}
+
+// Runner runs subagents. The agent loop provides one per agent in the
+// tools' services (tool.Provide[agenttool.Runner]); it builds the child on
+// the parent's permission engine and hooks with a narrowed pool.
+type Runner interface {
+	// RunAgent runs a child to its end (or until ctx is cancelled) and
+	// returns its outcome. An error is a failure to run at all (the tool
+	// turns it into an error result).
+	RunAgent(ctx context.Context, env *tool.Env, req Request) (*Outcome, error)
+	// StartAgent starts a child as a background task and returns at once.
+	StartAgent(ctx context.Context, env *tool.Env, req Request) (*Started, error)
+}
+
+const description = `Launches a subagent to handle a task on its own: a new agent with its own conversation and tools, which works until the task is done and replies with a report. Its reply is the result of this call; you see nothing else of its work, and it sees nothing of this conversation, so give it a complete prompt (goal, context, constraints, what to report back).
+
+Use it for open-ended searches over a large codebase, for independent pieces of work that can run in parallel (send several Agent calls in one message: they run concurrently), or to keep large intermediate output out of your context. Do not use it for a single file read or a simple search — call Read, Glob or Grep directly.
+
+run_in_background starts the agent and returns its task id at once; you are told when it finishes, TaskOutput reads its progress and TaskStop stops it. isolation "worktree" runs it in a fresh git worktree (its changes stay there, on their own branch, for you to review).
+
+Available agent types (subagent_type):`
+
+// Tool is the Agent tool over a catalog. Its description lists the
+// catalog's types and follows it when types are added.
+type Tool struct {
+	*tool.FuncTool
+	cat *Catalog
+
+	mu      sync.Mutex
+	version int
+	spec    tool.Spec
+}
+
+// DefaultTimeout bounds one foreground subagent run.
+const DefaultTimeout = time.Hour
+
+// New returns the Agent tool over cat. It needs a [Runner] in the call's
+// services.
+func New(cat *Catalog) *Tool {
+	t := &Tool{cat: cat, version: -1}
+	t.FuncTool = tool.Must(tool.New(Name, description,
+		func(ctx context.Context, env *tool.Env, in Input) (*tool.Result, error) { return t.call(ctx, env, in) },
+		tool.WithAliases("Task"),
+		// The call itself changes nothing: every call of the child goes
+		// through the same permission engine and hooks as the parent's.
+		tool.WithTraits(tool.Traits{ReadOnly: true, ConcurrencySafe: true, NonDestructive: true}),
+		tool.WithTimeout(DefaultTimeout), tool.WithMaxTimeout(DefaultTimeout),
+		tool.DescribeFunc(func(in Input) string {
+			typ := in.SubagentType
+			if typ == "" {
+				typ = GeneralPurpose
+			}
+			return oneLine(typ + ": " + in.Description)
+		}),
+		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in Input) error {
+			switch {
+			case strings.TrimSpace(in.Prompt) == "":
+				return errors.New("prompt is required: the task for the agent")
+			case strings.TrimSpace(in.Description) == "":
+				return errors.New("description is required: 3-5 words saying what the agent does")
+			}
+			if in.SubagentType != "" {
+				if _, ok := cat.Get(in.SubagentType); !ok {
+					return fmt.Errorf("unknown subagent_type %q; available: %s", in.SubagentType, strings.Join(cat.Names(), ", "))
+				}
+			}
+			return nil
+		}),
+	))
+	return t
+}
+
+// Spec returns the tool's spec; its description lists the catalog's types
+// as of now.
+func (t *Tool) Spec() *tool.Spec {
+	defs, v := t.cat.snapshot()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v != t.version {
+		t.spec = *t.FuncTool.Spec()
+		t.spec.Description = description + "\n" + describeTypes(defs)
+		t.version = v
+	}
+	return &t.spec
+}
+
+// Catalog returns the tool's catalog.
+func (t *Tool) Catalog() *Catalog { return t.cat }
+
+func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result, error) {
+	runner, err := tool.Use[Runner](env)
+	if err != nil {
+		return tool.Errorf("subagents are not available in this session (%v); do the task yourself", err), nil
+	}
+	typ := in.SubagentType
+	if typ == "" {
+		typ = GeneralPurpose
+	}
+	def, ok := t.cat.Get(typ)
+	if !ok {
+		return tool.Errorf("unknown subagent_type %q; available: %s", typ, strings.Join(t.cat.Names(), ", ")), nil
+	}
+	req := Request{Definition: def, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
+		Name: in.Name, Isolation: in.Isolation, ToolUseID: env.ToolUseID}
+	if in.RunInBackground {
+		st, err := runner.StartAgent(ctx, env, req)
+		if err != nil {
+			return tool.Errorf("could not start the agent: %v", err), nil
+		}
+		r := tool.TextResult(fmt.Sprintf("Agent %q (%s) is running in the background with task id %s (agent id %s). "+
+			"You will be told when it finishes. Read its progress with TaskOutput (task_id %q); stop it with TaskStop.",
+			in.Description, typ, st.TaskID, st.AgentID, st.TaskID))
+		r.Structured = st
+		return r, nil
+	}
+	out, err := runner.RunAgent(ctx, env, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return tool.Errorf("the agent could not run: %v", err), nil
+	}
+	text := out.Text
+	if text == "" {
+		text = "(the agent ended without a reply)"
+	}
+	if w := out.Worktree; w != nil && w.Kept {
+		text += fmt.Sprintf("\n\nThe agent's changes are in the git worktree %s on branch %s.", w.Path, w.Branch)
+	}
+	var r *tool.Result
+	if out.IsError {
+		r = tool.Errorf("The agent stopped (%s): %s", out.Subtype, text)
+	} else {
+		r = tool.TextResult(text)
+	}
+	r = r.WithDisplay(tool.Text(fmt.Sprintf("%s agent %s: %d turns, %d tokens, $%.4f\n\n%s", typ, out.Subtype, out.Turns, out.Tokens, out.CostUSD, text)))
+	r.Structured = out
+	return r, nil
+}

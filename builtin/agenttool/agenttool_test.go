@@ -1,0 +1,167 @@
+package agenttool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gantry-dev/gantry/tool"
+)
+
+func TestParseDefinition(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Definition
+		err      string
+	}{
+		{name: "full", in: "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep, Bash(git diff *)\ndisallowedTools: [Write]\nmodel: inherit\npermissionMode: plan\nmaxTurns: 5\n---\nYou review.\n\nCarefully.\n",
+			want: Definition{Name: "reviewer", Description: "Reviews code.", Tools: []string{"Read", "Grep", "Bash(git diff *)"}, DisallowedTools: []string{"Write"}, PermissionMode: "plan", MaxTurns: 5, Prompt: "You review.\n\nCarefully."}},
+		{name: "yaml list, crlf, bom, fallback name", in: "\ufeff---\r\ndescription: D\r\ntools:\r\n  - Read\r\n  - Glob\r\n---\r\nP\r\n",
+			want: Definition{Name: "fallback", Description: "D", Tools: []string{"Read", "Glob"}, Prompt: "P"}},
+		{name: "no front matter", in: "just text", err: "no front matter"},
+		{name: "unclosed", in: "---\nname: x\n", err: "not closed"},
+		{name: "bad yaml", in: "---\nname: [x\n---\nP", err: "front matter"},
+		{name: "no description", in: "---\nname: x\n---\nP", err: "description is required"},
+		{name: "empty prompt", in: "---\nname: x\ndescription: d\n---\n  \n", err: "empty"},
+		{name: "bad name", in: "---\nname: a b\ndescription: d\n---\nP", err: "agent name"},
+		{name: "bad mode", in: "---\nname: x\ndescription: d\npermissionMode: yolo\n---\nP", err: "permissionMode"},
+		{name: "bad tools", in: "---\nname: x\ndescription: d\ntools: {a: b}\n---\nP", err: "tool names"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ParseDefinition([]byte(tc.in), "fallback")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Name != tc.want.Name || d.Description != tc.want.Description || !slices.Equal(d.Tools, tc.want.Tools) ||
+				!slices.Equal(d.DisallowedTools, tc.want.DisallowedTools) || d.Model != tc.want.Model ||
+				d.PermissionMode != tc.want.PermissionMode || d.MaxTurns != tc.want.MaxTurns || d.Prompt != tc.want.Prompt {
+				t.Fatalf("got %+v\nwant %+v", d, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseDefinition(f *testing.F) {
+	f.Add([]byte("---\nname: x\ndescription: d\ntools: Read, Bash(a, b)\n---\nP"))
+	f.Add([]byte("---\n---\n"))
+	f.Add([]byte("---\ntools: [[a]]\n---"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ParseDefinition(b, "f")
+		if err == nil {
+			if err := d.Validate(); err != nil {
+				t.Fatalf("parsed an invalid definition: %v", err)
+			}
+		}
+	})
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	write := func(dir, name, desc string) {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, name+".md"), []byte("---\ndescription: "+desc+"\n---\nP"), 0o644)
+	}
+	write(filepath.Join(home, ".claude", "agents"), "a", "user claude")
+	write(filepath.Join(home, ".gantry", "agents"), "a", "user gantry")
+	write(filepath.Join(home, ".gantry", "agents"), "b", "user b")
+	write(filepath.Join(proj, ".claude", "agents"), "b", "project b")
+	os.WriteFile(filepath.Join(proj, ".claude", "agents", "bad.md"), []byte("no front matter"), 0o644)
+	defs, err := Load(LoadOptions{ProjectDir: proj, UserHome: home, GantryHome: filepath.Join(home, ".gantry")})
+	if err == nil || !strings.Contains(err.Error(), "bad.md") {
+		t.Fatalf("the bad file is not reported: %v", err)
+	}
+	if len(defs) != 2 || defs[0].Description != "user gantry" || defs[1].Description != "project b" || defs[1].Source != "project" {
+		t.Fatalf("%+v", defs)
+	}
+}
+
+// The catalog's order is stable (built-ins first) and the tool's
+// description follows it.
+func TestCatalogAndDescription(t *testing.T) {
+	c, err := NewCatalog(Definition{Name: "zeta", Description: "Z.", Prompt: "P"}, Definition{Name: "alpha", Description: "A.", Prompt: "P", Tools: []string{"Read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Names(); !slices.Equal(got, []string{GeneralPurpose, Explore, Plan, "alpha", "zeta"}) {
+		t.Fatalf("order %v", got)
+	}
+	tl := New(c)
+	d1 := tl.Spec().Description
+	if !strings.Contains(d1, "- alpha: A. (Tools: Read)\n- zeta: Z. (Tools: all tools)") {
+		t.Fatalf("description:\n%s", d1)
+	}
+	if tl.Spec().Description != d1 {
+		t.Fatal("description not stable")
+	}
+	c.Add(Definition{Name: "beta", Description: "B.", Prompt: "P"})
+	if !strings.Contains(tl.Spec().Description, "- beta: B.") {
+		t.Fatal("description does not follow the catalog")
+	}
+	if err := c.Add(Definition{Name: "bad name"}); err == nil {
+		t.Fatal("invalid definition added")
+	}
+	if tl.Spec().Name != Name || !slices.Equal(tl.Spec().Aliases, []string{"Task"}) {
+		t.Fatalf("spec %+v", tl.Spec())
+	}
+}
+
+type fakeRunner struct{ got Request }
+
+func (f *fakeRunner) RunAgent(ctx context.Context, env *tool.Env, req Request) (*Outcome, error) {
+	f.got = req
+	return &Outcome{AgentID: "id1", AgentType: req.Definition.Name, Text: "report", Subtype: "success",
+		Worktree: &Worktree{Path: "/w", Branch: "gantry/x", Kept: true}}, nil
+}
+
+func (f *fakeRunner) StartAgent(ctx context.Context, env *tool.Env, req Request) (*Started, error) {
+	f.got = req
+	return &Started{TaskID: "t1", AgentID: "id2"}, nil
+}
+
+func TestToolCall(t *testing.T) {
+	c, _ := NewCatalog()
+	tl := New(c)
+	call := func(env *tool.Env, in string) *tool.Result {
+		t.Helper()
+		if err := tl.ValidateInput(context.Background(), env, json.RawMessage(in)); err != nil {
+			return tool.Errorf("%v", err)
+		}
+		r, err := tl.Call(context.Background(), env, json.RawMessage(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := call(&tool.Env{}, `{"description":"d","prompt":"p"}`); !r.IsError || !strings.Contains(r.TextContent(), "not available") {
+		t.Fatalf("without a runner: %q", r.TextContent())
+	}
+	fr := &fakeRunner{}
+	env := &tool.Env{ToolUseID: "u1", Services: tool.Provide[Runner](&tool.Services{}, fr)}
+	if r := call(env, `{"description":"d","prompt":"p","subagent_type":"Nope"}`); !r.IsError || !strings.Contains(r.TextContent(), "general-purpose, Explore, Plan") {
+		t.Fatalf("unknown type: %q", r.TextContent())
+	}
+	if r := call(env, `{"description":"d","prompt":" "}`); !r.IsError {
+		t.Fatal("empty prompt accepted")
+	}
+	r := call(env, `{"description":"d","prompt":"p","subagent_type":"Explore"}`)
+	if r.IsError || !strings.HasPrefix(r.TextContent(), "report\n\n") || !strings.Contains(r.TextContent(), "/w on branch gantry/x") {
+		t.Fatalf("result %q", r.TextContent())
+	}
+	if fr.got.Definition.Name != Explore || fr.got.ToolUseID != "u1" {
+		t.Fatalf("request %+v", fr.got)
+	}
+	r = call(env, `{"description":"d","prompt":"p","run_in_background":true}`)
+	if r.IsError || !strings.Contains(r.TextContent(), "task id t1") {
+		t.Fatalf("background %q", r.TextContent())
+	}
+}
