@@ -355,3 +355,34 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestHookEnvironment: a command hook gets the allow-listed environment —
+// never a credential, never an unlisted variable — plus what the user
+// configured, but never Gantry's own provider keys.
+func TestHookEnvironment(t *testing.T) {
+	m, err := NewManager(Config{
+		Hooks: map[string][]settings.HookMatcher{"UserPromptSubmit": {{Hooks: []settings.HookCommand{cmdHook("env", 0)}}}},
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/h", "ANTHROPIC_API_KEY=sk-ant", "GITHUB_TOKEN=ghp",
+			"UNLISTED=1", "BASH_ENV=/rc"},
+		Env: map[string]string{"CONFIGURED": "yes", "OPENAI_API_KEY": "sk-oai"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, err := m.Run(context.Background(), &Input{Event: UserPromptSubmit, Prompt: "hi", CWD: dir})
+	if err != nil || out == nil {
+		t.Fatal(out, err)
+	}
+	env := out.AdditionalContext
+	for _, want := range []string{"HOME=/home/h", "CONFIGURED=yes", "GANTRY_PROJECT_DIR=" + dir} {
+		if !strings.Contains(env, want) {
+			t.Errorf("%s missing from the hook's environment:\n%s", want, env)
+		}
+	}
+	for _, gone := range []string{"sk-ant", "ghp", "UNLISTED", "sk-oai", "BASH_ENV"} {
+		if strings.Contains(env, gone) {
+			t.Errorf("%s reached the hook:\n%s", gone, env)
+		}
+	}
+}

@@ -89,43 +89,31 @@ func BenchmarkWritePlainByPath(b *testing.B) {
 	}
 }
 
-func BenchmarkOpenFileOpenat2(b *testing.B) {
-	r, _ := benchRoot(b)
-	r.WriteFile("a/b/c/f.txt", benchData, 0o644, WriteOptions{})
-	b.ReportAllocs()
-	for b.Loop() {
-		f, err := r.OpenFile("a/b/c/f.txt", os.O_RDONLY, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
+// benchOpen opens a/b/c/f.txt with open, the root (or plain-path) way.
+func benchOpen(b *testing.B, walk bool, open func(r *Root, dir string) (*os.File, error)) {
+	if walk {
+		forceWalk(b)
 	}
-}
-
-func BenchmarkOpenFileWalk(b *testing.B) {
-	forceWalk(b)
-	r, _ := benchRoot(b)
-	r.WriteFile("a/b/c/f.txt", benchData, 0o644, WriteOptions{})
-	b.ReportAllocs()
-	for b.Loop() {
-		f, err := r.OpenFile("a/b/c/f.txt", os.O_RDONLY, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
-}
-
-func BenchmarkOpenPlainByPath(b *testing.B) {
 	r, dir := benchRoot(b)
 	r.WriteFile("a/b/c/f.txt", benchData, 0o644, WriteOptions{})
-	p := filepath.Join(dir, "a/b/c/f.txt")
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := os.Open(p)
+		f, err := open(r, dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		f.Close()
 	}
+}
+
+func openBeneathRoot(r *Root, _ string) (*os.File, error) {
+	return r.OpenFile("a/b/c/f.txt", os.O_RDONLY, 0)
+}
+
+func BenchmarkOpenFileOpenat2(b *testing.B) { benchOpen(b, false, openBeneathRoot) }
+
+func BenchmarkOpenFileWalk(b *testing.B) { benchOpen(b, true, openBeneathRoot) }
+
+func BenchmarkOpenPlainByPath(b *testing.B) {
+	benchOpen(b, false, func(_ *Root, dir string) (*os.File, error) { return os.Open(filepath.Join(dir, "a/b/c/f.txt")) })
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -135,29 +134,9 @@ func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode, opts WriteO
 			_ = unix.Unlinkat(dfd, tmp, 0)
 		}
 	}()
-	var w io.Writer = f
-	if opts.Wrap != nil {
-		w = opts.Wrap(f)
-	}
-	k, err := w.Write(data)
-	if err == nil && k < len(data) {
-		err = io.ErrShortWrite
-	}
+	info, err := fillTemp(f, r.Path(n), data, perm, opts.Wrap)
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", r.Path(n), err)
-	}
-	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", r.Path(n), err)
-	}
-	if err := f.Chmod(perm.Perm()); err != nil {
-		return nil, fmt.Errorf("chmod %s: %w", r.Path(n), err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", r.Path(n), err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("close %s: %w", r.Path(n), err)
+		return nil, err
 	}
 	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
 		return nil, pathErr("replace", r.Path(n), err)
@@ -165,14 +144,6 @@ func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode, opts WriteO
 	_ = unix.Fsync(dfd) // best effort: not every file system syncs directories
 	return renamed{info, base}, nil
 }
-
-// renamed is the temporary file's info under the target's name.
-type renamed struct {
-	fs.FileInfo
-	name string
-}
-
-func (r renamed) Name() string { return r.name }
 
 // openat2 support: 0 unknown, 1 available, 2 missing (fall back to the walk).
 var openat2State atomic.Int32

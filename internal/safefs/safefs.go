@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"os"
 	"path"
@@ -135,3 +136,42 @@ func tempName(base, rnd string) string {
 	}
 	return "." + base + tempInfix + rnd + tempSuffix
 }
+
+// fillTemp writes data to a new temporary file f (through wrap, if set),
+// syncs it, gives it perm exactly, and closes it, returning its info. On
+// error f is left for the caller to close and remove.
+func fillTemp(f *os.File, target string, data []byte, perm fs.FileMode, wrap func(io.Writer) io.Writer) (fs.FileInfo, error) {
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(f)
+	}
+	k, err := w.Write(data)
+	if err == nil && k < len(data) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("sync %s: %w", target, err)
+	}
+	if err := f.Chmod(perm.Perm()); err != nil {
+		return nil, fmt.Errorf("chmod %s: %w", target, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", target, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("close %s: %w", target, err)
+	}
+	return info, nil
+}
+
+// renamed is the temporary file's info under the target's name.
+type renamed struct {
+	fs.FileInfo
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
