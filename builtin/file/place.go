@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/safefs"
@@ -43,6 +44,9 @@ func (p *place) close() { p.root.Close() }
 // lookup below the root refuses symbolic links, and the root itself is
 // opened without following any.
 func openPlace(env *tool.Env, target string) (*place, error) {
+	if target == "/dev" || strings.HasPrefix(target, "/dev/") {
+		return nil, fmt.Errorf("%s is under /dev: device files are not read or written by the file tools", target)
+	}
 	root := "/"
 	for _, d := range workRoots(env) {
 		if _, ok := safefs.Rel(d, target); ok && len(d) > len(root) {

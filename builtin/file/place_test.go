@@ -89,3 +89,13 @@ func TestReadProcFiles(t *testing.T) {
 		t.Fatalf("second read: %s", txt)
 	}
 }
+
+// TestLinkIntoDevRefused: /dev is refused after resolution too, not only
+// when the path names it.
+func TestLinkIntoDevRefused(t *testing.T) {
+	dir, env := testEnv(t)
+	os.Symlink("/dev/null", filepath.Join(dir, "null"))
+	os.Symlink("/dev/shm", filepath.Join(dir, "shm"))
+	mustErr(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "null"}), "/dev")
+	mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "shm/x.txt", Content: "x"}), "/dev")
+}
