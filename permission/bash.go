@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/shellparse"
-	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -540,7 +539,7 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 		if sc.Chdir != nil {
 			// Changing directory stays inside the working directories.
 			for _, b := range bases {
-				if !slices.ContainsFunc(c.boundary, func(d string) bool { return settings.Within(b, d) }) {
+				if !slices.ContainsFunc(c.boundary, func(d string) bool { return within(b, d) }) {
 					return nil, false, "reads outside the working directories: the directory " + b
 				}
 			}

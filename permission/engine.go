@@ -117,6 +117,12 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.GantryHome == "" && cfg.Home != "" {
 		cfg.GantryHome = filepath.Join(cfg.Home, ".gantry")
 	}
+	if cfg.Home != "" {
+		cfg.Home = filepath.Clean(cfg.Home)
+	}
+	if cfg.GantryHome != "" {
+		cfg.GantryHome = filepath.Clean(cfg.GantryHome)
+	}
 	e := &Engine{cfg: cfg, mode: cfg.Mode}
 	var errs []error
 	for _, rs := range cfg.Rules {
@@ -342,7 +348,7 @@ func (c *call) protected(p string) bool { return isProtected(p, c.home, c.gantry
 
 func (c *call) inside(p string) bool {
 	for _, d := range c.boundary {
-		if settings.Within(p, d) {
+		if within(p, d) {
 			return true
 		}
 	}

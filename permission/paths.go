@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-
-	"github.com/gantry-dev/gantry/settings"
 )
 
 // ErrNULPath is reported (in a deny's reason) for a path containing a NUL
@@ -246,12 +244,12 @@ func literalPrefix(root, pat string) string {
 // the pattern's literal prefix overlap: a recursive read of p may reach a
 // matching file.
 func (pp pathPattern) overlaps(p string) bool {
-	return pp.prefix != "" && (settings.Within(pp.prefix, p) || settings.Within(p, pp.prefix))
+	return pp.prefix != "" && (within(pp.prefix, p) || within(p, pp.prefix))
 }
 
 // match reports whether the absolute clean path p matches.
 func (pp pathPattern) match(p string) bool {
-	if !settings.Within(p, pp.root) {
+	if !within(p, pp.root) {
 		return false
 	}
 	rel, err := filepath.Rel(pp.root, p)
@@ -317,12 +315,12 @@ func isProtected(p, home, gantryHome string) bool {
 	if home != "" {
 		lh := strings.ToLower(home)
 		for _, d := range protectedHomeDirs {
-			if settings.Within(lp, filepath.Join(lh, d)) {
+			if within(lp, filepath.Join(lh, d)) {
 				return true
 			}
 		}
 	}
-	if gantryHome != "" && (settings.Within(p, gantryHome) || settings.Within(lp, strings.ToLower(gantryHome))) {
+	if gantryHome != "" && (within(p, gantryHome) || within(lp, strings.ToLower(gantryHome))) {
 		return true
 	}
 	return false
@@ -338,13 +336,22 @@ func criticalRmTarget(p, home string, boundary []string) bool {
 	if filepath.Dir(p) == "/" {
 		return true // /etc, /usr, /home, /tmp …: any top-level directory
 	}
-	if home != "" && settings.Within(home, p) {
+	if home != "" && within(home, p) {
 		return true
 	}
 	for _, w := range boundary {
-		if settings.Within(w, p) {
+		if within(w, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// within reports whether the clean absolute path p is dir or below it (a
+// string comparison: both come cleaned from absPath or the resolver).
+func within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
 }

@@ -93,7 +93,8 @@ func NewBash(opts Options) tool.Tool {
 type bash struct{ opt Options }
 
 // bashTraits: read-only (and concurrency-safe, non-destructive) only for a
-// foreground command that [shellparse.ReadOnly] accepts.
+// foreground command the command-risk model ([shellparse.Analyze]) finds
+// read-only.
 func bashTraits(in BashInput) tool.Traits {
 	if in.RunInBackground {
 		return tool.Traits{}

@@ -39,8 +39,12 @@
 // cancels its parallel siblings.
 //
 // A foreground command is read-only (and concurrency-safe, non-destructive)
-// only when internal/shellparse's ReadOnly accepts it; everything else is
-// fail-closed.
+// only when internal/shellparse's command-risk model (Analyze) finds every
+// command and option in it known read-only; everything else is
+// fail-closed. Such a line runs with git's repository programs switched off
+// (shellparse.GitReadEnv), since it may run without a prompt. Bash declares
+// its command line through [tool.Accessor]: the permission layer analyses it
+// with the same model.
 //
 // # Background tasks
 //
