@@ -238,7 +238,7 @@ func childMode(def, parent tool.Mode) tool.Mode {
 // spawn builds a subagent for req: its own session (beside the parent's
 // transcript, linked by id), environment, narrowed pool and executor on
 // the parent's decider, hooks and approval callback.
-func (a *Agent) spawn(ctx context.Context, req agenttool.Request) (*Agent, error) {
+func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *SubagentOptions) (*Agent, error) {
 	depth := a.depth() + 1
 	if depth > a.maxDepth() {
 		return nil, fmt.Errorf("subagents may not start subagents here (nesting depth limit %d)", a.maxDepth())
@@ -316,6 +316,9 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request) (*Agent, error
 		AdditionalDirs: penv.AdditionalDirs, Files: tool.NewFileCache(0),
 		Services: c.services(a.ws.Services(), depth),
 	}
+	if extra != nil && extra.Services != nil {
+		extra.Services(env.Services)
+	}
 	c.pool = a.pool.Derive(env)
 	c.pool.Push(childTools(c.pool, def, depth < c.maxDepth())...)
 	c.setupExecutor(env)
@@ -341,7 +344,13 @@ func (a *Agent) hookSubagentStart(ctx context.Context, c *Agent) {
 // run ended, runs again on them; forward receives every event.
 func (c *Agent) drive(ctx context.Context, prompt string, forward func(Event)) *ResultEvent {
 	var res *ResultEvent
+	var usage llm.Usage
+	var cost float64
+	turns := 0
 	for {
+		if res != nil {
+			usage, cost, turns = usage.Add(res.Usage), cost+res.CostUSD, turns+res.NumTurns
+		}
 		res = nil
 		var runErr error
 		for ev, err := range c.Run(ctx, prompt) {
@@ -363,14 +372,14 @@ func (c *Agent) drive(ctx context.Context, prompt string, forward func(Event)) *
 			}
 			res = &ResultEvent{Subtype: SubtypeDuringExecution, IsError: true, Text: text, SessionID: c.id}
 		}
-		if ctx.Err() != nil {
-			return res
+		if notes := c.kids.takeInbox(); ctx.Err() == nil && len(notes) > 0 {
+			prompt = strings.Join(notes, "\n\n")
+			continue
 		}
-		notes := c.kids.takeInbox()
-		if len(notes) == 0 {
-			return res
-		}
-		prompt = strings.Join(notes, "\n\n")
+		// The result covers every run of this drive.
+		r := *res
+		r.Usage, r.CostUSD, r.NumTurns = usage.Add(res.Usage), cost+res.CostUSD, turns+res.NumTurns
+		return &r
 	}
 }
 
@@ -403,7 +412,7 @@ func (r runner) RunAgent(ctx context.Context, env *tool.Env, req agenttool.Reque
 }
 
 func (r runner) StartAgent(ctx context.Context, env *tool.Env, req agenttool.Request) (*agenttool.Started, error) {
-	s, err := r.a.startSubagent(ctx, req)
+	s, err := r.a.startSubagent(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -423,6 +432,25 @@ type SubagentOptions struct {
 	// ParentToolUseID links the subagent's events and transcript to a
 	// call of the parent (optional).
 	ParentToolUseID string
+
+	// Services, if set, adds to the subagent's own services (for example a
+	// store.Scope naming its team and name) before it starts.
+	Services func(*tool.Services)
+	// Idle, if set, keeps a background subagent alive: each time its run
+	// ends with no message queued, Idle is called and should block until
+	// the subagent has more work (a message in a durable mailbox that a
+	// Reminder will deliver). When it returns nil the subagent runs again
+	// with WakePrompt; an error (or the task's cancellation) ends it.
+	// Without Idle the subagent ends after its run and the runs its queued
+	// messages cause.
+	Idle func(ctx context.Context) error
+	// WakePrompt is the prompt of a run after Idle returned ("" = "New
+	// messages arrived; continue.").
+	WakePrompt string
+	// OnState, if set, is told the subagent's state: "running" at the
+	// start of each run, "idle" before Idle is called, and its end
+	// ("completed", "failed" or "killed") with the final result.
+	OnState func(state string, res *ResultEvent)
 }
 
 func (a *Agent) request(o SubagentOptions) (agenttool.Request, error) {
@@ -450,7 +478,7 @@ func (a *Agent) RunSubagent(ctx context.Context, o SubagentOptions) (*agenttool.
 }
 
 func (a *Agent) runSubagent(ctx context.Context, req agenttool.Request) (*agenttool.Outcome, error) {
-	c, err := a.spawn(ctx, req)
+	c, err := a.spawn(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -518,15 +546,18 @@ func (a *Agent) StartSubagent(ctx context.Context, o SubagentOptions) (*Subagent
 	if err != nil {
 		return nil, err
 	}
-	return a.startSubagent(ctx, req)
+	return a.startSubagent(ctx, req, &o)
 }
 
-func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request) (*Subagent, error) {
+func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *SubagentOptions) (*Subagent, error) {
+	if o == nil {
+		o = &SubagentOptions{}
+	}
 	tasks := a.ws.Tasks()
 	if tasks == nil {
 		return nil, errors.New("this session has no background-task manager")
 	}
-	c, err := a.spawn(ctx, req)
+	c, err := a.spawn(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
@@ -536,8 +567,39 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request) (*Suba
 	fn := func(tctx context.Context, w io.Writer) error {
 		<-ready
 		defer c.Close()
-		res := c.drive(tctx, req.Prompt, func(ev Event) { writeProgress(w, ev) })
-		a.kids.addUsage(res.Usage, res.CostUSD)
+		state := func(st string, res *ResultEvent) {
+			if o.OnState != nil {
+				o.OnState(st, res)
+			}
+		}
+		prompt := req.Prompt
+		var res *ResultEvent
+		var total ResultEvent
+		for {
+			state("running", nil)
+			res = c.drive(tctx, prompt, func(ev Event) { writeProgress(w, ev) })
+			a.kids.addUsage(res.Usage, res.CostUSD)
+			total.Usage, total.CostUSD, total.NumTurns = total.Usage.Add(res.Usage), total.CostUSD+res.CostUSD, total.NumTurns+res.NumTurns
+			r := *res
+			r.Usage, r.CostUSD, r.NumTurns = total.Usage, total.CostUSD, total.NumTurns
+			res = &r
+			if o.Idle == nil || tctx.Err() != nil {
+				break
+			}
+			state("idle", res)
+			if err := o.Idle(tctx); err != nil || tctx.Err() != nil {
+				break
+			}
+			prompt = cmpOr(o.WakePrompt, "New messages arrived; continue.")
+		}
+		switch {
+		case tctx.Err() != nil:
+			state("killed", res)
+		case res.IsError:
+			state("failed", res)
+		default:
+			state("completed", res)
+		}
 		s.out = c.outcome(tctx, res)
 		fmt.Fprintf(w, "\n[result: %s]\n%s\n", res.Subtype, s.out.Text)
 		if tctx.Err() != nil {

@@ -632,3 +632,77 @@ func TestNestingDepth(t *testing.T) {
 		})
 	}
 }
+
+type marker struct{ name string }
+
+// StartSubagent's hooks for long-lived members (teams): extra services,
+// an Idle wait between runs, messages at turn boundaries, state changes.
+func TestStartSubagentKeepAlive(t *testing.T) {
+	f := newFixture(t)
+	var second llmtest.Request
+	sc := convs{"member work": {
+		text("first part done"),
+		func(r llmtest.Request) llmtest.Reply { second = r; return llmtest.TextReply("second part done") },
+	}}
+	f.srv = llmtest.NewServer(t, sc.responder(t))
+	sf := newSub(t, f, nil)
+	a := sf.agent(t, nil)
+	var mu sync.Mutex
+	var states []string
+	var gotMarker bool
+	wake := make(chan struct{})
+	idles := 0
+	s, err := a.StartSubagent(context.Background(), SubagentOptions{
+		Name: "member", Prompt: "member work", Description: "team member",
+		Services: func(sv *tool.Services) {
+			tool.Provide(sv, marker{"alice"})
+			_, err := tool.Use[marker](&tool.Env{Services: sv})
+			gotMarker = err == nil
+		},
+		Idle: func(ctx context.Context) error {
+			idles++
+			if idles > 1 {
+				return fmt.Errorf("team deleted")
+			}
+			select {
+			case <-wake:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		WakePrompt: "check your messages",
+		OnState: func(st string, _ *ResultEvent) {
+			mu.Lock()
+			states = append(states, st)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		mu.Lock()
+		n := len(states)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.Send("message from the lead: also do part two")
+	close(wake)
+	<-s.Done()
+	if !gotMarker {
+		t.Fatal("the extra services were not in the subagent's services")
+	}
+	if got := strings.Join(states, ","); got != "running,idle,running,idle,completed" {
+		t.Fatalf("states %s", got)
+	}
+	if txt := allText(second); !strings.Contains(txt, "check your messages") || !strings.Contains(txt, "also do part two") {
+		t.Fatalf("second run did not get the wake prompt and the message: %q", txt)
+	}
+	if out := s.Outcome(); out == nil || out.Text != "second part done" || out.Turns != 2 {
+		t.Fatalf("outcome %+v", out)
+	}
+}
