@@ -57,6 +57,9 @@ type Config struct {
 	// allow" rules to, by scope (settings.Paths gives them); nil means no
 	// file can be written (only session updates apply).
 	SettingsPaths map[settings.Scope]string
+	// Sandbox is the session's OS sandbox for Bash (nil = none): see
+	// [ShellSandbox] for the rules it adds.
+	Sandbox ShellSandbox
 }
 
 // rule is a parsed rule with where it came from.
@@ -361,6 +364,9 @@ func (c *call) inside(p string) bool {
 //  2. deny rules of every scope → deny (in every mode, bypass included);
 //  3. ask rules → ask (bypass included);
 //  4. the tool's own deny, a hook's deny → deny; a hook's ask → ask;
+//     then the OS sandbox's rules for Bash ([ShellSandbox]):
+//     dangerouslyDisableSandbox → ask without an allow rule; a sandbox
+//     enabled but unavailable → a changing command needs an allow rule;
 //  5. safety checks: removal of critical paths and unparseable shell →
 //     ask in every mode; writes to protected paths, substitutions, the tool's
 //     own ask → ask outside bypass;
@@ -370,7 +376,8 @@ func (c *call) inside(p string) bool {
 //  8. a hook's allow, the tool's own allow → allow;
 //  9. allow rules, read-only calls, reads inside the working directories,
 //     acceptEdits edits inside them → allow;
-//  10. otherwise ask.
+//  10. otherwise ask — or allow for a Bash command that runs in the OS
+//     sandbox with autoAllowBashIfSandboxed.
 //
 // An Ask becomes deny in dontAsk mode; otherwise it is returned for the
 // caller to resolve with [ResolveAsk]. MCP tools (mcp__…) are never
@@ -444,6 +451,10 @@ func (e *Engine) decide(c *call) Decision {
 	case tool.Ask:
 		return ask(orDefault(req.HookReason, "a PreToolUse hook asks for confirmation"), "hook", "")
 	}
+	// 4b: the OS sandbox's rules (sandbox.go).
+	if d, ok := e.sandboxGate(c); ok {
+		return d
+	}
 	bypass := c.mode == tool.ModeBypassPermissions
 	// 5: safety checks.
 	if d, ok := e.safety(c, bypass); ok {
@@ -476,7 +487,7 @@ func (e *Engine) decide(c *call) Decision {
 	// 9: allow rules and automatic approvals.
 	switch c.kind {
 	case kindBash:
-		return e.decideBash(c, readOnly)
+		return e.sandboxAutoAllow(c, e.decideBash(c, readOnly))
 	case kindRead, kindWrite:
 		return e.decideFile(c)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Bubblewrap is the backend that runs commands under bubblewrap (`bwrap`,
@@ -78,27 +79,13 @@ func (b *Bubblewrap) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 	if p.Network != NetworkFull {
 		args = append(args, "--unshare-net")
 	}
-	// Writable paths come after /tmp's tmpfs so that a working directory
-	// under /tmp is the real one.
-	for _, w := range existing(p.Write) {
-		args = append(args, "--bind", w, w)
-	}
 	if p.TempDir != "" {
 		if err := os.MkdirAll(p.TempDir, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: temp dir: %w", err)
 		}
-		args = append(args, "--bind", p.TempDir, p.TempDir, "--setenv", "TMPDIR", p.TempDir)
+		args = append(args, "--setenv", "TMPDIR", p.TempDir)
 	}
-	for _, r := range existing(p.ReadOnly) {
-		args = append(args, "--ro-bind", r, r)
-	}
-	for _, h := range existing(p.Hide) {
-		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
-			args = append(args, "--tmpfs", h, "--remount-ro", h)
-		} else {
-			args = append(args, "--ro-bind", os.DevNull, h)
-		}
-	}
+	args = append(args, mounts(p)...)
 	// The program must be visible inside (a test binary under /tmp is not).
 	args = append(args, "--ro-bind-try", prog, prog)
 	if cmd.Dir != "" {
@@ -120,6 +107,63 @@ func (b *Bubblewrap) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 	cmd.Args = args
 	cmd.Err = nil
 	return func() {}, nil
+}
+
+// mount kinds, in the order they apply to the same path.
+const (
+	mountWrite = iota
+	mountReadOnly
+	mountHide
+)
+
+// mounts returns the bind and tmpfs options of p's paths, shallowest
+// first, so that a deeper path wins over the one holding it (a hidden file
+// in a writable project, a project in a hidden home); at the same path a
+// read-only or hidden mount wins over a writable one. They come after /tmp's
+// tmpfs, so a working directory under /tmp is the real one.
+func mounts(p *Policy) []string {
+	type mnt struct {
+		path  string
+		kind  int
+		depth int
+	}
+	var ms []mnt
+	addAll := func(kind int, ps []string) {
+		for _, x := range existing(ps) {
+			ms = append(ms, mnt{x, kind, strings.Count(x, "/")})
+		}
+	}
+	addAll(mountWrite, p.Write)
+	if p.TempDir != "" {
+		addAll(mountWrite, []string{p.TempDir})
+	}
+	addAll(mountReadOnly, p.ReadOnly)
+	addAll(mountHide, p.Hide)
+	slices.SortStableFunc(ms, func(a, b mnt) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return a.kind - b.kind
+	})
+	var args []string
+	for _, m := range ms {
+		switch m.kind {
+		case mountWrite:
+			args = append(args, "--bind", m.path, m.path)
+		case mountReadOnly:
+			args = append(args, "--ro-bind", m.path, m.path)
+		case mountHide:
+			if m.path == "/" {
+				continue // hiding everything would leave nothing to run
+			}
+			if fi, err := os.Stat(m.path); err == nil && fi.IsDir() {
+				args = append(args, "--tmpfs", m.path, "--remount-ro", m.path)
+			} else {
+				args = append(args, "--ro-bind", os.DevNull, m.path)
+			}
+		}
+	}
+	return args
 }
 
 // bridgeAddrNS is where the proxy bridge listens inside a private network

@@ -211,7 +211,7 @@ func landlockRules(p *Policy) []landlock.Rule {
 	// Directories can be listed everywhere; files read everywhere but
 	// under the hidden paths.
 	add(fsReadDir, []string{"/"})
-	add(fsReadFile, cover("/", hide))
+	add(fsReadFile, cover("/", slices.DeleteFunc(slices.Clone(hide), func(h string) bool { return h == "/" })))
 	writable := cleanAll(p.Write)
 	if p.TempDir != "" {
 		writable = append(writable, filepath.Clean(p.TempDir))
@@ -223,8 +223,16 @@ func landlockRules(p *Policy) []landlock.Rule {
 	// (files created next to it during the command are then unreadable
 	// too; see docs/sandbox.md).
 	for _, w := range writable {
+		// A hidden directory holding w (a hidden home around the project)
+		// does not hide w, as under bubblewrap.
+		var inside []string
+		for _, h := range hide {
+			if within(h, w) {
+				inside = append(inside, h)
+			}
+		}
 		add(fsDirOps|fsReadDir|fsWriteFile, []string{w})
-		add(fsReadFile, cover(w, hide))
+		add(fsReadFile, cover(w, inside))
 	}
 	add(fsWriteFile, devWritable)
 	add(fsWriteFile|fsReadFile|fsDirOps|fsReadDir, []string{"/dev/pts", "/dev/shm"})

@@ -75,6 +75,8 @@ type File struct {
 	// LSPDiagnostics, when false, stops Write and Edit from reporting the
 	// language server's new errors.
 	LSPDiagnostics *bool `json:"lspDiagnostics,omitempty"`
+	// Sandbox configures the shell sandbox (see [Sandbox]).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // Permissions is the "permissions" object of a settings file.
@@ -303,6 +305,9 @@ func untrusted(f File) (File, []string) {
 	}
 	out.Model = f.Model
 	out.LSPDiagnostics = f.LSPDiagnostics
+	if f.Sandbox != nil {
+		out.Sandbox, ignored = untrustedSandbox(f.Sandbox, ignored)
+	}
 	return out, ignored
 }
 
