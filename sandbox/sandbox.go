@@ -148,6 +148,9 @@ type Options struct {
 	Write []string
 	// Hide are paths commands cannot read (Read deny rules).
 	Hide []string
+	// ReadOnly are paths that stay read-only inside the writable ones
+	// (Edit deny rules), besides [ProtectedNames].
+	ReadOnly []string
 	// AllowedDomains are the hosts reachable through the proxy
 	// (sandbox.network.allowedDomains). Empty: no network. "*" = every
 	// public host.
@@ -288,7 +291,7 @@ func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 			p.Write = append(p.Write, d)
 		}
 	}
-	p.ReadOnly = Protected(p.Write...)
+	p.ReadOnly = append(Protected(p.Write...), s.opt.ReadOnly...)
 	for _, w := range s.opt.Write {
 		p.Write = append(p.Write, resolved(w))
 	}
