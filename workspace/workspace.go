@@ -38,6 +38,7 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
@@ -160,6 +161,12 @@ type Options struct {
 	ToolResultsDir string
 	// AdditionalDirs are directories besides Dir the session may use.
 	AdditionalDirs []string
+
+	// Sandbox configures the OS sandbox of the session's Bash commands
+	// (and of the hooks and MCP servers that opt in). Nil means the
+	// settings' "sandbox" block, with the filesystem policy derived from
+	// the permission rules (see [permission.SandboxPaths]).
+	Sandbox *sandbox.Options
 }
 
 // Workspace is the assembled runtime of one session. Its accessors return
@@ -175,6 +182,7 @@ type Workspace struct {
 	mode     tool.Mode
 	services *tool.Services
 	tasks    *shell.Tasks
+	sandbox  *sandbox.Sandbox
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
 	pool     *toolset.Pool
@@ -256,6 +264,12 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	cfg.Mode = w.mode
+	if w.sandbox, err = w.openSandbox(opts, cfg, dir, home); err != nil {
+		return nil, err
+	}
+	if w.sandbox.Status().Enabled {
+		cfg.Sandbox = w.sandbox
+	}
 	eng, err := permission.NewEngine(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: permissions: %w", err)
@@ -292,6 +306,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		}
 		bo.LSP.NoProjectConfig = bo.LSP.NoProjectConfig || opts.NoSettings
 		w.closers = append(w.closers, builtin.NewSessionServices(w.services, bo).Close)
+		tool.Provide(w.services, w.sandbox)
 	}
 	if g, ok := w.decider.(tool.ReadGuard); ok {
 		// Read deny rules bind the tools that list and search files.
@@ -543,6 +558,10 @@ func (w *Workspace) Services() *tool.Services { return w.services }
 // Tasks returns the session's background-task manager (nil when
 // Options.Services were given without one).
 func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
+
+// Sandbox returns the session's OS sandbox (never nil; see
+// [sandbox.Sandbox.Status] for whether it contains anything).
+func (w *Workspace) Sandbox() *sandbox.Sandbox { return w.sandbox }
 
 // MCP returns the MCP client manager (nil when no server is configured).
 func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }

@@ -14,10 +14,14 @@ import (
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // the test binary is the sandbox helper
+	goleak.VerifyTestMain(m)
+}
 
 // fakeHome returns a Getenv whose HOME (and Gantry home) is a fresh
 // directory, so the user's real settings never leak into a test.

@@ -1,0 +1,58 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/sandbox"
+)
+
+// openSandbox builds the session's sandbox from Options.Sandbox or the
+// settings, says once (through Options.Warn) when the settings ask for a
+// sandbox that no backend provides, and registers its Close.
+func (w *Workspace) openSandbox(opts Options, cfg permission.Config, dir, home string) (*sandbox.Sandbox, error) {
+	var so sandbox.Options
+	switch {
+	case opts.Sandbox != nil:
+		so = *opts.Sandbox
+	case w.settings != nil:
+		es := w.settings.Sandbox()
+		hide, ro, write := permission.SandboxPaths(cfg.Rules, dir, home)
+		so = sandbox.Options{
+			Enabled: es.Enabled, Backend: es.Backend, AutoAllow: es.AutoAllowBashIfSandboxed,
+			ExcludedCommands: es.ExcludedCommands, AllowUnsandboxed: es.AllowUnsandboxedCommands,
+			Write: write, Hide: hide, ReadOnly: ro,
+			AllowedDomains: es.AllowedDomains, AllowLocalBinding: es.AllowLocalBinding,
+		}
+	}
+	if so.Logger == nil && opts.Warn != nil {
+		so.Logger = slog.New(warnHandler{opts.Warn})
+	}
+	sb, err := sandbox.New(so)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	w.closers = append(w.closers, sb.Close)
+	if sb.Unavailable() {
+		w.warn(opts, "sandbox: "+sb.Status().Reason+"; commands run WITHOUT a sandbox")
+	}
+	return sb, nil
+}
+
+// warnHandler sends log records to Options.Warn as one line each.
+type warnHandler struct{ warn func(string) }
+
+func (h warnHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += fmt.Sprintf(" %s=%q", a.Key, a.Value.String())
+		return true
+	})
+	h.warn(msg)
+	return nil
+}
+func (h warnHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h warnHandler) WithGroup(string) slog.Handler      { return h }
