@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -69,6 +70,7 @@ var subcommands = []func(*app) *cobra.Command{
 	newToolsCmd,
 	newTasksCmd,
 	newTodosCmd,
+	newSandboxCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {
@@ -104,6 +106,10 @@ func processApp() *app {
 }
 
 func main() {
+	// A sandbox helper (Landlock, or the proxy bridge inside bubblewrap)
+	// is this binary re-executed: it applies the sandbox and runs the
+	// command, and never returns.
+	sandbox.Main()
 	// A CLI run is bound by the network, not the collector: trade a little
 	// CPU for a smaller peak heap unless the user tuned GOGC.
 	if os.Getenv("GOGC") == "" {

@@ -19,9 +19,11 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // the Landlock helper is this binary re-executed
 	testscript.Main(leakCheck{m}, map[string]func(){
 		"gantry": func() {
 			os.Exit(run(context.Background(), processApp(), os.Args[1:]))
