@@ -16,6 +16,7 @@ import (
 	"io"
 
 	"github.com/gantry-dev/gantry/builtin/ask"
+	"github.com/gantry-dev/gantry/builtin/config"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
@@ -50,6 +51,8 @@ type Options struct {
 	// Memory, when set, adds the memory tool (opt-in): files the model
 	// keeps across sessions under $GANTRY_HOME/memory/<project>.
 	Memory *memory.Options
+	// Config configures the Config tool (where the settings files are).
+	Config config.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -67,7 +70,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, web.Tools(opts.Web)...)
 	out = append(out, todo.New())
 	out = append(out, task.Tools()...)
-	out = append(out, lsp.New())
+	out = append(out, lsp.New(), config.New(opts.Config))
 	if opts.Memory != nil {
 		out = append(out, memory.New(*opts.Memory))
 	}
@@ -79,7 +82,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 
 // Tier returns the tier of a built-in tool name: core for Read, Write, Edit,
 // Glob, Grep, Bash, WebFetch and WebSearch; specialist for the MCP resource
-// tools and LSP; advanced for the rest.
+// tools, LSP and Config; advanced for the rest.
 func Tier(name string) toolset.Tier {
 	switch name {
 	case "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch":

@@ -18,7 +18,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
-	want = append(want, "Skill") // the specialist tools registered by factory
+	want = append(want, "Skill", "Config") // the specialist tools
 	slices.Sort(want)
 	var got []string
 	for _, e := range r.Entries() {

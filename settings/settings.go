@@ -385,3 +385,26 @@ func (s *Settings) Ignored() map[string][]string {
 	}
 	return out
 }
+
+// Model returns the default model of the strongest scope that sets one
+// ("" = none), and that scope.
+func (s *Settings) Model() (string, Scope) {
+	for _, src := range s.Sources {
+		if src.File.Model != "" {
+			return src.File.Model, src.Scope
+		}
+	}
+	return "", ""
+}
+
+// LSPDiagnostics reports whether Write and Edit report a language server's
+// new errors (the strongest scope's lspDiagnostics; default true), and the
+// scope that decided ("" for the default).
+func (s *Settings) LSPDiagnostics() (bool, Scope) {
+	for _, src := range s.Sources {
+		if src.File.LSPDiagnostics != nil {
+			return *src.File.LSPDiagnostics, src.Scope
+		}
+	}
+	return true, ""
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -150,6 +151,63 @@ func Update(path string, c Change) error {
 		return fmt.Errorf("settings: %w", err)
 	}
 	doc["permissions"] = raw
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	return writeAtomic(path, append(out, '\n'))
+}
+
+// SetKey sets one key of the settings file at path, atomically, keeping
+// every other key. key is a top-level key ("model") or a key inside one
+// object ("permissions.defaultMode"); a nil value removes the key. A
+// missing file is created. SetKey does not judge what may be set: callers
+// that act for a model (builtin/config) keep their own allow-list.
+func SetKey(path, key string, value any) error {
+	doc := map[string]json.RawMessage{}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("settings: %w", err)
+	case len(bytes.TrimSpace(b)) > 0:
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("settings: %s: %w", path, err)
+		}
+	}
+	set := func(m map[string]json.RawMessage, k string) error {
+		if value == nil {
+			delete(m, k)
+			return nil
+		}
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return fmt.Errorf("settings: %s: %w", key, err)
+		}
+		m[k] = raw
+		return nil
+	}
+	outer, inner, nested := strings.Cut(key, ".")
+	if !nested {
+		if err := set(doc, outer); err != nil {
+			return err
+		}
+	} else {
+		obj := map[string]json.RawMessage{}
+		if raw, ok := doc[outer]; ok {
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return fmt.Errorf("settings: %s: %s: %w", path, outer, err)
+			}
+		}
+		if err := set(obj, inner); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("settings: %w", err)
+		}
+		doc[outer] = raw
+	}
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("settings: %w", err)

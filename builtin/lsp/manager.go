@@ -239,9 +239,9 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 			}
 			dst[name] = c
 		}
-		if src.File.LSPDiagnostics != nil {
-			diags = src.File.LSPDiagnostics
-		}
+	}
+	if on, scope := st.LSPDiagnostics(); scope != "" {
+		diags = &on
 	}
 	if st.Trusted {
 		p := filepath.Join(root, ".gantry", "lsp.json")

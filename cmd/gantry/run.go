@@ -136,7 +136,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	prov, model, err := newProvider(a, f.provider, f.model)
+	prov, model, err := newProvider(a, f.provider, settingsModel(a, f, dir))
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
