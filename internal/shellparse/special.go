@@ -517,6 +517,20 @@ func sedScript(e *Cmd, script string) {
 		i = j
 		return out
 	}
+	// past moves i past the next unescaped d.
+	past := func(d byte) bool {
+		for i < n && s[i] != d {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= n {
+			return false
+		}
+		i++
+		return true
+	}
 	addr := func() bool {
 		switch {
 		case i < n && s[i] == '$':
@@ -537,16 +551,9 @@ func sedScript(e *Cmd, script string) {
 				d = s[i]
 			}
 			i++
-			for i < n && s[i] != d {
-				if s[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			if i >= n {
+			if !past(d) {
 				return false
 			}
-			i++
 			for i < n && (s[i] == 'I' || s[i] == 'M') {
 				i++
 			}
@@ -562,16 +569,9 @@ func sedScript(e *Cmd, script string) {
 		d := s[i]
 		i++
 		for k := 0; k < count; k++ {
-			for i < n && s[i] != d {
-				if s[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			if i >= n {
+			if !past(d) {
 				return false
 			}
-			i++
 		}
 		return true
 	}

@@ -165,6 +165,27 @@ func isNiceNumber(w Word) bool {
 	return isDigits(v[1:])
 }
 
+// runner is how to find the inner command of a runner: its options without
+// and with a value, then a number of operands before the command (flock's
+// lock file, chroot's root, taskset's mask, chrt's priority).
+type runner struct {
+	flags, args map[string]bool
+	operands    int
+}
+
+var runners = map[string]runner{
+	"sudo": {sudoFlags, sudoArgs, 0}, "doas": {sudoFlags, sudoArgs, 0}, "runuser": {sudoFlags, sudoArgs, 0},
+	"watch": {watchFlags, watchArgs, 0}, "setsid": {setsidFlags, noFlags, 0}, "flock": {flockFlags, flockArgs, 1},
+	"ionice": {ioniceFlags, ioniceArgs, 0}, "xargs": {xargsFlags, xargsArgs, 0}, "chroot": {noFlags, noFlags, 1},
+	"unshare": {unshareFlags, noFlags, 0}, "taskset": {tasksetFlags, noFlags, 1}, "chrt": {chrtFlags, noFlags, 1},
+	"exec": {execFlags, execArgs, 0},
+}
+
+func isRunnerWithOptions(name string) bool {
+	_, ok := runners[baseOf(name)]
+	return ok || baseOf(name) == "env"
+}
+
 // stripRunners removes commands that run another command (env, sudo,
 // watch, setsid, flock, ionice, xargs with options, chroot, unshare,
 // taskset, chrt, exec), together with wrappers, repeatedly. wrapped
@@ -184,46 +205,22 @@ func stripRunners(ws []Word) (inner []Word, wrapped, unresolved bool) {
 			if i >= 0 && i >= len(ws) {
 				return ws, wrapped, false // env VAR=x: prints the environment
 			}
-		case "sudo", "doas", "runuser":
-			i = skipOpts(ws, 1, sudoFlags, sudoArgs)
-		case "watch":
-			i = skipOpts(ws, 1, watchFlags, watchArgs)
-		case "setsid":
-			i = skipOpts(ws, 1, setsidFlags, noFlags)
-		case "flock":
-			i = skipOpts(ws, 1, flockFlags, flockArgs)
-			if i >= 0 {
-				i++ // the lock file
-			}
-		case "ionice":
-			i = skipOpts(ws, 1, ioniceFlags, ioniceArgs)
-		case "xargs":
-			i = skipOpts(ws, 1, xargsFlags, xargsArgs)
-		case "chroot":
-			i = skipOpts(ws, 1, noFlags, noFlags)
-			if i >= 0 {
-				i++ // the new root
-			}
-		case "unshare":
-			i = skipOpts(ws, 1, unshareFlags, noFlags)
-		case "taskset":
-			i = skipOpts(ws, 1, tasksetFlags, noFlags)
-			if i >= 0 {
-				i++ // the mask or list
-			}
-		case "chrt":
-			i = skipOpts(ws, 1, chrtFlags, noFlags)
-			if i >= 0 {
-				i++ // the priority
-			}
-		case "exec":
-			i = skipOpts(ws, 1, execFlags, execArgs)
 		case "nsenter", "su", "parallel", "strace", "ltrace", "gdb", "script", "fakeroot", "firejail",
 			"systemd-run", "tmux", "screen", "dbus-launch", "ssh":
 			// Runners whose options are not modelled: the inner
 			// command is not known.
 			return ws, true, true
 		default:
+			r, ok := runners[baseOf(ws[0].Value)]
+			if !ok {
+				break
+			}
+			i = skipOpts(ws, 1, r.flags, r.args)
+			if i >= 0 {
+				i += r.operands
+			}
+		}
+		if i == -1 && !isRunnerWithOptions(ws[0].Value) {
 			next, _, _ := stripWrappers(ws)
 			if len(next) == len(ws) {
 				return ws, wrapped, unresolved
