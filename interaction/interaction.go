@@ -36,6 +36,18 @@ import (
 // this call"), never a hang.
 var ErrNobody = errors.New("interaction: nobody can answer")
 
+// NobodyError is an [ErrNobody] that says why nobody can answer, in words
+// meant for the model ("this MCP client cannot ask its user …"). It matches
+// ErrNobody with errors.Is.
+type NobodyError struct {
+	Why string
+}
+
+func (e *NobodyError) Error() string { return "interaction: nobody can answer: " + e.Why }
+
+// Is makes errors.Is(err, ErrNobody) true.
+func (e *NobodyError) Is(target error) bool { return target == ErrNobody }
+
 // Kind names a request kind.
 type Kind string
 

@@ -11,7 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gantry-dev/gantry/builtin/ask"
+	"github.com/gantry-dev/gantry/builtin/plan"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -37,7 +40,7 @@ func newApprovalServer(t *testing.T, ran *int, mu *sync.Mutex) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := executor.New(r, executor.WithCanUseTool(ElicitApproval()))
+	ex := executor.New(r, executor.WithCanUseTool(permission.AskChannel(Elicitation(), nil, interaction.Who{})))
 	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: os.TempDir(), Mode: tool.ModeDefault}),
 		&Options{Name: "approve-test", EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
@@ -64,7 +67,7 @@ func TestElicitApproval(t *testing.T) {
 		{"accept without content", &answer{res: &mcp.ElicitResult{Action: "accept"}}, "", false, "the user denied this call"},
 		{"decline", &answer{res: &mcp.ElicitResult{Action: "decline"}}, "", false, "declined to approve"},
 		{"cancel", &answer{res: &mcp.ElicitResult{Action: "cancel"}}, "", false, "dismissed the approval request"},
-		{"handler error", &answer{err: errors.New("no UI")}, "", false, "asking the user for approval failed"},
+		{"handler error", &answer{err: errors.New("no UI")}, "", false, "asking the user failed"},
 		{"no elicitation", nil, "", false, "cannot ask its user (it does not support elicitation)"},
 	}
 	for _, transport := range []string{"memory", "http"} {
@@ -160,9 +163,18 @@ func TestElicitApprovalOnlyOnAsk(t *testing.T) {
 }
 
 func TestElicitApprovalOutsideMCP(t *testing.T) {
-	d, err := ElicitApproval()(context.Background(), &permission.Request{Name: "Touch"}, permission.Decision{Behavior: tool.Ask, Reason: "writes need approval"})
-	if err != nil || d.Behavior != tool.Deny || !strings.HasPrefix(d.Reason, "writes need approval; ") {
-		t.Fatalf("%+v, %v", d, err)
+	req := &permission.Request{Name: "Touch", Env: &tool.Env{}}
+	d := permission.ResolveAsk(context.Background(), req, permission.Decision{Behavior: tool.Ask, Reason: "writes need approval"},
+		permission.AskChannel(Elicitation(), nil, interaction.Who{}))
+	if d.Behavior != tool.Deny || !strings.HasPrefix(d.Reason, "writes need approval; ") || !strings.Contains(d.Reason, "not made by an MCP client") {
+		t.Fatalf("%+v", d)
+	}
+	// Questions and plans outside a served call have nobody to ask too.
+	if _, err := interaction.AskQuestions(context.Background(), Elicitation(), &interaction.QuestionRequest{}); !errors.Is(err, interaction.ErrNobody) {
+		t.Errorf("questions: %v", err)
+	}
+	if _, err := interaction.AskTrust(context.Background(), Elicitation(), &interaction.TrustRequest{}); !errors.Is(err, interaction.ErrNobody) {
+		t.Errorf("trust: %v", err)
 	}
 }
 
@@ -183,7 +195,7 @@ func TestApprovalMessage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, _ := json.Marshal(pathIn{tc.path})
-			m := ApprovalMessage(&permission.Request{Tool: tl, Name: "Run", Input: in}, permission.Decision{Behavior: tool.Ask, Reason: tc.reason, Rule: tc.rule})
+			m := ApprovalMessage(&interaction.PermissionRequest{ToolName: "Run", Input: in, Description: tool.Describe(tl, in), Reason: tc.reason, Rule: tc.rule})
 			for _, w := range tc.want {
 				if !strings.Contains(m, w) {
 					t.Errorf("message lacks %q:\n%s", w, m)
@@ -195,5 +207,53 @@ func TestApprovalMessage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestElicitationChannel: served AskUserQuestion and ExitPlanMode reach the
+// calling client's user through the same channel as permission asks.
+func TestElicitationChannel(t *testing.T) {
+	tools := []tool.Tool{ask.New(), plan.NewExit()}
+	r, err := executor.NewMapResolver(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := tool.Provide(&tool.Services{}, Elicitation())
+	ex := executor.New(r, executor.WithCanUseTool(permission.AskChannel(Elicitation(), nil, interaction.Who{})))
+	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModePlan, Services: services}),
+		&Options{Name: "channel-test", EventStore: mcp.NewMemoryEventStore(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var forms []*mcp.ElicitParams
+	cs := connectVersion(t, s, "memory", "2025-11-25", &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		forms = append(forms, r.Params)
+		if strings.Contains(r.Params.Message, "presents a plan") {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": PlanKeepPlanning, "feedback": "smaller steps"}}, nil
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q1": "Postgres", "q2": "", "q2_other": "both, really"}}, nil
+	}})
+	res := call(t, cs, "AskUserQuestion", map[string]any{"questions": []any{
+		map[string]any{"question": "Which db?", "header": "DB", "multiSelect": false, "options": []any{map[string]any{"label": "SQLite", "description": "e"}, map[string]any{"label": "Postgres", "description": "s"}}},
+		map[string]any{"question": "Which checks?", "header": "Checks", "multiSelect": true, "options": []any{map[string]any{"label": "vet", "description": "v"}, map[string]any{"label": "race", "description": "r"}}},
+	}}, nil)
+	if res.IsError || !strings.Contains(text(res), `"Which db?" = "Postgres"`) || !strings.Contains(text(res), `"Which checks?" = "both, really" (in their own words)`) {
+		t.Fatalf("questions: isError=%v %s", res.IsError, text(res))
+	}
+	res = call(t, cs, "ExitPlanMode", map[string]any{"plan": "1. do it"}, nil)
+	if res.IsError || !strings.Contains(text(res), "smaller steps") || !strings.Contains(text(res), "stays in plan mode") {
+		t.Fatalf("plan: isError=%v %s", res.IsError, text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forms) != 2 || !strings.Contains(forms[1].Message, "1. do it") {
+		t.Fatalf("forms %+v", forms)
+	}
+	schema, _ := json.Marshal(forms[0].RequestedSchema)
+	if !strings.Contains(string(schema), `"enum":["SQLite","Postgres"]`) || !strings.Contains(string(schema), `"q2_other"`) {
+		t.Errorf("question form %s", schema)
 	}
 }

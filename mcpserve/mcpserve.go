@@ -6,8 +6,9 @@
 // coercion, the tool's own checks, PreToolUse/PostToolUse hooks, the
 // permission decision of the executor's mode and rules, deadlines and the
 // result budget — exactly as a model's call would. The executor decides
-// what an "ask" means; a server without a way to ask a person should use
-// an executor that denies it (the executor's default with no CanUseTool).
+// what an "ask" means: give it the [Elicitation] channel (through
+// permission.AskChannel, or a workspace's Interaction) to ask the calling
+// client's user, or nothing to deny asks.
 //
 // Tool annotations are set from each tool's spec and traits
 // (toolset.MCPTool). Like every MCP annotation they are hints for the

@@ -19,8 +19,8 @@ import (
 //     denied in dontAsk mode, denied with "nobody can approve" when answer
 //     is nil, and otherwise answered by answer.
 //   - answer must return Allow or Deny; anything else, an error (including
-//     one wrapping [interaction.ErrNobody]) or a cancelled ctx is a deny
-//     whose reason says why.
+//     one wrapping [interaction.ErrNobody]; an [interaction.NobodyError]
+//     gives its words) or a cancelled ctx is a deny whose reason says why.
 //
 // Source is "callback" unless answer set one; a deny always carries a
 // reason the model can act on.
@@ -40,7 +40,11 @@ func ResolveAsk(ctx context.Context, req *Request, d Decision, answer CanUseTool
 		return Decision{Behavior: tool.Deny, Source: "callback", Rule: d.Rule, Reason: "cancelled while asking for permission"}
 	}
 	ans, err := answer(ctx, req, d)
+	var why *interaction.NobodyError
 	switch {
+	case errors.As(err, &why):
+		return Decision{Behavior: tool.Deny, Source: "default", Rule: d.Rule,
+			Reason: orDefault(d.Reason, "this call needs approval") + "; " + why.Why}
 	case errors.Is(err, interaction.ErrNobody):
 		return nobody(d)
 	case err != nil && ctx.Err() != nil:

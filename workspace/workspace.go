@@ -139,14 +139,10 @@ type Options struct {
 	// built from the settings (for SDK users with their own policy).
 	Decider permission.Decider
 	Hooks   hook.Runner
-	// CanUseTool answers the decisions that come out as ask in the
-	// workspace's executor (nil = ask through Interaction, else deny them).
-	CanUseTool permission.CanUseTool
 	// Interaction is the channel through which a person decides (see
 	// package interaction): it is put into Services for the tools and the
 	// agents of the workspace, answers the asks of the workspace's executor
-	// when CanUseTool is nil ("always allow" rules go to the engine and the
-	// settings files), and receives the elicitation requests of MCP servers
+	// ("always allow" rules go to the engine and the settings files), and receives the elicitation requests of MCP servers
 	// when MCP.Elicit is nil. Nil means nobody: asks are denied, questions
 	// and elicitations report that nobody can answer.
 	Interaction interaction.Channel
@@ -425,10 +421,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if w.hooks != nil {
 		xo = append(xo, executor.WithHooks(w.hooks))
 	}
-	switch {
-	case opts.CanUseTool != nil:
-		xo = append(xo, executor.WithCanUseTool(opts.CanUseTool))
-	case opts.Interaction != nil:
+	if opts.Interaction != nil {
 		up, _ := w.decider.(permission.Updater)
 		xo = append(xo, executor.WithCanUseTool(permission.AskChannel(opts.Interaction, up, interaction.Who{SessionID: sessionID})))
 	}

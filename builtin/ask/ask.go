@@ -136,7 +136,12 @@ func call(ctx context.Context, env *tool.Env, in Input) (*tool.Result, error) {
 	})
 	switch {
 	case errors.Is(err, interaction.ErrNobody):
-		r := tool.TextResult("Nobody can answer these questions in this session (no one is there to ask). " +
+		why := "no one is there to ask"
+		var ne *interaction.NobodyError
+		if errors.As(err, &ne) {
+			why = ne.Why
+		}
+		r := tool.TextResult("Nobody can answer these questions in this session (" + why + "). " +
 			"Do not ask again: go on with the choice you judge best and say which assumption you made, " +
 			"or, if the choice really is the user's, end your turn and put the questions in your answer.")
 		r.IsError = true

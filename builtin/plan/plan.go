@@ -137,7 +137,12 @@ func exit(ctx context.Context, env *tool.Env, in ExitInput) (*tool.Result, error
 	})
 	switch {
 	case errors.Is(err, interaction.ErrNobody):
-		r := tool.TextResult("Nobody can approve the plan in this session (no one is there to ask), so the session stays in plan mode and nothing may be changed." +
+		why := "no one is there to ask"
+		var ne *interaction.NobodyError
+		if errors.As(err, &ne) {
+			why = ne.Why
+		}
+		r := tool.TextResult("Nobody can approve the plan in this session (" + why + "), so the session stays in plan mode and nothing may be changed." +
 			saved + " End your turn with the plan as your answer so the user can review it.")
 		r.Structured = ExitResult{Approved: false, Mode: tool.ModePlan, PlanFile: file, Unanswered: true}
 		return r, nil

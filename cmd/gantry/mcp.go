@@ -211,9 +211,9 @@ func buildMCPServer(ctx context.Context, a *app, sf *safetyFlags, dir string) (*
 	ws, err := openWorkspace(ctx, a, sf, dir, func(o *workspace.Options) {
 		o.NoMCP, o.NoAgentTool = true, true
 		o.Pool = &toolset.Options{Allow: splitRules(sf.allowed)}
-		// An ask goes to the calling client's user (form elicitation); a
-		// client that cannot ask gets a denial that says so.
-		o.CanUseTool = mcpserve.ElicitApproval()
+		// Asks, questions and plans go to the calling client's user (form
+		// elicitation); a client that cannot ask gets a denial that says so.
+		o.Interaction = mcpserve.Elicitation()
 	})
 	if err != nil {
 		return nil, nil, err
