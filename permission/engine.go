@@ -406,7 +406,10 @@ func (c *call) pin(d Decision) Decision {
 	if (d.Behavior != tool.Allow && d.Behavior != tool.Ask) || len(c.paths) == 0 || (c.kind != kindRead && c.kind != kindWrite) {
 		return d
 	}
-	d.Checked = map[string]string{c.paths[0].raw: c.paths[0].forms.resolved}
+	d.Checked = make(map[string]string, len(c.paths))
+	for _, p := range c.paths {
+		d.Checked[p.raw] = p.forms.resolved
+	}
 	return d
 }
 

@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/gantry-dev/gantry/procenv"
 )
 
 // Dir is where worktrees are made, relative to the repository's top level.
@@ -49,7 +51,9 @@ var ErrNotRepository = errors.New("not inside a git repository")
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// git runs the repository's hooks (post-checkout…): the allow-listed
+	// environment, never a credential.
+	cmd.Env = procenv.Build(os.Environ(), procenv.Options{Set: []string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}})
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
