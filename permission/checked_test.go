@@ -26,7 +26,7 @@ func TestDecisionRecordsCheckedTargets(t *testing.T) {
 		{"Edit", "l/new.go", tool.ModeAcceptEdits, filepath.Join(w.work, "src", "new.go")},
 		{"Write", filepath.Join(w.work, "l", "..", "x"), tool.ModeAcceptEdits, filepath.Join(w.work, "x")},
 		{"Edit", "l/a.go", tool.ModeDefault, filepath.Join(w.work, "src", "a.go")}, // asks
-		{"Read", "secret", tool.ModeDefault, ""}, // denied
+		{"Read", "secret", tool.ModeDefault, ""},                                   // denied
 	}
 	for _, c := range cases {
 		in := map[string]any{"file_path": c.path}
