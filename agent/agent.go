@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -199,6 +200,7 @@ type Agent struct {
 	memory   []MemoryFile
 	sub      *subState        // set for a subagent
 	kids     kids             // subagents' events, usage, background tasks and notes
+	teams    *teamRunner      // members of the teams this agent leads (root agents only)
 	sess     *session.Session // nil without a store
 	id       string
 	system   string
@@ -311,6 +313,13 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 		tool.Provide(ws.Services(), opts.Interaction)
 	} else if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
 		a.opts.Interaction = ch
+	}
+	if a.maxDepth() >= 1 {
+		// A root agent that may start subagents leads teams: the runner is
+		// in the workspace's services, where the pool's enabled checks
+		// look (subagents inherit it; it refuses them).
+		a.teams = newTeamRunner(a)
+		tool.Provide[team.Runner](ws.Services(), a.teams)
 	}
 	env := &tool.Env{
 		WorkDir:        wd,
@@ -467,6 +476,9 @@ func (a *Agent) SystemPrompt() string { return a.system }
 func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
 		a.stopBackground(context.Background())
+		if a.teams != nil {
+			a.teams.stopAll(context.Background())
+		}
 		a.hook(context.Background(), &hook.Input{Event: hook.SessionEnd, Reason: "close"})
 		var errs []error
 		for _, c := range a.opts.Closers {

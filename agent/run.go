@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
@@ -230,7 +231,7 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		}
 		// The model ended its turn: background agents it started may still
 		// report (headless runs wait for them).
-		if r.waitBackground(ctx) {
+		if r.waitBackground(ctx) || r.waitTeam(ctx) {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -253,13 +254,12 @@ func (r *run) loop(ctx context.Context, prompt string) {
 // remind appends what the reminders have to say before the next request;
 // false means the run ended.
 func (r *run) remind(ctx context.Context) bool {
-	if len(r.a.opts.Reminders) == 0 {
-		return true
-	}
 	env := r.a.execSess.Env()
 	var blocks []llm.Block
 	var acks []func()
-	for _, rm := range r.a.opts.Reminders {
+	// Team mail is always delivered (members and leads need no option for
+	// it); the program's reminders follow.
+	for _, rm := range append([]Reminder{team.Inbox{}}, r.a.opts.Reminders...) {
 		text, ack, err := rm.Remind(ctx, env)
 		if err != nil {
 			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})

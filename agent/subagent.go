@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/shell"
@@ -102,7 +103,12 @@ func (k *kids) takeInbox() []string {
 func (k *kids) waiting() (running int, notes int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return len(k.bg), len(k.inbox)
+	for _, s := range k.bg {
+		if !s.idle.Load() {
+			running++
+		}
+	}
+	return running, len(k.inbox)
 }
 
 func (k *kids) running() []*Subagent {
@@ -517,6 +523,10 @@ type Subagent struct {
 	child *Agent
 	done  chan struct{}
 	out   *agenttool.Outcome
+	// idle is set while a long-lived subagent waits in Idle: it is not
+	// running then, so a parent waiting for background work does not wait
+	// for it.
+	idle atomic.Bool
 }
 
 // Send queues a message for the subagent, delivered at its next turn (a
@@ -570,6 +580,9 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *Sub
 		state := func(st string, res *ResultEvent) {
 			if o.OnState != nil {
 				o.OnState(st, res)
+			}
+			if s.idle.Swap(st == "idle") != (st == "idle") {
+				a.kids.signal()
 			}
 		}
 		prompt := req.Prompt

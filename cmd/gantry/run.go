@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/mcptool"
@@ -189,7 +188,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	}
 	opts := agent.Options{
 		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
-		Reminders:    []agent.Reminder{&todo.Reminder{}, team.Inbox{}},
+		Reminders:    []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
 		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
