@@ -522,15 +522,18 @@ func orDefault(s, def string) string {
 }
 
 // readOnly reports whether the call only reads.
+//
+// For a command line the command-risk model alone decides: a tool's traits
+// cannot make a line read-only that the model does not understand.
 func (e *Engine) readOnly(c *call) bool {
-	if c.req.Traits.ReadOnly || c.kind == kindRead {
-		return true
-	}
-	if c.kind == kindBash && c.shell != nil && c.shell.err == nil && len(c.shell.model.Cmds) > 0 {
+	if c.kind == kindBash {
+		if c.shell == nil || c.shell.err != nil || len(c.shell.model.Cmds) == 0 {
+			return false
+		}
 		ok, _ := c.shell.model.ReadOnly()
 		return ok
 	}
-	return false
+	return c.req.Traits.ReadOnly || c.kind == kindRead
 }
 
 // ruleMatches reports whether a deny or ask (or allow, for tools other than

@@ -305,3 +305,17 @@ func TestReadDenyBindsSearch(t *testing.T) {
 		t.Error("ReadFilter without rules should be nil")
 	}
 }
+
+// TestTraitsCannotWidenCommands: for a command line the model decides;
+// read-only traits claimed by the tool do not make a write read-only.
+func TestTraitsCannotWidenCommands(t *testing.T) {
+	w := securityWorld(t)
+	ro := func(cmd string, mode tool.Mode) call1 {
+		return call1{tool: "Bash", input: bash(cmd), mode: mode, traits: tool.ReadOnlyTraits}
+	}
+	runCases(t, w, []decisionCase{
+		{name: "plan", call: ro("rm src/a.go", tool.ModePlan), want: tool.Deny, wantReasonIn: "destructive"},
+		{name: "default", call: ro("sed -i s/a/b/ src/a.go", ""), want: tool.Ask, wantReasonIn: "writes"},
+		{name: "read-only stays read-only", call: ro("cat src/a.go", tool.ModePlan), want: tool.Allow},
+	})
+}

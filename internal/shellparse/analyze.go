@@ -194,7 +194,7 @@ func (a *Analysis) FirstReason() string {
 	for i := range a.Cmds {
 		c := &a.Cmds[i]
 		if len(c.Reasons) > 0 {
-			return fmt.Sprintf("%s (%s)", c.Reasons[0], strings.TrimSpace(c.Command.Text))
+			return fmt.Sprintf("%s: %s (%s)", c.Class, c.Why(), strings.TrimSpace(c.Command.Text))
 		}
 	}
 	return ""
@@ -653,7 +653,7 @@ func (an *analyzer) operands(e *Cmd, role byte, ops []Word, recursive, targetDir
 			add(&e.Writes, w, true)
 		}
 		if len(ops) > 0 {
-			e.Class |= Destructive
+			e.add(Destructive, "%s removes %s", name, ops[0].Text)
 		}
 	case opCopy, opMove, opLink:
 		srcs := ops
@@ -670,7 +670,7 @@ func (an *analyzer) operands(e *Cmd, role byte, ops []Word, recursive, targetDir
 			}
 		}
 		if role == opMove && len(ops) > 0 {
-			e.Class |= Destructive
+			e.add(Destructive, "%s moves %s away", name, ops[0].Text)
 		}
 	case opInOut:
 		for i, w := range ops {
