@@ -29,6 +29,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/builtin/web"
+	"github.com/gantry-dev/gantry/builtin/worktree"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -77,6 +78,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, team.Tools()...)
 	out = append(out, plan.Tools()...)
 	out = append(out, ask.Tools()...)
+	out = append(out, worktree.Tools()...)
 	return out, nil
 }
 

@@ -17,7 +17,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
+	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
 	want = append(want, "Skill", "Config") // the specialist tools
 	slices.Sort(want)
 	var got []string

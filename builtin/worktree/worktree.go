@@ -134,7 +134,9 @@ func Find(dir string) (*Worktree, bool) {
 				return nil, false
 			}
 			var w Worktree
-			if json.Unmarshal(b, &w) != nil || w.Path != d {
+			// The record must describe this very directory of its own
+			// repository's worktrees directory.
+			if json.Unmarshal(b, &w) != nil || w.Path != d || filepath.Join(w.Root, Dir, filepath.Base(d)) != d {
 				return nil, false
 			}
 			return &w, true
@@ -198,4 +200,9 @@ func (w *Worktree) Finish(ctx context.Context) (kept bool, err error) {
 		return true, err
 	}
 	return false, w.Remove(ctx, false)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
