@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gantry-dev/gantry/internal/safefs"
 	"github.com/gantry-dev/gantry/tool"
@@ -67,9 +66,9 @@ func openPlace(env *tool.Env, target string) (*place, error) {
 	return &place{root: r, rel: rel, path: target}, nil
 }
 
-// resolvedDirs memoises the resolved form of working directories.
-var resolvedDirs sync.Map // string → string
-
+// workRoots returns the session's working directories (WorkDir and
+// AdditionalDirs) with their links resolved; ones that do not resolve are
+// left out.
 func workRoots(env *tool.Env) []string {
 	if env == nil {
 		return nil
@@ -80,17 +79,9 @@ func workRoots(env *tool.Env) []string {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
-		d = filepath.Clean(d)
-		r, ok := resolvedDirs.Load(d)
-		if !ok {
-			res, err := filepath.EvalSymlinks(d)
-			if err != nil {
-				continue
-			}
-			r, _ = resolvedDirs.LoadOrStore(d, res)
-		}
-		if s := r.(string); !slices.Contains(out, s) {
-			out = append(out, s)
+		r, err := filepath.EvalSymlinks(d)
+		if err == nil && !slices.Contains(out, r) {
+			out = append(out, r)
 		}
 	}
 	return out
