@@ -306,3 +306,43 @@ func TestPermissionAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestSubagentAsksTheSamePerson: a subagent's permission asks and its
+// tools' questions reach the parent's channel, marked with the subagent.
+func TestSubagentAsksTheSamePerson(t *testing.T) {
+	f := newFixture(t)
+	sc := convs{
+		"delegate": {
+			reply(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "work", "prompt": "do the work", "subagent_type": "general-purpose"}))),
+			text("ok"),
+		},
+		"do the work": {
+			reply(llmtest.ToolReply(questionCall("q"))),
+			reply(llmtest.ToolReply(llmtest.ToolCall{ID: "b1", Name: "Bash", Input: `{"command":"touch made-by-child"}`})),
+			text("done"),
+		},
+	}
+	f.srv = llmtest.NewServer(t, sc.responder(t))
+	sf := newSub(t, f, nil)
+	p := &person{
+		perms:     []*interaction.PermissionAnswer{{Choice: interaction.AllowOnce}},
+		questions: []map[string]string{{"Which database?": "SQLite"}},
+	}
+	a := sf.agent(t, func(o *Options) { o.Interaction = p.channel() })
+	if _, res, err := collect(t, context.Background(), a, "delegate"); err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "made-by-child")); err != nil {
+		t.Errorf("the child's approved command did not run: %v", err)
+	}
+	if got := p.kinds(); !slices.Equal(got, []interaction.Kind{interaction.KindQuestion, interaction.KindPermission}) {
+		t.Fatalf("asked %v", got)
+	}
+	q := p.asked[0].(*interaction.QuestionRequest).Who
+	pr := p.asked[1].(*interaction.PermissionRequest).Who
+	for _, w := range []interaction.Who{q, pr} {
+		if w.Agent != "general-purpose" || w.ParentToolUseID != "c1" || w.SessionID == "" || w.SessionID == a.SessionID() {
+			t.Errorf("request from the child labelled %+v", w)
+		}
+	}
+}

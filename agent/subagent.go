@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
@@ -321,6 +322,13 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 		ToolResultsDir: filepath.Join(sessionDir, "tool-results"),
 		AdditionalDirs: penv.AdditionalDirs, Files: tool.NewFileCache(0),
 		Services: c.services(a.ws.Services(), depth),
+	}
+	if a.opts.Interaction != nil {
+		// The child asks the same person, its requests marked with it.
+		c.opts.Who = interaction.Who{SessionID: c.id, Agent: def.Name, ParentToolUseID: req.ToolUseID}
+		c.opts.Interaction = interaction.Label(a.opts.Interaction, c.opts.Who)
+		tool.Provide(env.Services, c.opts.Interaction)
+		c.canUse = c.canUseTool(c.opts.Decider)
 	}
 	if extra != nil && extra.Services != nil {
 		extra.Services(env.Services)

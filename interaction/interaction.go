@@ -232,3 +232,42 @@ func Elicit(ctx context.Context, ch Channel, req *ElicitationRequest) (*Elicitat
 func AskTrust(ctx context.Context, ch Channel, req *TrustRequest) (*TrustAnswer, error) {
 	return ask[*TrustAnswer](ctx, ch, req)
 }
+
+// Label returns a channel that passes requests to ch with who filled in
+// where the request names no agent of its own: how a subagent's requests
+// (its tools' questions, its permission asks) reach the same person marked
+// with the subagent that asks. The request is copied, never changed.
+func Label(ch Channel, who Who) Channel {
+	if ch == nil {
+		return nil
+	}
+	return ChannelFunc(func(ctx context.Context, req Request) (Answer, error) {
+		fill := func(w *Who) {
+			if w.Agent == "" {
+				w.Agent, w.ParentToolUseID = who.Agent, who.ParentToolUseID
+				if w.SessionID == "" || who.SessionID != "" {
+					w.SessionID = who.SessionID
+				}
+			}
+		}
+		switch r := req.(type) {
+		case *PermissionRequest:
+			c := *r
+			fill(&c.Who)
+			req = &c
+		case *QuestionRequest:
+			c := *r
+			fill(&c.Who)
+			req = &c
+		case *PlanRequest:
+			c := *r
+			fill(&c.Who)
+			req = &c
+		case *ElicitationRequest:
+			c := *r
+			fill(&c.Who)
+			req = &c
+		}
+		return ch.Ask(ctx, req)
+	})
+}

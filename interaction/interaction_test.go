@@ -91,3 +91,37 @@ func TestCancelledContextIsNotAsked(t *testing.T) {
 		t.Errorf("err %v asked %v", err, asked)
 	}
 }
+
+func TestLabel(t *testing.T) {
+	var got []Who
+	ch := Funcs{
+		Permission: func(_ context.Context, r *PermissionRequest) (*PermissionAnswer, error) {
+			got = append(got, r.Who)
+			return &PermissionAnswer{Choice: AllowOnce}, nil
+		},
+		Question: func(_ context.Context, r *QuestionRequest) (*QuestionAnswer, error) {
+			got = append(got, r.Who)
+			return &QuestionAnswer{}, nil
+		},
+	}
+	who := Who{SessionID: "child", Agent: "Explore", ParentToolUseID: "toolu_9"}
+	l := Label(ch, who)
+	orig := &PermissionRequest{ToolName: "Bash", Who: Who{SessionID: "x"}}
+	if _, err := AskPermission(context.Background(), l, orig); err != nil {
+		t.Fatal(err)
+	}
+	if orig.Agent != "" {
+		t.Error("the request was changed")
+	}
+	// A request that names its agent (a grandchild's) keeps it.
+	nested := &QuestionRequest{Who: Who{SessionID: "g", Agent: "Plan", ParentToolUseID: "toolu_10"}}
+	if _, err := AskQuestions(context.Background(), l, nested); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != who || got[1] != nested.Who {
+		t.Errorf("labels %+v", got)
+	}
+	if Label(nil, who) != nil {
+		t.Error("a nil channel stays nil (nobody)")
+	}
+}
