@@ -252,22 +252,24 @@ func Label(ch Channel, who Who) Channel {
 		}
 		switch r := req.(type) {
 		case *PermissionRequest:
-			c := *r
-			fill(&c.Who)
-			req = &c
+			req = relabel(r, fill)
 		case *QuestionRequest:
-			c := *r
-			fill(&c.Who)
-			req = &c
+			req = relabel(r, fill)
 		case *PlanRequest:
-			c := *r
-			fill(&c.Who)
-			req = &c
+			req = relabel(r, fill)
 		case *ElicitationRequest:
-			c := *r
-			fill(&c.Who)
-			req = &c
+			req = relabel(r, fill)
 		}
 		return ch.Ask(ctx, req)
 	})
+}
+
+// asker gives the Who of a request that embeds one.
+func (w *Who) asker() *Who { return w }
+
+// relabel returns a copy of r with fill applied to its Who.
+func relabel[T any](r *T, fill func(*Who)) Request {
+	c := *r
+	fill(any(&c).(interface{ asker() *Who }).asker())
+	return any(&c).(Request)
 }
