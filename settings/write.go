@@ -90,16 +90,9 @@ type Change struct {
 // key Gantry does not know and the order of the existing lists. A missing
 // file is created.
 func Update(path string, c Change) error {
-	doc := map[string]json.RawMessage{}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("settings: %w", err)
-	case len(bytes.TrimSpace(b)) > 0:
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("settings: %s: %w", path, err)
-		}
+	doc, err := readDoc(path)
+	if err != nil {
+		return err
 	}
 	perms := map[string]json.RawMessage{}
 	if raw, ok := doc["permissions"]; ok {
@@ -164,16 +157,9 @@ func Update(path string, c Change) error {
 // missing file is created. SetKey does not judge what may be set: callers
 // that act for a model (builtin/config) keep their own allow-list.
 func SetKey(path, key string, value any) error {
-	doc := map[string]json.RawMessage{}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("settings: %w", err)
-	case len(bytes.TrimSpace(b)) > 0:
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("settings: %s: %w", path, err)
-		}
+	doc, err := readDoc(path)
+	if err != nil {
+		return err
 	}
 	set := func(m map[string]json.RawMessage, k string) error {
 		if value == nil {
@@ -213,4 +199,21 @@ func SetKey(path, key string, value any) error {
 		return fmt.Errorf("settings: %w", err)
 	}
 	return writeAtomic(path, append(out, '\n'))
+}
+
+// readDoc reads a settings file as its top-level keys (a missing or empty
+// file is an empty document), for writers that keep what they do not know.
+func readDoc(path string) (map[string]json.RawMessage, error) {
+	doc := map[string]json.RawMessage{}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("settings: %w", err)
+	case len(bytes.TrimSpace(b)) > 0:
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("settings: %s: %w", path, err)
+		}
+	}
+	return doc, nil
 }

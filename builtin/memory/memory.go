@@ -241,11 +241,7 @@ func run(dir string, opts Options, in Input) (string, error) {
 		}
 		return fmt.Sprintf("File created successfully at: %s", display(rel)), nil
 	case "str_replace":
-		rel, err := clean(in.Path)
-		if err != nil {
-			return "", err
-		}
-		text, err := m.read(rel)
+		rel, text, err := m.load(in.Path)
 		if err != nil {
 			return "", err
 		}
@@ -264,11 +260,7 @@ func run(dir string, opts Options, in Input) (string, error) {
 		}
 		return fmt.Sprintf("The memory file %s has been edited.", display(rel)), nil
 	case "insert":
-		rel, err := clean(in.Path)
-		if err != nil {
-			return "", err
-		}
-		text, err := m.read(rel)
+		rel, text, err := m.load(in.Path)
 		if err != nil {
 			return "", err
 		}
@@ -351,6 +343,15 @@ func notExist(rel string, err error) error {
 type store struct {
 	root *os.Root
 	opts Options
+}
+
+// load checks a path and reads its file.
+func (m *store) load(p string) (rel, text string, err error) {
+	if rel, err = clean(p); err != nil {
+		return "", "", err
+	}
+	text, err = m.read(rel)
+	return rel, text, err
 }
 
 func (m *store) read(rel string) (string, error) {
