@@ -45,7 +45,7 @@ type ServerConfig struct {
 	// Required: a server covers no file without it.
 	ExtensionToLanguage map[string]string `json:"extensionToLanguage"`
 	// Env are extra environment variables of the server process (added to
-	// the process environment minus model-provider credentials).
+	// the allow-listed process environment of procenv.Build).
 	Env map[string]string `json:"env,omitempty"`
 	// InitializationOptions are sent in the initialize request.
 	InitializationOptions json.RawMessage `json:"initializationOptions,omitempty"`
