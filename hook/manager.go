@@ -65,6 +65,13 @@ type Config struct {
 	// AllowEnv are the variables (path.Match patterns) command hooks get
 	// from Environ. Nil means [procenv.DefaultAllow].
 	AllowEnv []string
+	// Sandbox contains the command hooks that ask for it ("sandbox": true
+	// in their settings) before they start: it rewrites cmd for the
+	// session's OS sandbox with workDir writable (the Gantry session wires
+	// sandbox.Sandbox here) and returns what to call once the hook has
+	// exited. Nil means the session has no sandbox: such hooks then fail
+	// (a PreToolUse hook that cannot run blocks the call).
+	Sandbox func(cmd *exec.Cmd, workDir string) (release func(), err error)
 }
 
 // entry is one registered hook.
@@ -76,6 +83,7 @@ type entry struct {
 	command string
 	timeout time.Duration
 	cb      Callback
+	sandbox bool // run in Config.Sandbox
 }
 
 // Manager is the [Runner] of command hooks from settings and Go callbacks.
@@ -134,7 +142,7 @@ func NewManager(cfg Config) (*Manager, error) {
 				if h.Timeout > 0 {
 					to = time.Duration(h.Timeout * float64(time.Second))
 				}
-				m.entries = append(m.entries, &entry{event: Event(ev), matcher: hm.Matcher, re: re, name: h.Command, command: h.Command, timeout: to})
+				m.entries = append(m.entries, &entry{event: Event(ev), matcher: hm.Matcher, re: re, name: h.Command, command: h.Command, timeout: to, sandbox: h.Sandbox})
 			}
 		}
 	}
@@ -428,6 +436,18 @@ func (m *Manager) runCommand(ctx context.Context, h *entry, in *Input, payload [
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	setProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
+	if h.sandbox {
+		if m.cfg.Sandbox == nil {
+			r.fail = fmt.Errorf("hook %q asks for the sandbox (\"sandbox\": true) but the session has none (sandbox.enabled is off)", h.name)
+			return r
+		}
+		release, err := m.cfg.Sandbox(cmd, in.CWD)
+		if err != nil {
+			r.fail = fmt.Errorf("hook %q: sandbox: %w", h.name, err)
+			return r
+		}
+		defer release()
+	}
 	err := cmd.Run()
 	errText := strings.TrimSpace(stderr.buf.String())
 	if ctx.Err() != nil {

@@ -16,11 +16,15 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // the test binary is the sandbox helper
+	goleak.VerifyTestMain(m)
+}
 
 func script(t testing.TB, name string) string {
 	t.Helper()

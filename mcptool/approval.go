@@ -40,7 +40,10 @@ func Fingerprint(sc ServerConfig) string {
 		Env     map[string]string `json:"env"`
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
-	}{typ, sc.Command, args, nonNil(sc.Env), sc.URL, nonNil(sc.Headers)}
+		// Omitted when false, so definitions from before the key keep
+		// their fingerprint; turning the sandbox off asks again.
+		Sandbox bool `json:"sandbox,omitempty"`
+	}{typ, sc.Command, args, nonNil(sc.Env), sc.URL, nonNil(sc.Headers), sc.Sandbox}
 	// encoding/json writes map keys sorted: the form is canonical.
 	b, err := json.Marshal(canon)
 	if err != nil {

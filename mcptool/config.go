@@ -41,6 +41,9 @@ type ServerConfig struct {
 	// URL and Headers reach an HTTP or SSE server.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Sandbox runs a stdio server in the session's OS sandbox (a Gantry
+	// extension; the session must have sandbox.enabled).
+	Sandbox bool `json:"sandbox,omitempty"`
 	// Source names where the server was configured ("project", a file path,
 	// "options"); informational.
 	Source string `json:"-"`

@@ -98,6 +98,11 @@ type Options struct {
 	Transport func(name string, sc ServerConfig) (mcp.Transport, error)
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Sandbox contains the stdio servers whose configuration asks for it
+	// ("sandbox": true): it rewrites cmd for the session's OS sandbox and
+	// returns what to call once the server has exited. Nil means the
+	// session has no sandbox: such servers then fail to start.
+	Sandbox func(cmd *exec.Cmd) (release func(), err error)
 }
 
 // State is the connection state of a server.
@@ -362,7 +367,18 @@ func (s *server) transport() (mcp.Transport, error) {
 		// plus the server's configured env.
 		cmd.Env = procenv.Build(os.Environ(), procenv.Options{Explicit: s.cfg.Env})
 		cmd.Stderr = m.opts.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		if !s.cfg.Sandbox {
+			return t, nil
+		}
+		if m.opts.Sandbox == nil {
+			return nil, errors.New(`the server asks for the sandbox ("sandbox": true) but the session has none (sandbox.enabled is off)`)
+		}
+		release, err := m.opts.Sandbox(cmd)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		return &releaseTransport{Transport: t, release: release}, nil
 	case TypeHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: 2}, nil
 	case TypeSSE:
@@ -610,4 +626,32 @@ func (s *server) close() error {
 
 func isClosedErr(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)
+}
+
+// releaseTransport calls release once the connection it made is closed
+// (the sandbox kills what the server left and frees what it set up), or
+// when connecting fails.
+type releaseTransport struct {
+	mcp.Transport
+	release func()
+}
+
+func (t *releaseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		t.release()
+		return nil, err
+	}
+	return &releaseConn{Connection: c, release: sync.OnceFunc(t.release)}, nil
+}
+
+type releaseConn struct {
+	mcp.Connection
+	release func()
+}
+
+func (c *releaseConn) Close() error {
+	err := c.Connection.Close()
+	c.release()
+	return err
 }

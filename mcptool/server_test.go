@@ -10,12 +10,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/gantry-dev/gantry/sandbox"
 )
 
 // The test binary doubles as a stdio MCP server (a real process the tests
 // can kill): with GANTRY_MCPTOOL_SERVER=1 it serves newTestServer on
 // stdin/stdout instead of running tests.
 func TestMain(m *testing.M) {
+	sandbox.Main() // the test binary is the sandbox helper (first: it may then run as the server)
 	if os.Getenv("GANTRY_MCPTOOL_SERVER") == "1" {
 		s := newTestServer(os.Getenv("GANTRY_MCPTOOL_MARK"))
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {

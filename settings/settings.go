@@ -102,6 +102,9 @@ type HookCommand struct {
 	Type    string  `json:"type"`
 	Command string  `json:"command"`
 	Timeout float64 `json:"timeout,omitempty"`
+	// Sandbox runs the command in the session's OS sandbox (a Gantry
+	// extension; the session must have sandbox.enabled).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Source is one loaded settings file.

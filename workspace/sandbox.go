@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os/exec"
 
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/sandbox"
@@ -39,6 +40,31 @@ func (w *Workspace) openSandbox(opts Options, cfg permission.Config, dir, home s
 		w.warn(opts, "sandbox: "+sb.Status().Reason+"; commands run WITHOUT a sandbox")
 	}
 	return sb, nil
+}
+
+// sandboxHooks is hook.Config.Sandbox for the session: nil without an
+// enabled sandbox (hooks that opt in then fail rather than run uncontained).
+func (w *Workspace) sandboxHooks() func(*exec.Cmd, string) (func(), error) {
+	sb := w.sandbox
+	if sb == nil || !sb.Status().Enabled {
+		return nil
+	}
+	return func(cmd *exec.Cmd, dir string) (func(), error) {
+		if dir == "" {
+			dir = w.dir
+		}
+		return sb.Wrap(cmd, sb.Policy(dir))
+	}
+}
+
+// sandboxMCP is mcptool.Options.Sandbox for the session (nil without an
+// enabled sandbox): servers that opt in may write the working directory.
+func (w *Workspace) sandboxMCP(dirs []string) func(*exec.Cmd) (func(), error) {
+	sb := w.sandbox
+	if sb == nil || !sb.Status().Enabled {
+		return nil
+	}
+	return func(cmd *exec.Cmd) (func(), error) { return sb.Wrap(cmd, sb.Policy(w.dir, dirs...)) }
 }
 
 // warnHandler sends log records to Options.Warn as one line each.

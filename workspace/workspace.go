@@ -278,6 +278,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	case opts.Hooks != nil:
 		w.hooks = opts.Hooks
 	case !opts.NoSettings:
+		hcfg.Sandbox = w.sandboxHooks()
 		m, err := hook.NewManager(hcfg)
 		if err != nil {
 			return nil, fmt.Errorf("workspace: hooks: %w", err)
@@ -469,6 +470,9 @@ func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(stri
 		mo = *opts.MCP
 	}
 	mo.Dir, mo.Getenv = w.dir, getenv
+	if mo.Sandbox == nil {
+		mo.Sandbox = w.sandboxMCP(opts.AdditionalDirs)
+	}
 	if mo.Client == nil {
 		mo.Client = &mcp.Implementation{Name: "gantry"}
 	}
