@@ -120,22 +120,3 @@ func Protected(dirs ...string) []string {
 	}
 	return out
 }
-
-// MatchDomain reports whether host matches a domain pattern of
-// sandbox.network.allowedDomains: "*" matches every host, "*.example.com"
-// the subdomains of example.com (not example.com itself), anything else the
-// host exactly. Case is ignored and a trailing dot stripped.
-func MatchDomain(pattern, host string) bool {
-	pattern = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(pattern)), ".")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "" || pattern == "" {
-		return false
-	}
-	switch {
-	case pattern == "*":
-		return true
-	case strings.HasPrefix(pattern, "*."):
-		return strings.HasSuffix(host, pattern[1:]) && len(host) > len(pattern)-1
-	}
-	return pattern == host
-}

@@ -20,8 +20,8 @@ import (
 
 // ProxyOptions configure a [Proxy]. The zero value allows nothing.
 type ProxyOptions struct {
-	// AllowedDomains are the host patterns clients may reach (see
-	// [MatchDomain]).
+	// AllowedDomains are the host patterns clients may reach, with the
+	// semantics of WebFetch(domain:…) rules ([netguard.MatchHost]).
 	AllowedDomains []string
 	// Resolver resolves names; nil means net.DefaultResolver.
 	Resolver netguard.Resolver
@@ -247,16 +247,12 @@ func (p *Proxy) Check(ctx context.Context, host string) ([]netip.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
-	addrs, err := d.Resolve(ctx, normHost(host))
+	addrs, err := d.Resolve(ctx, netguard.NormHost(host))
 	var be *netguard.BlockedError
 	if errors.As(err, &be) {
 		return nil, fmt.Errorf("%w: %v", ErrHostRefused, be)
 	}
 	return addrs, err
-}
-
-func normHost(host string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 }
 
 // dialer returns the netguard dialer for host, or an error wrapping
@@ -266,12 +262,12 @@ func normHost(host string) string {
 // reaches them, and a public name resolving to one is refused (DNS
 // rebinding).
 func (p *Proxy) dialer(host string) (*netguard.Dialer, error) {
-	h := normHost(host)
+	h := netguard.NormHost(host)
 	allowed, exact := false, false
 	for _, pat := range p.opt.AllowedDomains {
-		if MatchDomain(pat, h) {
+		if netguard.MatchHost(pat, h) {
 			allowed = true
-			exact = exact || normHost(strings.TrimSpace(pat)) == h
+			exact = exact || netguard.NormHost(strings.TrimSpace(pat)) == h
 		}
 	}
 	if !allowed {
