@@ -217,7 +217,7 @@ func TestProcesses(t *testing.T) {
 			}
 			if leftover(marker) {
 				t.Errorf("a setsid / double-forked sleep %s survived the call", marker)
-				exec.Command("pkill", "-f", "sleep "+marker).Run()
+				killMarked(marker)
 			}
 			// The process can neither see Gantry's environment nor signal it.
 			self := fmt.Sprint(os.Getpid())
@@ -236,6 +236,21 @@ func TestProcesses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// killMarked kills, by pid, the processes this test started with marker
+// in their command line.
+func killMarked(marker string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		var pid int
+		if err == nil && bytes.Contains(data, []byte(marker)) {
+			if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pid != os.Getpid() {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 	}
 }
 

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,7 +117,7 @@ func TestBashSandboxed(t *testing.T) {
 			if contained {
 				waitNoProcess(t, marker)
 			} else {
-				exec.Command("pkill", "-f", "sleep "+marker).Run() // the fallback cannot catch setsid
+				killMarked(marker) // the fallback cannot catch setsid
 			}
 		})
 	}
@@ -134,7 +135,22 @@ func waitNoProcess(t *testing.T, marker string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("a process with %q survived", marker)
-	exec.Command("pkill", "-f", "sleep "+marker).Run()
+	killMarked(marker)
+}
+
+// killMarked kills, by pid, the sleep processes this test started with
+// marker in their command line.
+func killMarked(marker string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(data, []byte("sleep\x00")) || !bytes.Contains(data, []byte(marker)) {
+			continue
+		}
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 func running(marker string) bool {
