@@ -738,6 +738,7 @@ var (
 	_ tool.PermissionChecker = (*renamedTool)(nil)
 	_ tool.Describer         = (*renamedTool)(nil)
 	_ tool.RuleMatcher       = (*renamedTool)(nil)
+	_ tool.Accessor          = (*renamedTool)(nil)
 	_ tool.Timeouter         = (*renamedTool)(nil)
 	_ tool.Enabler           = (*renamedTool)(nil)
 )
@@ -786,6 +787,12 @@ func (r *renamedTool) MatchRule(specifier string, input json.RawMessage) bool {
 		return m.MatchRule(specifier, input)
 	}
 	return false
+}
+
+// Access forwards what the call acts on, which the permission layer
+// decides by (never by the name).
+func (r *renamedTool) Access(input json.RawMessage) (tool.Access, error) {
+	return tool.AccessOf(r.inner, input)
 }
 
 func (r *renamedTool) CallTimeout(input json.RawMessage) time.Duration {
