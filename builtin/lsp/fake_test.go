@@ -133,24 +133,13 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Paths outside the working directories ask.
-func TestPermissionOutside(t *testing.T) {
-	dir := t.TempDir()
-	pc := New().(tool.PermissionChecker)
-	for _, tc := range []struct {
-		path string
-		want tool.Behavior
-	}{
-		{filepath.Join(dir, "a.go"), tool.Passthrough},
-		{"sub/b.go", tool.Passthrough},
-		{"../x.go", tool.Ask},
-		{"/etc/passwd", tool.Ask},
-		{dir + "-evil/a.go", tool.Ask},
-	} {
-		raw, _ := json.Marshal(Input{Operation: OpHover, FilePath: tc.path, Line: 1, Character: 1})
-		if got := pc.CheckPermission(context.Background(), &tool.Env{WorkDir: dir}, raw); got.Behavior != tc.want {
-			t.Errorf("%s: %v, want %v", tc.path, got.Behavior, tc.want)
-		}
+// The file is declared as read, so Read rules and the working directories
+// apply to it in the permission layer.
+func TestAccess(t *testing.T) {
+	raw, _ := json.Marshal(Input{Operation: OpHover, FilePath: "../x.go", Line: 1, Character: 1})
+	a, err := tool.AccessOf(New(), raw)
+	if err != nil || len(a.Reads) != 1 || a.Reads[0] != "../x.go" || len(a.Writes) != 0 {
+		t.Fatalf("access = %+v, %v", a, err)
 	}
 }
 

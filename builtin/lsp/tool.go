@@ -77,15 +77,11 @@ func New() tool.Tool {
 			}
 			return nil
 		}),
-		tool.PermissionFunc(func(_ context.Context, env *tool.Env, in Input) tool.PermissionResult {
-			p, err := absPath(env, in.FilePath)
-			if err != nil {
-				return tool.PermissionResult{Behavior: tool.Ask, Reason: err.Error()}
-			}
-			if _, ok := rootFor(env.WorkDir, env, p); !ok {
-				return tool.PermissionResult{Behavior: tool.Ask, Reason: fmt.Sprintf("LSP reads %s, outside the working directories", p)}
-			}
-			return tool.PermissionResult{}
+		// The file is read (and quoted in snippets): the permission layer
+		// applies Read rules, the working directories and protected paths
+		// to it like to a Read call.
+		tool.AccessFunc(func(in Input) (tool.Access, error) {
+			return tool.Access{Reads: []string{in.FilePath}}, nil
 		}),
 		tool.DescribeFunc(func(in Input) string {
 			return fmt.Sprintf("LSP %s %s:%d:%d", in.Operation, in.FilePath, int(in.Line), int(in.Character))
