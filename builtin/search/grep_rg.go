@@ -14,7 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/procenv"
 )
+
+// rgEnv are the variables ripgrep receives from Gantry's environment:
+// what it needs to find its locale and nothing else.
+var rgEnv = []string{"PATH", "HOME", "LANG", "LC_*"}
 
 // ripgrepError is ripgrep refusing a query (exit status 2 before any
 // result): Search in auto mode falls back to the Go engine.
@@ -83,6 +89,11 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	}
 	cmd := exec.CommandContext(ctx, rg, args...)
 	cmd.Dir = dir
+	// ripgrep gets the allow-listed environment like every process a tool
+	// starts: never a credential, never RIPGREP_CONFIG_PATH (its config
+	// could add --pre, which runs a program per file; --no-config above
+	// ignores it too).
+	cmd.Env = procenv.Build(os.Environ(), procenv.Options{Allow: rgEnv})
 	cmd.WaitDelay = 2 * time.Second
 	var stderr limitedBuffer
 	stderr.max = 4096
