@@ -112,3 +112,36 @@ func SplitMCPName(name string) (server, toolName string, ok bool) {
 	}
 	return server, toolName, true
 }
+
+// SplitNames splits a list of tool names or permission rules written as one
+// string —
+// "Read, Grep Bash(git diff *)" — at commas and white space outside
+// parentheses, so a rule's specifier keeps its own commas and spaces. Empty
+// items are dropped. It is the one parser of such lists (CLI flags, agent
+// and skill front matter).
+func SplitNames(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	flush := func(end int) {
+		if v := strings.TrimSpace(s[start:end]); v != "" {
+			out = append(out, v)
+		}
+		start = end + 1
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth > 0 {
+				depth--
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				flush(i)
+			}
+		}
+	}
+	flush(len(s))
+	return out
+}

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
 )
 
 // Definition is one type of subagent: what the Agent tool's subagent_type
@@ -81,7 +82,7 @@ type toolList []string
 func (l *toolList) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		*l = splitTools(n.Value)
+		*l = toolset.SplitNames(n.Value)
 		return nil
 	case yaml.SequenceNode:
 		var items []string
@@ -90,36 +91,11 @@ func (l *toolList) UnmarshalYAML(n *yaml.Node) error {
 		}
 		*l = nil
 		for _, it := range items {
-			*l = append(*l, splitTools(it)...)
+			*l = append(*l, toolset.SplitNames(it)...)
 		}
 		return nil
 	}
 	return fmt.Errorf("line %d: want a list of tool names", n.Line)
-}
-
-// splitTools splits "Read, Grep Bash(git *)" into names, keeping commas and
-// spaces inside parentheses.
-func splitTools(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	flush := func(end int) {
-		if t := strings.TrimSpace(s[start:end]); t != "" {
-			out = append(out, t)
-		}
-	}
-	for i, r := range s {
-		switch {
-		case r == '(':
-			depth++
-		case r == ')' && depth > 0:
-			depth--
-		case (r == ',' || r == ' ') && depth == 0:
-			flush(i)
-			start = i + 1
-		}
-	}
-	flush(len(s))
-	return out
 }
 
 // maxDefinitionBytes bounds a definition file.

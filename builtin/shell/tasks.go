@@ -99,14 +99,11 @@ func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInf
 	if ts.closed {
 		return TaskInfo{}, ErrClosed
 	}
-	id := newTaskID()
-	for ts.tasks[id] != nil {
-		id = newTaskID()
+	id, path, err := ts.reserve(dir)
+	if err != nil {
+		return TaskInfo{}, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return TaskInfo{}, fmt.Errorf("task output directory: %w", err)
-	}
-	spec.out.Path = filepath.Join(dir, "task-"+id+".txt")
+	spec.out.Path = path
 	p, err := startProc(spec)
 	if err != nil {
 		return TaskInfo{}, err
@@ -125,6 +122,19 @@ func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInf
 		t.end(stopped, failure, &code)
 	}()
 	return t.snapshot(), nil
+}
+
+// reserve picks a new task id and the path of its output file in dir
+// (created if needed). Callers hold ts.mu.
+func (ts *Tasks) reserve(dir string) (id, path string, err error) {
+	id = newTaskID()
+	for ts.tasks[id] != nil {
+		id = newTaskID()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("task output directory: %w", err)
+	}
+	return id, filepath.Join(dir, "task-"+id+".txt"), nil
 }
 
 // add registers a running task. Callers hold ts.mu; the caller's goroutine
@@ -183,14 +193,10 @@ func (ts *Tasks) Go(dir, kind, description string, fn func(ctx context.Context, 
 	if ts.closed {
 		return TaskInfo{}, ErrClosed
 	}
-	id := newTaskID()
-	for ts.tasks[id] != nil {
-		id = newTaskID()
+	id, path, err := ts.reserve(dir)
+	if err != nil {
+		return TaskInfo{}, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return TaskInfo{}, fmt.Errorf("task output directory: %w", err)
-	}
-	path := filepath.Join(dir, "task-"+id+".txt")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return TaskInfo{}, fmt.Errorf("task output: %w", err)

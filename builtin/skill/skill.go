@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gantry-dev/gantry/toolset"
 )
 
 // FileName is the name of a skill's instructions file.
@@ -135,37 +137,9 @@ func toolList(n *yaml.Node) ([]string, error) {
 		}
 		return out, nil
 	case yaml.ScalarNode:
-		return splitTools(n.Value), nil
+		return toolset.SplitNames(n.Value), nil
 	}
 	return nil, errors.New("want a list or a comma-separated string of tool names")
-}
-
-func splitTools(s string) []string {
-	var out []string
-	depth := 0
-	start := 0
-	flush := func(i int) {
-		if v := strings.TrimSpace(s[start:i]); v != "" {
-			out = append(out, v)
-		}
-		start = i + 1
-	}
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			if depth > 0 {
-				depth--
-			}
-		case ',', ' ', '\t', '\n':
-			if depth == 0 {
-				flush(i)
-			}
-		}
-	}
-	flush(len(s))
-	return out
 }
 
 // Load reads every skill folder (a directory holding SKILL.md) directly

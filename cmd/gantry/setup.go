@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -48,23 +48,7 @@ func (f *safetyFlags) workDir() (string, error) {
 func splitRules(vals []string) []string {
 	var out []string
 	for _, v := range vals {
-		depth, start := 0, 0
-		for i, r := range v {
-			switch {
-			case r == '(':
-				depth++
-			case r == ')' && depth > 0:
-				depth--
-			case (r == ',' || r == ' ') && depth == 0:
-				if s := strings.TrimSpace(v[start:i]); s != "" {
-					out = append(out, s)
-				}
-				start = i + 1
-			}
-		}
-		if s := strings.TrimSpace(v[start:]); s != "" {
-			out = append(out, s)
-		}
+		out = append(out, toolset.SplitNames(v)...)
 	}
 	return out
 }
