@@ -1,0 +1,477 @@
+// Package texttools lets models without native tool calling use tools: a
+// [Provider] wrapper that describes the request's tools in the system
+// prompt as Markdown (toolset.Markdown) together with a call syntax of
+// XML-like tags, sends no native tools, and turns the model's streamed text
+// back into the events of the native path.
+//
+// The model writes a call as
+//
+//	<Read>
+//	<file_path>/src/main.go</file_path>
+//	</Read>
+//
+// anywhere in its reply, several calls per reply if it likes. Text outside
+// calls is text ([llm.EventTextDelta]); a call is [llm.EventToolUseStart],
+// [llm.EventToolUseDelta] with its input as partial JSON while the tags
+// arrive (so a UI can show the call building up), and
+// [llm.EventToolUseEnd] the moment its closing tag arrives, so a streaming
+// executor starts it at once. Every parameter value is a JSON string; the
+// executor coerces it to the schema's type ("3" to 3, "true" to true, a JSON
+// array or object written as text to the value). Values are verbatim: code
+// with < and & needs no escaping, and only the parameter's own closing tag
+// ends it. One newline right after the opening tag and one right before the
+// closing tag are dropped. A call that breaks the syntax ends with
+// [llm.Event.InputErr] set to an explanation quoting [Syntax]; the agent
+// hands it to the model as the call's error result.
+//
+// In the conversation sent on, earlier calls are written back as the same
+// tags, and tool results become user-turn text in an envelope:
+//
+//	<tool_result tool="Read" id="toolu_…">
+//	…
+//	</tool_result>
+//
+// (status="error" marks a failed call). Images in results follow as image
+// blocks.
+//
+// Only tags named after a tool of the request open a call, so prose and
+// code mentioning other tags stay text; a model that calls a tool it was
+// not given writes text.
+package texttools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// Protocol is how tools reach the model.
+type Protocol string
+
+const (
+	// Native sends tools through the provider's tool-calling API (the
+	// default; "" means Native).
+	Native Protocol = "native"
+	// Text describes tools in the system prompt and parses calls from the
+	// reply's text (see the package documentation).
+	Text Protocol = "text"
+	// Auto uses Text for models that lack native tool calls (see
+	// [LacksNativeTools]) and for a model whose server refuses a request
+	// with tools as a bad request mentioning tools; Native otherwise.
+	Auto Protocol = "auto"
+)
+
+// ParseProtocol checks s, one of "native", "text", "auto" or "" (native).
+func ParseProtocol(s string) (Protocol, error) {
+	switch p := Protocol(strings.ToLower(strings.TrimSpace(s))); p {
+	case "", Native:
+		return Native, nil
+	case Text, Auto:
+		return p, nil
+	}
+	return "", fmt.Errorf("texttools: unknown tool protocol %q (want native, text or auto)", s)
+}
+
+// Wrap returns p speaking protocol proto: p itself for Native, a text
+// [Provider] for Text, and for Auto a provider that decides per model.
+func Wrap(p llm.Provider, proto Protocol) (llm.Provider, error) {
+	switch proto {
+	case "", Native:
+		return p, nil
+	case Text:
+		return New(p), nil
+	case Auto:
+		return &autoProvider{native: p, text: New(p)}, nil
+	}
+	return nil, fmt.Errorf("texttools: unknown tool protocol %q (want native, text or auto)", proto)
+}
+
+// noNativeTools are model-name fragments (lower case) of open models
+// commonly served without a tool-calling template.
+var noNativeTools = []string{"deepseek-r1", "gemma", "phi3", "phi-3", "llama2", "llama-2", "codellama", "tinyllama", "starcoder", "orca-mini"}
+
+// LacksNativeTools reports whether model is known to lack native tool
+// calls: its name (case-insensitive) contains one of deepseek-r1, gemma,
+// phi3, phi-3, llama2, llama-2, codellama, tinyllama, starcoder or
+// orca-mini. The rule is deliberately small; set the protocol to Text for
+// any other model.
+func LacksNativeTools(model string) bool {
+	m := strings.ToLower(model)
+	for _, f := range noNativeTools {
+		if strings.Contains(m, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Provider is the text tool protocol over another provider. Create it with
+// [New]; it is safe for concurrent use.
+type Provider struct {
+	inner llm.Provider
+}
+
+// New returns the text tool protocol over p.
+func New(p llm.Provider) *Provider { return &Provider{inner: p} }
+
+// Stream sends req with its tools described in the system prompt and none
+// sent natively, and parses calls from the reply's text.
+func (t *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	if len(req.Tools) == 0 && !hasToolBlocks(req.Messages) {
+		return t.inner.Stream(ctx, req)
+	}
+	r, names := Rewrite(req)
+	inner := t.inner.Stream(ctx, r)
+	return func(yield func(llm.Event, error) bool) {
+		c := converter{p: newParser(names), remap: map[int]int{}, text: -1}
+		for ev, err := range inner {
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			if !c.event(ev, yield) {
+				return
+			}
+		}
+	}
+}
+
+// converter turns the inner stream's events into the native path's.
+type converter struct {
+	p     *parser
+	next  int         // next block index
+	remap map[int]int // inner index → ours, for non-text blocks
+	text  int         // index of the open text block, or -1
+	call  int         // index of the open call
+	id    string
+	calls int
+}
+
+func (c *converter) event(ev llm.Event, yield func(llm.Event, error) bool) bool {
+	switch ev.Type {
+	case llm.EventTextDelta:
+		return c.pieces(c.p.feed(ev.Text), yield)
+	case llm.EventMessageEnd:
+		if !c.pieces(c.p.finish(), yield) {
+			return false
+		}
+		if c.calls > 0 && (ev.StopReason == llm.StopEndTurn || ev.StopReason == llm.StopSequence || ev.StopReason == "") {
+			ev.StopReason = llm.StopToolUse
+		}
+		return yield(ev, nil)
+	case llm.EventThinkingDelta, llm.EventRedactedThinking, llm.EventToolUseStart, llm.EventToolUseDelta, llm.EventToolUseEnd:
+		i, ok := c.remap[ev.Index]
+		if !ok {
+			i = c.next
+			c.next++
+			c.remap[ev.Index] = i
+			c.text = -1
+		}
+		ev.Index = i
+		return yield(ev, nil)
+	}
+	return yield(ev, nil)
+}
+
+func (c *converter) pieces(ps []piece, yield func(llm.Event, error) bool) bool {
+	for _, p := range ps {
+		var ev llm.Event
+		switch p.kind {
+		case pieceText:
+			if c.text < 0 {
+				c.text = c.next
+				c.next++
+			}
+			ev = llm.Event{Type: llm.EventTextDelta, Index: c.text, Text: p.text}
+		case pieceStart:
+			c.text = -1
+			c.call = c.next
+			c.next++
+			c.id = newID()
+			ev = llm.Event{Type: llm.EventToolUseStart, Index: c.call, ID: c.id, Name: p.name}
+		case pieceDelta:
+			ev = llm.Event{Type: llm.EventToolUseDelta, Index: c.call, Text: p.text}
+		case pieceEnd:
+			c.calls++
+			ev = llm.Event{Type: llm.EventToolUseEnd, Index: c.call, ID: c.id, Name: p.name, Input: p.input, InputErr: p.err}
+		}
+		if !yield(ev, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "toolu_" + hex.EncodeToString(b[:])
+}
+
+// Rewrite returns req as the text protocol sends it: the tools described in
+// a system block after req.System, no native tools, earlier calls written
+// as tags and tool results as text envelopes. names are the tools whose
+// calls the reply may hold (none under [llm.ToolChoiceNone]).
+func Rewrite(req *llm.Request) (out *llm.Request, names []string) {
+	r := *req
+	r.Tools, r.ToolChoice = nil, llm.ToolChoice{}
+	r.Cache.Tools = false
+	if len(req.Tools) > 0 && req.ToolChoice.Mode != llm.ToolChoiceNone {
+		r.System = append(slices.Clip(req.System), llm.SystemBlock{Text: Prompt(req.Tools, req.ToolChoice)})
+		for _, s := range req.Tools {
+			names = append(names, s.Name)
+		}
+	}
+	r.Messages = rewriteMessages(req.Messages)
+	return &r, names
+}
+
+// Prompt returns the system prompt section of the text protocol: how to
+// call, then the tools in Markdown.
+func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string {
+	var b strings.Builder
+	b.WriteString("# Tool use\n\nYou can call tools. Tool calls are written in your reply as XML-style tags: the tool's name as the outer tag and one tag per parameter:\n\n")
+	b.WriteString(Syntax)
+	b.WriteString("\n\nFor example:\n\n<")
+	name, param := "tool_name", "parameter_name"
+	if len(specs) > 0 {
+		name = specs[0].Name
+		if p := firstParam(specs[0]); p != "" {
+			param = p
+		}
+	}
+	fmt.Fprintf(&b, "%s>\n<%s>value</%s>\n</%s>\n\n", name, param, param, name)
+	b.WriteString(`Rules:
+- Values are written as they are: no escaping, no quotes. Code containing < and & is fine.
+- Numbers and booleans are written as text (3, true); arrays and objects as JSON.
+- Leave out optional parameters you do not need.
+- You may make several calls in one reply; they run in order of their closing tags. After your calls, end your reply and wait: the results come back in the next user message as <tool_result tool="name" id="…"> … </tool_result>, with status="error" when the call failed.
+- Never write a tool result yourself.
+`)
+	switch choice.Mode {
+	case llm.ToolChoiceAny:
+		b.WriteString("- In this reply you must call at least one tool.\n")
+	case llm.ToolChoiceTool:
+		fmt.Fprintf(&b, "- In this reply you must call the tool %s.\n", choice.Name)
+	}
+	if choice.DisableParallel {
+		b.WriteString("- Make at most one call per reply.\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(toolset.Markdown(specs))
+	return b.String()
+}
+
+func firstParam(s *tool.Spec) string {
+	var sch struct {
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(s.InputSchema, &sch) == nil && len(sch.Required) > 0 {
+		return sch.Required[0]
+	}
+	return ""
+}
+
+func hasToolBlocks(msgs []llm.Message) bool {
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			if b.Type == llm.TypeToolUse || b.Type == llm.TypeToolResult {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func rewriteMessages(msgs []llm.Message) []llm.Message {
+	if !hasToolBlocks(msgs) {
+		return msgs
+	}
+	names := map[string]string{}
+	out := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		nm := llm.Message{Role: m.Role, Content: make([]llm.Block, 0, len(m.Content))}
+		for _, b := range m.Content {
+			switch b.Type {
+			case llm.TypeToolUse:
+				names[b.ID] = b.Name
+				nm.Content = appendText(nm.Content, FormatCall(b.Name, b.Input), true)
+			case llm.TypeToolResult:
+				text, images := formatResult(names[b.ToolUseID], b)
+				nm.Content = appendText(nm.Content, text, true)
+				nm.Content = append(nm.Content, images...)
+			default:
+				nm.Content = append(nm.Content, b)
+			}
+		}
+		out = append(out, nm)
+	}
+	return out
+}
+
+// appendText adds s to the last block when it is text (on a line of its
+// own when own is set), else as a new text block.
+func appendText(blocks []llm.Block, s string, own bool) []llm.Block {
+	if k := len(blocks) - 1; k >= 0 && blocks[k].Type == llm.TypeText {
+		prev := blocks[k].Text
+		if own && prev != "" && !strings.HasSuffix(prev, "\n") {
+			prev += "\n"
+		}
+		blocks[k].Text = prev + s
+		return blocks
+	}
+	return append(blocks, llm.Text(s))
+}
+
+// FormatCall writes a call of name with input (a JSON object) in the text
+// protocol's syntax, the way the parser reads it back: string values
+// verbatim, other values as JSON, multi-line values on lines of their own.
+func FormatCall(name string, input json.RawMessage) string {
+	var b strings.Builder
+	b.WriteString("<" + name + ">\n")
+	var obj map[string]json.RawMessage
+	keys, err := objectKeys(input)
+	if err == nil {
+		err = json.Unmarshal(input, &obj)
+	}
+	if err == nil {
+		for _, k := range keys {
+			raw := obj[k]
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				v = string(raw)
+			}
+			if strings.Contains(v, "\n") || strings.HasPrefix(v, "\n") {
+				v = "\n" + v + "\n"
+			}
+			fmt.Fprintf(&b, "<%s>%s</%s>\n", k, v, k)
+		}
+	}
+	b.WriteString("</" + name + ">\n")
+	return b.String()
+}
+
+// objectKeys returns the keys of a JSON object in document order.
+func objectKeys(raw json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// formatResult writes a tool result as the text envelope, and returns its
+// images as blocks to follow it.
+func formatResult(name string, b llm.Block) (string, []llm.Block) {
+	var s strings.Builder
+	if name == "" {
+		name = "unknown"
+	}
+	status := ""
+	if b.IsError {
+		status = ` status="error"`
+	}
+	fmt.Fprintf(&s, "<tool_result tool=%q id=%q%s>\n", name, b.ToolUseID, status)
+	var images []llm.Block
+	for _, c := range b.Content {
+		switch c.Type {
+		case tool.TypeImage:
+			images = append(images, llm.Image(c.Data, c.MIMEType))
+			fmt.Fprintf(&s, "[image %d (%s) follows this result]\n", len(images), c.MIMEType)
+		case tool.TypeText, tool.TypeResource:
+			if c.Text != "" {
+				s.WriteString(c.Text)
+				if !strings.HasSuffix(c.Text, "\n") {
+					s.WriteByte('\n')
+				}
+			}
+		case tool.TypeResourceLink:
+			fmt.Fprintf(&s, "[resource %s]\n", c.URI)
+		default:
+			fmt.Fprintf(&s, "[%s content omitted]\n", c.Type)
+		}
+	}
+	s.WriteString("</tool_result>\n")
+	return s.String(), images
+}
+
+// autoProvider picks the protocol per model.
+type autoProvider struct {
+	native, text llm.Provider
+	mu           sync.Mutex
+	textModels   map[string]bool // models found to refuse native tools
+}
+
+func (a *autoProvider) useText(model string) bool {
+	if LacksNativeTools(model) {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.textModels[model]
+}
+
+func (a *autoProvider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	if len(req.Tools) == 0 && !hasToolBlocks(req.Messages) {
+		return a.native.Stream(ctx, req)
+	}
+	if a.useText(req.Model) {
+		return a.text.Stream(ctx, req)
+	}
+	return func(yield func(llm.Event, error) bool) {
+		started := false
+		for ev, err := range a.native.Stream(ctx, req) {
+			if err != nil && !started && refusesTools(err) && len(req.Tools) > 0 {
+				a.mu.Lock()
+				if a.textModels == nil {
+					a.textModels = map[string]bool{}
+				}
+				a.textModels[req.Model] = true
+				a.mu.Unlock()
+				for ev, err := range a.text.Stream(ctx, req) {
+					if !yield(ev, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+			started = true
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// refusesTools reports whether err is a bad request whose message mentions
+// tools (Ollama: "… does not support tools").
+func refusesTools(err error) bool {
+	if !errors.Is(err, llm.ErrBadRequest) {
+		return false
+	}
+	return strings.Contains(strings.ToLower(err.Error()), "tool")
+}
