@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
@@ -51,6 +52,13 @@ type Options struct {
 	MaxTokens int
 	// ThinkingBudget turns on extended thinking where the provider has it.
 	ThinkingBudget int
+	// ToolProtocol is how tools reach the model: texttools.Native ("",
+	// the provider's tool-calling API), texttools.Text (tools described in
+	// the system prompt, calls written as XML-style tags in the reply; for
+	// models without native tool calls) or texttools.Auto (Text for models
+	// known or found to lack native tool calls). See package
+	// llm/texttools. Subagents share it.
+	ToolProtocol texttools.Protocol
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
@@ -231,7 +239,11 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	if opts.Provider == nil {
 		return nil, errors.New("agent: Options.Provider is required")
 	}
-	a := &Agent{opts: opts, provider: opts.Provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
+	provider, perr := texttools.Wrap(opts.Provider, opts.ToolProtocol)
+	if perr != nil {
+		return nil, fmt.Errorf("agent: %w", perr)
+	}
+	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
 	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now

@@ -449,7 +449,7 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 			case llm.EventToolUseEnd:
 				delete(partial, ev.Index)
 				if ev.InputErr != nil {
-					preErrs[ev.ID] = tool.Errorf("The input of this %s call is not a valid JSON object (%v). Send the call again with a JSON object input.", ev.Name, ev.InputErr)
+					preErrs[ev.ID] = tool.Errorf("The input of this %s call is invalid (%v). Send the call again with a valid input.", ev.Name, ev.InputErr)
 					continue
 				}
 				stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input})

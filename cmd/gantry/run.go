@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
@@ -42,6 +43,7 @@ type runFlags struct {
 	web            webFlags
 	promptTool     string
 	agents         agentsFlag
+	toolProtocol   string
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -65,6 +67,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
 	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
+	fl.StringVar(&f.toolProtocol, "tool-protocol", "native", "how tools reach the model: native, text (described in the prompt, called with XML-style tags; for models without tool calling) or auto")
 	f.web.add(fl, true)
 	f.agents.add(cmd)
 }
@@ -127,6 +130,10 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	default:
 		return &exitError{code: 2, err: fmt.Errorf("unknown --output-format %q (want text, json or stream-json)", f.outputFormat)}
 	}
+	protocol, err := texttools.ParseProtocol(f.toolProtocol)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	prompt, err := readPrompt(a, args)
 	if err != nil {
 		return err
@@ -188,6 +195,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	}
 	opts := agent.Options{
 		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
+		ToolProtocol: protocol,
 		Reminders:    []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
