@@ -11,7 +11,7 @@ import (
 // Event is one step of a run. The concrete types are [*InitEvent],
 // [*TextDelta], [*ThinkingDelta], [*ToolStatus], [*ToolResultEvent],
 // [*MessageEvent], [*RetryEvent], [*CompactEvent], [*TurnEnd],
-// [*NoticeEvent] and [*ResultEvent]; switch on them.
+// [*NoticeEvent], [*ModeEvent] and [*ResultEvent]; switch on them.
 type Event interface{ isEvent() }
 
 // InitEvent opens a run: the session, model and tools in force.
@@ -60,6 +60,13 @@ type CompactEvent struct {
 // conversation (a hook's system message, a repeated-error signal).
 type NoticeEvent struct{ Text string }
 
+// ModeEvent says the session's permission mode changed during the run
+// (EnterPlanMode, a plan approved through ExitPlanMode), after the calls
+// of a model message; From is the mode last reported.
+type ModeEvent struct {
+	From, To tool.Mode
+}
+
 // TurnEnd closes a model turn.
 type TurnEnd struct {
 	Turn       int
@@ -102,6 +109,7 @@ func (*TextDelta) isEvent()       {}
 func (*ThinkingDelta) isEvent()   {}
 func (*ToolStatus) isEvent()      {}
 func (*ToolResultEvent) isEvent() {}
+func (*ModeEvent) isEvent()       {}
 func (*MessageEvent) isEvent()    {}
 func (*RetryEvent) isEvent()      {}
 func (*CompactEvent) isEvent()    {}

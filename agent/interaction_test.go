@@ -74,6 +74,23 @@ func (p *person) kinds() []interaction.Kind {
 // outcomes runs prompt and returns the tool outcomes by call id.
 func outcomes(t *testing.T, a *Agent, prompt string) (map[string]*executor.Outcome, *ResultEvent) {
 	t.Helper()
+	out, res, _ := outcomesEvents(t, a, prompt)
+	return out, res
+}
+
+func modeEvents(t *testing.T, evs []Event) string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		if m, ok := ev.(*ModeEvent); ok {
+			out = append(out, string(m.From)+"→"+string(m.To))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func outcomesEvents(t *testing.T, a *Agent, prompt string) (map[string]*executor.Outcome, *ResultEvent, []Event) {
+	t.Helper()
 	evs, res, err := collect(t, context.Background(), a, prompt)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +101,7 @@ func outcomes(t *testing.T, a *Agent, prompt string) (map[string]*executor.Outco
 			out[e.Outcome.ID] = e.Outcome
 		}
 	}
-	return out, res
+	return out, res, evs
 }
 
 func interactionTools() []tool.Tool {
@@ -125,7 +142,7 @@ func TestPlanModeRun(t *testing.T) {
 			o.Mode = tool.ModeDefault
 			o.Interaction = p.channel()
 		})
-		out, res := outcomes(t, a, "plan, then write out.txt")
+		out, res, evs := outcomesEvents(t, a, "plan, then write out.txt")
 		if res.IsError {
 			t.Fatalf("result %+v", res)
 		}
@@ -149,6 +166,9 @@ func TestPlanModeRun(t *testing.T) {
 		}
 		if m := a.Env().Mode; m != tool.ModeDefault {
 			t.Errorf("mode after approval = %s, want default", m)
+		}
+		if got := modeEvents(t, evs); got != "default→plan plan→default" {
+			t.Errorf("mode events %q", got)
 		}
 		// The plan is saved under the session directory.
 		b, err := os.ReadFile(filepath.Join(f.store.Dir(f.dir), a.SessionID(), plan.FileName))

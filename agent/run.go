@@ -27,6 +27,7 @@ type run struct {
 	cost    float64
 	last    llm.StopReason
 	text    string
+	mode    tool.Mode // the mode last reported (InitEvent, ModeEvent)
 }
 
 // emit delivers an event; false means the consumer is gone.
@@ -115,6 +116,7 @@ func (r *run) finish(subtype string, isErr bool, text string, err error) {
 func (r *run) loop(ctx context.Context, prompt string) {
 	a := r.a
 	env := a.execSess.Env()
+	r.mode = env.Mode
 	r.emit(&InitEvent{SessionID: a.id, Model: a.opts.Model, WorkDir: env.WorkDir, Tools: toolNames(a), Mode: env.Mode})
 	for _, n := range a.notices {
 		r.emit(&NoticeEvent{Text: n})
@@ -338,6 +340,14 @@ func (r *run) sendResults(uses []llm.Block, batch *executor.Batch, preErrs map[s
 			for _, c := range m.Content {
 				extra = append(extra, contentBlock(c))
 			}
+		}
+	}
+	// A call changed the permission mode (EnterPlanMode, an approved plan).
+	if m := r.a.execSess.Env().Mode; m != r.mode {
+		from := r.mode
+		r.mode = m
+		if !r.emit(&ModeEvent{From: from, To: m}) {
+			return false
 		}
 	}
 	return r.appendMessage(llm.UserMessage(append(blocks, extra...)...))

@@ -92,6 +92,8 @@ func (p *progress) event(ev agent.Event) {
 		p.line(fmt.Sprintf("… the model's reply broke off; retrying (%d)", e.Attempt))
 	case *agent.CompactEvent:
 		p.line(fmt.Sprintf("… compacted the conversation (%d → %d messages)", e.Before, e.After))
+	case *agent.ModeEvent:
+		p.line(fmt.Sprintf("… permission mode %s → %s", e.From, e.To))
 	case *agent.NoticeEvent:
 		p.line(file.EscapeDisplay("! " + oneLine(e.Text, 200)))
 	}
