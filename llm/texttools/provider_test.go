@@ -84,13 +84,13 @@ func TestTextProtocolOverProviders(t *testing.T) {
 					`{"file_path":"/src/b.go","content":` + jsonStr(code[:len(code)-1]) + `}`,
 				}
 				for i, e := range ends {
-					if e.InputErr != nil || !jsonEq(string(e.Input), wantIn[i]) {
+					if e.InputErr != nil || !texttools.JSONEqual(string(e.Input), wantIn[i]) {
 						t.Fatalf("call %d: %s (%v), want %s", i, e.Input, e.InputErr, wantIn[i])
 					}
 					if e.ID != starts[i].ID || e.Name != starts[i].Name || !strings.HasPrefix(e.ID, "toolu_") {
 						t.Fatalf("call %d: start %+v end %+v", i, starts[i], e)
 					}
-					if !jsonEq(deltas[e.Index], string(e.Input)) {
+					if !texttools.JSONEqual(deltas[e.Index], string(e.Input)) {
 						t.Fatalf("partial input %q does not build %s", deltas[e.Index], e.Input)
 					}
 				}
@@ -273,15 +273,5 @@ func systemText(r llmtest.Request) string {
 }
 
 func jsonStr(s string) string { b, _ := json.Marshal(s); return string(b) }
-
-func jsonEq(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
-}
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -1,0 +1,4 @@
+package texttools
+
+// JSONEqual is jsonEqual for the external tests.
+var JSONEqual = jsonEqual
