@@ -69,22 +69,6 @@ func BenchmarkFormats(b *testing.B) {
 			p.Specs()
 		}
 	})
-	b.Run("Anthropic", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(p.Anthropic(AnthropicOptions{CacheLast: true})); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("OpenAI", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(p.OpenAI()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("MCP", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -119,10 +103,11 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// requestToolChars is the size in characters of the tools part of an
-// Anthropic request.
+// requestToolChars is the size in characters of the tools the model sees
+// (the pool's view), serialised as MCP tool definitions: name, description
+// and schema, like a provider's tools part.
 func requestToolChars(tb testing.TB, p *Pool) int {
-	b, err := json.Marshal(p.Anthropic(AnthropicOptions{}))
+	b, err := json.Marshal(specsMCP(p))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -135,7 +120,7 @@ func requestToolChars(tb testing.TB, p *Pool) int {
 func TestDeferralHalvesRequest(t *testing.T) {
 	full := requestToolChars(t, newPool(t, Options{Registry: builtinRegistry()}))
 	deferred := requestToolChars(t, newPool(t, Options{Registry: builtinRegistry(), Defer: true}))
-	t.Logf("tools part of an Anthropic request, 40 built-ins: full %d chars, deferred %d chars (%.0f%% saved)", full, deferred, 100*(1-float64(deferred)/float64(full)))
+	t.Logf("tools the model sees, 40 built-ins: full %d chars, deferred %d chars (%.0f%% saved)", full, deferred, 100*(1-float64(deferred)/float64(full)))
 	if deferred*2 > full {
 		t.Fatalf("deferral cut %d → %d chars, less than half", full, deferred)
 	}
@@ -152,4 +137,14 @@ func BenchmarkRequestSize(b *testing.B) {
 			b.ReportMetric(float64(n), "chars")
 		})
 	}
+}
+
+// specsMCP converts the pool's view ([Pool.Specs]) to MCP tool definitions,
+// a provider-neutral serialisation of what a request carries.
+func specsMCP(p *Pool) []any {
+	var out []any
+	for _, s := range p.Specs() {
+		out = append(out, MCPTool(s))
+	}
+	return out
 }

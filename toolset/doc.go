@@ -15,7 +15,9 @@
 // Deferred tools are sent by name only; the model loads them with the
 // ToolSearch tool and they are sent in full from the next request on.
 //
-// The per-tool converters [AnthropicTool] and [OpenAITool] are what the model
-// adapters call; [Pool.Anthropic], [Pool.OpenAI], [Pool.MCP] and
-// [Pool.Markdown] convert a whole pool.
+// The package holds only provider-neutral formats: [MCPTool] / [Pool.MCP],
+// [Markdown] / [Pool.Markdown], and [FullDescription]; it imports no model
+// provider's SDK. Each model adapter owns its tool format (the Anthropic
+// adapter's ToolParam and ToolParams, the OpenAI adapter's ToolParam and
+// ToolParams), built on [Pool.Specs] and [Pool.Listing].
 package toolset

@@ -602,7 +602,7 @@ func TestStableOrderAndBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		b, err := json.Marshal(p.Anthropic(AnthropicOptions{CacheLast: true}))
+		b, err := json.Marshal(specsMCP(p))
 		if err != nil {
 			t.Fatal(err)
 		}

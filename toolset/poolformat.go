@@ -6,88 +6,34 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/openai/openai-go/v3"
 
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// AnthropicOptions configure [Pool.Anthropic]. The zero value sends the
-// pool's view ([Pool.Specs]) without cache breakpoints.
-type AnthropicOptions struct {
-	// CacheLast puts an ephemeral cache_control breakpoint on the last tool
-	// (the last one sent in full), so the tools prefix is cached.
-	CacheLast bool
-	// NativeSearch uses the Messages API's own tool search instead of
-	// Gantry's ToolSearch: every available tool is sent in full, deferred
-	// ones with defer_loading: true, followed by the server tool search
-	// tool (Gantry's ToolSearch is left out). The API then loads deferred
-	// tools itself; a deferred tool the model calls still resolves through
-	// [Pool.Lookup].
-	NativeSearch bool
-	// Regex selects the regex variant of the native tool search tool
-	// (tool_search_tool_regex); the default is BM25 (tool_search_tool_bm25).
-	Regex bool
+// Listed is one available tool of [Pool.Listing] with the pool's deferral
+// decision for it.
+type Listed struct {
+	// Spec is the tool's spec.
+	Spec *tool.Spec
+	// Deferred reports that deferral holds the tool back: Gantry's
+	// ToolSearch loads it, or a provider's own tool search does.
+	Deferred bool
 }
 
-// Anthropic converts the pool to Anthropic Messages API tool params in pool
-// order (see [AnthropicTool]).
-func (p *Pool) Anthropic(o AnthropicOptions) []anthropic.ToolUnionParam {
-	var out []anthropic.ToolUnionParam
-	last := -1
-	if o.NativeSearch {
-		list, search := p.snapshot()
-		for _, e := range list {
-			u := AnthropicTool(e.spec)
-			if e.deferred {
-				u.OfTool.DeferLoading = anthropic.Bool(true)
-			} else {
-				last = len(out)
-			}
-			out = append(out, u)
-		}
-		if search {
-			if o.Regex {
-				out = append(out, anthropic.ToolUnionParam{OfToolSearchToolRegex20251119: &anthropic.ToolSearchToolRegex20251119Param{
-					Type: anthropic.ToolSearchToolRegex20251119TypeToolSearchToolRegex20251119,
-				}})
-			} else {
-				out = append(out, anthropic.ToolUnionParam{OfToolSearchToolBm25_20251119: &anthropic.ToolSearchToolBm25_20251119Param{
-					Type: anthropic.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119,
-				}})
-			}
-			last = len(out) - 1
-		}
-	} else {
-		for _, s := range p.Specs() {
-			out = append(out, AnthropicTool(s))
-		}
-		last = len(out) - 1
+// Listing returns every available tool in pool order (restriction applied,
+// Gantry's ToolSearch left out) with its deferral decision, and whether any
+// tool is deferred (then a tool search must be offered). It is the input of
+// provider formats that send deferred tools themselves, such as the
+// Anthropic adapter's native tool search; [Pool.Specs] is the view with
+// Gantry's own ToolSearch.
+func (p *Pool) Listing() (tools []Listed, search bool) {
+	list, search := p.snapshot()
+	tools = make([]Listed, len(list))
+	for i, e := range list {
+		tools[i] = Listed{Spec: e.spec, Deferred: e.deferred}
 	}
-	if o.CacheLast && last >= 0 {
-		cc := anthropic.NewCacheControlEphemeralParam()
-		switch u := out[last]; {
-		case u.OfTool != nil:
-			u.OfTool.CacheControl = cc
-		case u.OfToolSearchToolBm25_20251119 != nil:
-			u.OfToolSearchToolBm25_20251119.CacheControl = cc
-		case u.OfToolSearchToolRegex20251119 != nil:
-			u.OfToolSearchToolRegex20251119.CacheControl = cc
-		}
-	}
-	return out
-}
-
-// OpenAI converts the pool's view to Chat Completions function tools in pool
-// order (see [OpenAITool]).
-func (p *Pool) OpenAI() []openai.ChatCompletionToolUnionParam {
-	specs := p.Specs()
-	out := make([]openai.ChatCompletionToolUnionParam, len(specs))
-	for i, s := range specs {
-		out[i] = OpenAITool(s)
-	}
-	return out
+	return tools, search
 }
 
 // MCP converts every available tool of the pool, in order, to MCP tool

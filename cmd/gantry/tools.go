@@ -13,6 +13,8 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
@@ -112,9 +114,9 @@ func newToolsSchemaCmd(a *app) *cobra.Command {
 			case "json":
 				v = spec.InputSchema
 			case "anthropic":
-				v = toolset.AnthropicTool(spec)
+				v = anthropic.ToolParam(spec)
 			case "openai":
-				v = toolset.OpenAITool(spec)
+				v = openai.ToolParam(spec)
 			case "mcp":
 				v = toolset.MCPTool(spec)
 			default:

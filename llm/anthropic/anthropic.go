@@ -29,7 +29,6 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/toolset"
 )
 
 const (
@@ -388,7 +387,7 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 	}
 
 	for _, spec := range req.Tools {
-		params.Tools = append(params.Tools, toolset.AnthropicTool(spec))
+		params.Tools = append(params.Tools, ToolParam(spec))
 	}
 	if ws := req.WebSearch; ws != nil {
 		wt := &sdk.WebSearchTool20250305Param{AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains}

@@ -48,7 +48,6 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/toolset"
 )
 
 const (
@@ -442,7 +441,7 @@ func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error)
 		}
 	}
 	for _, spec := range req.Tools {
-		params.Tools = append(params.Tools, toolset.OpenAITool(spec))
+		params.Tools = append(params.Tools, ToolParam(spec))
 	}
 	switch req.ToolChoice.Mode {
 	case llm.ToolChoiceAuto:
