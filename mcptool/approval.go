@@ -105,7 +105,7 @@ type ApprovalStore interface {
 	SetApprovals(dir string, fingerprints map[string]string) error
 }
 
-// StoreApprover returns the [Approver] of the CLI (SECURITY-CASES 34: a
+// StoreApprover returns the [Approver] of the CLI (docs/mcp.md, approval of project servers: a
 // server whose definition changed after approval needs approval again):
 //
 //   - reapprove (the user said so: --trust, or yes at a prompt): every

@@ -60,7 +60,7 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-// TestLoadApproval: SECURITY-CASES 34. A project server whose definition
+// TestLoadApproval: the changed-project-server case of docs/mcp.md. A project server whose definition
 // changed since the user approved it is held back until approved again.
 func TestLoadApproval(t *testing.T) {
 	const (

@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds test fixtures: 40 built-in tool definitions with the
-// shapes of /work/shared/TOOL-SHAPES.md and descriptions of realistic length,
+// input shapes of the reference coding agent's tools and descriptions of realistic length,
 // and generated MCP servers.
 
 // prop is one property of a fixture schema.

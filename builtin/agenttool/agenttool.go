@@ -26,7 +26,7 @@ import (
 // Name is the tool's name; Task is its alias.
 const Name = "Agent"
 
-// Input is the Agent tool's input (the shape of TOOL-SHAPES.md).
+// Input is the Agent tool's input (the reference agent's input shape, property for property).
 type Input struct {
 	Description     string `json:"description" jsonschema:"A short (3-5 word) description of the task."`
 	Prompt          string `json:"prompt" jsonschema:"The task for the agent: everything it needs to know, since it does not see this conversation."`

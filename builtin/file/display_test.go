@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestDisplayEscaped covers SECURITY-CASES 37: terminal escapes and
+// TestDisplayEscaped covers the terminal-escape case of docs/security.md: terminal escapes and
 // invisible Unicode from file content reach the display channel escaped,
 // while the model channel stays faithful.
 func TestDisplayEscaped(t *testing.T) {

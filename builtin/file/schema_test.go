@@ -11,7 +11,7 @@ import (
 )
 
 // TestSchemas checks each tool's inferred input schema against the shapes
-// of TOOL-SHAPES.md: property names, types, enums and the required set.
+// of the reference agent's tools (docs/tools-file.md): property names, types, enums and the required set.
 func TestSchemas(t *testing.T) {
 	type prop struct {
 		Type string

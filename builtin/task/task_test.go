@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestSchemas checks the input shapes against TOOL-SHAPES.md.
+// TestSchemas checks the input shapes against the reference agent's shapes (docs/tasks-and-teams.md).
 func TestSchemas(t *testing.T) {
 	type prop struct {
 		Type  string         `json:"type"`

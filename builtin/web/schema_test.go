@@ -11,7 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// TestSchemas checks the input schemas against TOOL-SHAPES.md: property
+// TestSchemas checks the input schemas against the reference agent's shapes (docs/tools-web.md): property
 // names, types and the required set.
 func TestSchemas(t *testing.T) {
 	type prop struct {
