@@ -59,6 +59,14 @@ type Options struct {
 	// known or found to lack native tool calls). See package
 	// llm/texttools. Subagents share it.
 	ToolProtocol texttools.Protocol
+	// CompletionTools adds attempt_completion and new_task to the pool of
+	// the workspace New opens (with a Workspace given, set
+	// workspace.Options.CompletionTools there). In either case the loop
+	// acts on them whenever the pool has them: a successful
+	// attempt_completion ends the run with its result (Result.Text), a
+	// successful new_task replaces the conversation with its context and
+	// goes on. Off by default.
+	CompletionTools bool
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
@@ -295,6 +303,7 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
 			SessionID: a.id, ToolResultsDir: resultsDir,
 			Agents: opts.Agents, NoAgentFiles: true, NoAgentTool: len(opts.Agents) == 0 || opts.MaxAgentDepth < 0,
+			CompletionTools: opts.CompletionTools,
 		})
 		if err != nil {
 			a.closeSession()

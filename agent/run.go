@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/completion"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -201,6 +202,22 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			if !r.sendResults(uses, batch, preErrs) {
 				return
 			}
+		}
+		switch done, handoff := control(batch); {
+		case done != nil:
+			r.a.stopBackground(context.WithoutCancel(ctx))
+			r.finish(SubtypeSuccess, false, completionText(done), nil)
+			return
+		case handoff != nil:
+			first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.Context)
+			if err := r.restartFrom(first, nil); err != nil {
+				r.finish(SubtypeDuringExecution, true, err.Error(), err)
+				return
+			}
+			if !r.emit(&NoticeEvent{Text: "new_task: the conversation restarts from the handed-over context"}) {
+				return
+			}
+			continue
 		}
 		if batch != nil && batch.Stop {
 			r.finish(SubtypeInterrupted, true, batch.StopReason, nil)
@@ -582,9 +599,23 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	before := len(a.history)
 	kept := append([]llm.Message(nil), a.history[split:]...)
 	sm := llm.UserText("This session continues an earlier conversation that was compacted. Summary of the earlier part:\n\n" + summary)
-	a.history = append([]llm.Message{sm}, kept...)
+	if err := r.restartFrom(sm, kept); err != nil {
+		return err
+	}
+	prompt := a.lastSize
+	a.lastSize = 0
+	r.emit(&CompactEvent{Before: before, After: len(a.history), PromptTokens: prompt})
+	return nil
+}
+
+// restartFrom replaces the conversation with first (a summary, recorded as
+// such in the transcript, which keeps the link to what came before)
+// followed by kept. Compaction and new_task use it.
+func (r *run) restartFrom(first llm.Message, kept []llm.Message) error {
+	a := r.a
+	a.history = append([]llm.Message{first}, kept...)
 	if a.sess != nil {
-		if err := a.record(session.TypeSummary, sm); err != nil {
+		if err := a.record(session.TypeSummary, first); err != nil {
 			return err
 		}
 		for _, m := range kept {
@@ -603,8 +634,33 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	a.execSess.Update(func(e *tool.Env) { e.Files = tool.NewFileCache(0) })
 	// Tools loaded through ToolSearch were loaded by messages that are gone.
 	a.pool.ResetLoaded()
-	prompt := a.lastSize
-	a.lastSize = 0
-	r.emit(&CompactEvent{Before: before, After: len(a.history), PromptTokens: prompt})
 	return nil
+}
+
+// control returns what a successful attempt_completion or new_task of the
+// batch asks of the loop (the first one in the model's order), or nils.
+func control(batch *executor.Batch) (*completion.Completed, *completion.Handoff) {
+	if batch == nil {
+		return nil, nil
+	}
+	for _, o := range batch.Outcomes {
+		if o.Result == nil || o.Result.IsError {
+			continue
+		}
+		switch v := o.Result.Structured.(type) {
+		case completion.Completed:
+			return &v, nil
+		case completion.Handoff:
+			return nil, &v
+		}
+	}
+	return nil, nil
+}
+
+// completionText is the run's result text for attempt_completion.
+func completionText(c *completion.Completed) string {
+	if c.Command == "" {
+		return c.Result
+	}
+	return c.Result + "\n\nTo see the result: " + c.Command
 }

@@ -72,3 +72,32 @@ func TestTextToolProtocol(t *testing.T) {
 		}
 	})
 }
+
+// TestTextProtocolUnknownTool: a text-protocol call of a tool that is not in
+// the pool (a snake_case name other agents use) comes back to the model as
+// the executor's unknown-tool error, and the run goes on.
+func TestTextProtocolUnknownTool(t *testing.T) {
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		f.srv.Script(
+			llmtest.TextReply("<echo_text>\n<text>hi</text>\n</echo_text>"),
+			llmtest.TextReply("done"),
+		)
+		a := f.agent(t, func(o *Options) { o.ToolProtocol = texttools.Text })
+		_, res, err := collect(t, context.Background(), a, "go")
+		if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.Text != "done" {
+			t.Fatalf("res %+v err %v", res, err)
+		}
+		reqs := f.srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests, want 2", len(reqs))
+		}
+		last := reqs[1].Messages[len(reqs[1].Messages)-1]
+		var got strings.Builder
+		for _, b := range last.Content {
+			got.WriteString(b.Text)
+		}
+		if !strings.Contains(got.String(), `tool="echo_text"`) || !strings.Contains(got.String(), `Unknown tool "echo_text"`) {
+			t.Fatalf("no unknown-tool result:\n%s", got.String())
+		}
+	})
+}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/completion"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/shell"
@@ -112,6 +113,10 @@ type Options struct {
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
+	// CompletionTools adds attempt_completion and new_task (package
+	// builtin/completion) to the pool; the agent loop ends the run or
+	// restarts the conversation when they are called. Off by default.
+	CompletionTools bool
 	// Builtin configures the built-in tools. Open fills two zero fields:
 	// File.JournalDir becomes <Gantry home>/tmp (swept by Open: the
 	// temporary files a crashed earlier session left are removed), and
@@ -392,6 +397,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		po.Registry = reg
 	}
 	po.Tools = slices.Concat(po.Tools, opts.Tools)
+	if opts.CompletionTools {
+		po.Tools = append(po.Tools, completion.Tools()...)
+	}
 	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
 		po.Tools = append(po.Tools, agenttool.New(w.agents))
 	}

@@ -44,6 +44,7 @@ type runFlags struct {
 	promptTool     string
 	agents         agentsFlag
 	toolProtocol   string
+	completion     bool
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -68,6 +69,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
 	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
 	fl.StringVar(&f.toolProtocol, "tool-protocol", "native", "how tools reach the model: native, text (described in the prompt, called with XML-style tags; for models without tool calling) or auto")
+	fl.BoolVar(&f.completion, "completion-tools", false, "offer attempt_completion (ends the run with its result) and new_task (restarts the conversation from a hand-off summary)")
 	f.web.add(fl, true)
 	f.agents.add(cmd)
 }
@@ -175,6 +177,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		o.Store = db
 		o.Builtin.Web = webOpts
 		o.MCPConfigFiles, o.Agents = f.mcpConfig, defs
+		o.CompletionTools = f.completion
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
 		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed

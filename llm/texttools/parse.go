@@ -150,27 +150,58 @@ func (p *parser) inText(b []byte, final bool) int {
 	name, n := tagAt(b, false)
 	switch {
 	case n > 0 && p.tools[name]:
-		p.tool, p.params, p.vals, p.why = name, p.params[:0], nil, ""
-		p.tclose = "</" + name + ">"
-		p.state = stCall
-		p.out = append(p.out, piece{kind: pieceStart, name: name})
-		return n
-	case n == 0 && !final && p.mayBeTool(b[1:]):
-		return 0
+		return p.open(name, n)
+	case n > 0 && strings.IndexByte(name, '_') > 0:
+		// A snake_case tag is never HTML: a call of a tool that is not in
+		// the request (read_file, execute_command …) when a parameter tag
+		// follows. It goes on as a call, and the executor answers it as an
+		// unknown tool (with the names it may have meant).
+		switch callFollows(b[n:], final) {
+		case 1:
+			return p.open(name, n)
+		case 0:
+			return 0
+		}
+	case n == 0 && !final:
+		return 0 // an unfinished tag: a call or not is decided once it is whole
 	}
 	p.emitText("<")
 	return 1
 }
 
-// mayBeTool reports whether rest (what follows '<') may still grow into
-// the name of a known tool.
-func (p *parser) mayBeTool(rest []byte) bool {
-	for _, n := range p.names {
-		if len(rest) <= len(n) && n[:len(rest)] == string(rest) {
-			return true
-		}
+// open starts the call of name whose opening tag is n bytes long.
+func (p *parser) open(name string, n int) int {
+	p.tool, p.params, p.vals, p.why = name, p.params[:0], nil, ""
+	p.tclose = "</" + name + ">"
+	p.state = stCall
+	p.out = append(p.out, piece{kind: pieceStart, name: name})
+	return n
+}
+
+// maxCallGap bounds the whitespace between an unknown snake_case tag and
+// its first parameter tag.
+const maxCallGap = 64
+
+// callFollows reports whether b (what follows an unknown snake_case tag)
+// starts with optional whitespace and an opening tag: 1 yes, -1 no, 0 not
+// decided yet (more input may come).
+func callFollows(b []byte, final bool) int {
+	i := 0
+	for i < len(b) && i <= maxCallGap && isSpace(b[i]) {
+		i++
 	}
-	return false
+	switch {
+	case i > maxCallGap:
+		return -1
+	case i+1 >= len(b):
+		if final {
+			return -1
+		}
+		return 0
+	case b[i] == '<' && isNameByte(b[i+1], true):
+		return 1
+	}
+	return -1
 }
 
 // inCall consumes whitespace, a parameter's opening tag, or the call's
