@@ -10,17 +10,15 @@ import (
 
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/settings"
+
+	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 )
 
 // A command hook with "sandbox": true runs in the session's sandbox: it
 // can write in the working directory, not outside; without a sandbox in
 // the session it cannot run at all (and a PreToolUse hook then blocks).
 func TestSandboxedHook(t *testing.T) {
-	outside, err := os.MkdirTemp("/var/tmp", "gantry-hook-outside-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
+	outside := sandboxtest.Outside(t, "hook-outside")
 	evil := filepath.Join(outside, "evil")
 	h := settings.HookCommand{Type: "command", Command: "touch inside; touch " + evil + " || true", Sandbox: true}
 	hooks := map[string][]settings.HookMatcher{"PreToolUse": {{Hooks: []settings.HookCommand{h}}}}

@@ -12,17 +12,15 @@ import (
 
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
+
+	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 )
 
 // A stdio server with "sandbox": true starts in the session's sandbox (its
 // writes outside the working directory fail), and does not start at all
 // in a session without one.
 func TestSandboxedServer(t *testing.T) {
-	outside, err := os.MkdirTemp("/var/tmp", "gantry-mcp-outside-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
+	outside := sandboxtest.Outside(t, "mcp-outside")
 	mark := filepath.Join(outside, "mark")
 	sc := ServerConfig{Command: os.Args[0], Sandbox: true, Env: map[string]string{
 		"GANTRY_MCPTOOL_SERVER": "1", "GANTRY_MCPTOOL_MARK": mark,

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 )
 
 func TestMain(m *testing.M) {
@@ -53,11 +55,7 @@ type world struct {
 
 func newWorld(t *testing.T) world {
 	t.Helper()
-	base, err := os.MkdirTemp("/var/tmp", "gantry-sandbox-test-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	base := sandboxtest.Outside(t, "sandbox-test")
 	w := world{
 		proj:    filepath.Join(base, "proj"),
 		outside: filepath.Join(base, "outside"),
@@ -91,25 +89,6 @@ func (w world) policy() *Policy {
 		ReadOnly: Protected(w.proj),
 		Hide:     []string{w.secret, filepath.Join(w.proj, ".env")},
 	}
-}
-
-// snapshot lists every file under dir with its content.
-func snapshot(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return nil
-		}
-		fmt.Fprintf(&b, "%s %v", p, fi.Mode())
-		if fi.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %q", data)
-		}
-		b.WriteByte('\n')
-		return nil
-	})
-	return b.String()
 }
 
 type runResult struct {
@@ -154,7 +133,7 @@ func TestFilesystem(t *testing.T) {
 		t.Run(b.Name(), func(t *testing.T) {
 			w := newWorld(t)
 			contained := b.Name() != BackendNone
-			before := snapshot(t, w.outside)
+			before := sandboxtest.Snapshot(t, w.outside)
 			outFile := filepath.Join(w.outside, "new.txt")
 			r := run(t, b, w.policy(), w.proj, "echo hi > "+outFile+"; echo rc=$?; echo in > inside.txt; echo rc2=$?")
 			if contained {
@@ -164,7 +143,7 @@ func TestFilesystem(t *testing.T) {
 				if _, err := os.Stat(outFile); !os.IsNotExist(err) {
 					t.Errorf("file outside exists after the write: %v", err)
 				}
-				if got := snapshot(t, w.outside); got != before {
+				if got := sandboxtest.Snapshot(t, w.outside); got != before {
 					t.Errorf("outside changed:\n%s\nwas\n%s", got, before)
 				}
 			} else if _, err := os.Stat(outFile); err != nil {

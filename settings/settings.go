@@ -9,7 +9,7 @@
 //	    "deny":  ["WebFetch", "Read(./.env)"],
 //	    "ask":   ["Bash(git push *)"],
 //	    "defaultMode": "acceptEdits",
-//	    "additionalDirectories": ["../shared"]
+//	    "additionalDirectories": ["~/src/common"]
 //	  },
 //	  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]}]},
 //	  "env": {"FOO": "1"}

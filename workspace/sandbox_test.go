@@ -11,6 +11,8 @@ import (
 
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/sandbox"
+
+	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 )
 
 // The settings' sandbox block contains the session's Bash: with
@@ -21,11 +23,7 @@ func TestSandboxFromSettings(t *testing.T) {
 	if b, st := sandbox.Detect(""); b.Name() == sandbox.BackendNone {
 		t.Skipf("no sandbox backend here: %s", st.Reason)
 	}
-	outside, err := os.MkdirTemp("/var/tmp", "gantry-ws-outside-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
+	outside := sandboxtest.Outside(t, "ws-outside")
 	writeFile(t, filepath.Join(outside, "secret.txt"), "TOP-SECRET")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".gantry", "settings.json"), `{

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
+
+	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 )
 
 // sandboxes returns a session sandbox per backend that works here, plus the
@@ -45,33 +47,11 @@ func sandboxes(t *testing.T, opts sandbox.Options) map[string]*sandbox.Sandbox {
 // (which bubblewrap replaces), so it exists inside the sandbox.
 func outsideDir(t *testing.T) string {
 	t.Helper()
-	d, err := os.MkdirTemp("/var/tmp", "gantry-shell-outside-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
+	d := sandboxtest.Outside(t, "shell-outside")
 	if err := os.WriteFile(filepath.Join(d, "keep.txt"), []byte("untouched"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return d
-}
-
-func tree(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return nil
-		}
-		fmt.Fprintf(&b, "%s %v", p, fi.Mode())
-		if fi.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %q", data)
-		}
-		b.WriteByte('\n')
-		return nil
-	})
-	return b.String()
 }
 
 func sandboxEnv(t *testing.T, sb *sandbox.Sandbox, tasks *Tasks) *tool.Env {
@@ -298,11 +278,11 @@ func TestBashSandboxAttacks(t *testing.T) {
 			// The table must be able to fail: without containment the
 			// attacks (but the namespace and mount escapes) do damage.
 			t.Run("none-does-damage", func(t *testing.T) {
-				before := tree(t, outside)
+				before := sandboxtest.Snapshot(t, outside)
 				var harmless []string
 				for _, cmd := range attacks[:len(attacks)-4] {
 					call(t, bash, sandboxEnv(t, sb, nil), map[string]any{"command": cmd})
-					if tree(t, outside) == before {
+					if sandboxtest.Snapshot(t, outside) == before {
 						harmless = append(harmless, cmd)
 					}
 					os.RemoveAll(outside)
@@ -316,7 +296,7 @@ func TestBashSandboxAttacks(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			before := tree(t, outside)
+			before := sandboxtest.Snapshot(t, outside)
 			cmds := append(append([]string(nil), attacks...), always...)
 			if name == sandbox.BackendBubblewrap {
 				cmds = append(cmds, metadata...)
@@ -324,12 +304,12 @@ func TestBashSandboxAttacks(t *testing.T) {
 			for _, cmd := range cmds {
 				env := sandboxEnv(t, sb, nil)
 				call(t, bash, env, map[string]any{"command": cmd})
-				if got := tree(t, outside); got != before {
+				if got := sandboxtest.Snapshot(t, outside); got != before {
 					t.Fatalf("%q changed the outside:\n%s\nwas:\n%s", cmd, got, before)
 				}
 			}
 			time.Sleep(700 * time.Millisecond) // the delayed setsid write
-			if got := tree(t, outside); got != before {
+			if got := sandboxtest.Snapshot(t, outside); got != before {
 				t.Fatalf("a detached process changed the outside:\n%s", got)
 			}
 		})
