@@ -216,9 +216,11 @@ func (l *Local) launch(r *localRun) {
 		defer l.wg.Done()
 		l.journal(rec)
 		x := Exec{
-			RunID:   rec.ID,
-			Emit:    func(line any) error { return l.emit(r, line) },
-			Channel: interaction.ChannelFunc(func(ctx context.Context, req interaction.Request) (interaction.Answer, error) { return l.ask(ctx, r, req) }),
+			RunID: rec.ID,
+			Emit:  func(line any) error { return l.emit(r, line) },
+			Channel: interaction.ChannelFunc(func(ctx context.Context, req interaction.Request) (interaction.Answer, error) {
+				return l.ask(ctx, r, req)
+			}),
 			Started: func(id string) {
 				l.mu.Lock()
 				r.rec.SessionID = id
