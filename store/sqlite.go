@@ -63,7 +63,7 @@ var _ Store = (*SQLite)(nil)
 // SchemaVersion is the schema version this package writes. A database with
 // a newer version (written by a newer Gantry) is refused. It equals
 // len(migrations).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] moves the schema from version i to i+1. Append only: a
 // released migration is never edited.
@@ -120,6 +120,51 @@ var migrations = []string{
 		note TEXT NOT NULL,
 		updated_at INTEGER NOT NULL,
 		PRIMARY KEY (team, name)
+	);`,
+	// 2: cron jobs and their fires, runs and their events, triggers.
+	`CREATE TABLE cron_jobs (
+		id TEXT PRIMARY KEY,
+		next_at INTEGER NOT NULL,
+		data TEXT NOT NULL
+	);
+	CREATE INDEX cron_jobs_next ON cron_jobs (next_at);
+	CREATE TABLE cron_fires (
+		job_id TEXT NOT NULL,
+		scheduled_at INTEGER NOT NULL,
+		owner TEXT NOT NULL,
+		lease_until INTEGER NOT NULL,
+		run_id TEXT NOT NULL,
+		job TEXT NOT NULL,
+		PRIMARY KEY (job_id, scheduled_at)
+	);
+	CREATE INDEX cron_fires_open ON cron_fires (lease_until) WHERE run_id = '';
+	CREATE TABLE runs (
+		id TEXT PRIMARY KEY,
+		key TEXT UNIQUE,
+		status TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		lease_until INTEGER NOT NULL,
+		origin TEXT NOT NULL,
+		job_id TEXT NOT NULL,
+		trigger_id TEXT NOT NULL,
+		data TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX runs_created ON runs (created_at);
+	CREATE INDEX runs_live ON runs (status, lease_until) WHERE status IN ('queued', 'running');
+	CREATE TABLE run_events (
+		run_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		type TEXT NOT NULL,
+		data TEXT NOT NULL,
+		PRIMARY KEY (run_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE triggers (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL UNIQUE,
+		data TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
 	);`,
 }
 

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Scheduling is the durable side of scheduled and remote runs: cron jobs
+// and the leases on their fires, run records with their events, and
+// triggers. [SQLite] implements it (and [Lazy] over a SQLite store); the
+// scheduler, `gantry serve` and the run queue's journal use it. The records'
+// payloads (a job's run options, a run's full record, a trigger's template)
+// are JSON owned by the caller; the store keeps the columns it queries.
+type Scheduling interface {
+	CronJobs
+	Runs
+	Triggers
+}
+
+// CronJob is a durable cron job.
+type CronJob struct {
+	// ID is assigned by the store when empty (8 hex digits).
+	ID string `json:"id"`
+	// Cron is the 5-field expression, in the time zone Location names.
+	Cron     string `json:"cron"`
+	Location string `json:"location,omitempty"`
+	Prompt   string `json:"prompt"`
+	// Recurring jobs fire at every match until they expire; the others
+	// once, at the next match.
+	Recurring bool `json:"recurring"`
+	// Dir is the directory the job's runs work in.
+	Dir string `json:"dir"`
+	// Options are the run options (JSON owned by the caller).
+	Options json.RawMessage `json:"options,omitempty"`
+	// Catchup is what happens to fires missed while no scheduler ran:
+	// "once" (run one, the default) or "none" (skip them).
+	Catchup string `json:"catchup,omitempty"`
+	// Retry starts a fire again when its run was lost.
+	Retry bool `json:"retry,omitempty"`
+	// CreatedBy is the session that created the job; TriggerID the
+	// trigger it belongs to ("" = none).
+	CreatedBy string `json:"created_by,omitempty"`
+	TriggerID string `json:"trigger_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt ends a recurring job (zero = never).
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// NextAt is when the next fire is due (its scheduled time plus the
+	// job's jitter); NextScheduled is that fire's scheduled time.
+	NextAt        time.Time `json:"next_at"`
+	NextScheduled time.Time `json:"next_scheduled"`
+	// LastFiredAt is the scheduled time of the last fire (zero = none).
+	LastFiredAt time.Time `json:"last_fired_at,omitzero"`
+}
+
+// Fire is one claimed fire of a job.
+type Fire struct {
+	// Job is the job as it was when claimed.
+	Job       CronJob
+	Scheduled time.Time
+	Owner     string
+	// RunID is the run the fire became ("" until recorded).
+	RunID string
+}
+
+// CronJobs keeps durable cron jobs.
+type CronJobs interface {
+	// CreateCronJob stores a new job (ID assigned when empty).
+	CreateCronJob(ctx context.Context, j CronJob) (CronJob, error)
+	// GetCronJob returns one job.
+	GetCronJob(ctx context.Context, id string) (CronJob, error)
+	// ListCronJobs returns every job by next due time.
+	ListCronJobs(ctx context.Context) ([]CronJob, error)
+	// DeleteCronJob removes a job.
+	DeleteCronJob(ctx context.Context, id string) error
+	// ClaimDue takes, in one transaction, the fires of up to limit jobs
+	// due at now (NextAt <= now): for each, advance says what becomes of
+	// the job (its next NextAt and NextScheduled; a zero NextAt removes the
+	// job) and whether its due fire runs. A fire that runs is leased to
+	// owner until leaseUntil and returned. Of several concurrent claims
+	// (other processes on the same database included) exactly one gets a
+	// given fire.
+	ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int,
+		advance func(CronJob) (next CronJob, fire bool)) ([]Fire, error)
+	// SetFireRun records the run a fire became.
+	SetFireRun(ctx context.Context, jobID string, scheduled time.Time, runID string) error
+	// ReapFires returns the fires whose lease expired (or whose owner
+	// dead reports dead) before any run was recorded, and marks them
+	// lost.
+	ReapFires(ctx context.Context, now time.Time, dead func(owner string) bool) ([]Fire, error)
+}
+
+// Run states the store knows: a live run (queued or running) holds a
+// lease; a reaped one becomes lost.
+const (
+	RunQueued  = "queued"
+	RunRunning = "running"
+	RunLost    = "lost"
+)
+
+// RunRecord is a stored run.
+type RunRecord struct {
+	ID string `json:"id"`
+	// Key is the run's idempotency key ("" = none); at most one run has a
+	// given key.
+	Key    string `json:"key,omitempty"`
+	Status string `json:"status"`
+	// Owner is the process running it; LeaseUntil when its lease ends
+	// unless renewed.
+	Owner      string    `json:"owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// Origin, JobID and TriggerID are copied from the request for
+	// filtering.
+	Origin    string `json:"origin,omitempty"`
+	JobID     string `json:"job_id,omitempty"`
+	TriggerID string `json:"trigger_id,omitempty"`
+	// Data is the caller's full record (JSON).
+	Data      json.RawMessage `json:"data"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// RunEvent is one stored event of a run.
+type RunEvent struct {
+	Seq  int64           `json:"seq"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// RunFilter selects runs; the zero value selects the 100 newest.
+type RunFilter struct {
+	Status    []string
+	Origin    string
+	JobID     string
+	TriggerID string
+	Limit     int
+}
+
+// Runs keeps run records and their events.
+type Runs interface {
+	// CreateRun stores a new run; a run with the same non-empty Key gives
+	// the existing run and [ErrExists].
+	CreateRun(ctx context.Context, r RunRecord) (RunRecord, error)
+	// UpdateRun replaces a run's status, owner, lease and data.
+	UpdateRun(ctx context.Context, r RunRecord) error
+	// GetRun returns one run.
+	GetRun(ctx context.Context, id string) (RunRecord, error)
+	// ListRuns returns the runs that match f, newest first.
+	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error)
+	// AppendRunEvents adds events to a run.
+	AppendRunEvents(ctx context.Context, runID string, evs []RunEvent) error
+	// RunEvents returns up to limit events with Seq > after (limit <= 0
+	// = all).
+	RunEvents(ctx context.Context, runID string, after int64, limit int) ([]RunEvent, error)
+	// RenewLeases extends to until the leases owner holds: its live runs
+	// and its fires not yet recorded as runs.
+	RenewLeases(ctx context.Context, owner string, until time.Time) error
+	// ReapRuns marks lost, in one transaction, every live run whose lease
+	// expired before now or whose owner dead reports dead; lose rewrites
+	// each one's record (its Status is set to RunLost afterwards). It
+	// returns the runs as rewritten.
+	ReapRuns(ctx context.Context, now time.Time, dead func(owner string) bool, lose func(RunRecord) RunRecord) ([]RunRecord, error)
+}
+
+// Trigger is a named, stored run template.
+type Trigger struct {
+	// ID is assigned by the store when empty.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Data is the template (JSON owned by the caller).
+	Data      json.RawMessage `json:"data"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// Triggers keeps triggers.
+type Triggers interface {
+	// CreateTrigger stores a new trigger; an existing name gives
+	// [ErrExists].
+	CreateTrigger(ctx context.Context, t Trigger) (Trigger, error)
+	// GetTrigger returns a trigger by id or by name.
+	GetTrigger(ctx context.Context, idOrName string) (Trigger, error)
+	// ListTriggers returns every trigger by name.
+	ListTriggers(ctx context.Context) ([]Trigger, error)
+	// UpdateTrigger replaces a trigger's name and data.
+	UpdateTrigger(ctx context.Context, t Trigger) (Trigger, error)
+	// DeleteTrigger removes a trigger.
+	DeleteTrigger(ctx context.Context, id string) error
+}
+
+// NewID returns a random id of 2n hex digits.
+func NewID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,175 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/store"
+)
+
+func openTwo(t *testing.T) (*store.SQLite, *store.SQLite) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "g.db")
+	var out [2]*store.SQLite
+	for i := range out {
+		s, err := store.OpenSQLite(t.Context(), path, store.SQLiteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		out[i] = s
+	}
+	return out[0], out[1]
+}
+
+// TestClaimDueOnce: two stores on one database (as two processes) claim
+// the due fires of 50 jobs concurrently; each fire is claimed exactly once
+// and every job advances once.
+func TestClaimDueOnce(t *testing.T) {
+	a, b := openTwo(t)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for range 50 {
+		if _, err := a.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "p", Recurring: true, NextAt: t0, NextScheduled: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	advance := func(j store.CronJob) (store.CronJob, bool) {
+		j.NextScheduled = j.NextScheduled.Add(time.Hour)
+		j.NextAt = j.NextScheduled
+		return j, true
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for i, s := range []*store.SQLite{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fires, err := s.ClaimDue(ctx, []string{"A", "B"}[i%2], t0, t0.Add(time.Minute), 10, advance)
+			for err == nil && len(fires) > 0 {
+				mu.Lock()
+				for _, f := range fires {
+					got[f.Job.ID]++
+				}
+				mu.Unlock()
+				fires, err = s.ClaimDue(ctx, "x", t0, t0.Add(time.Minute), 10, advance)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != 50 {
+		t.Fatalf("%d jobs fired, want 50", len(got))
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Fatalf("job %s fired %d times", id, n)
+		}
+	}
+	jobs, _ := b.ListCronJobs(ctx)
+	for _, j := range jobs {
+		if !j.NextAt.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("job %s next at %v", j.ID, j.NextAt)
+		}
+	}
+	// A job whose advance has no next time is removed.
+	fires, err := a.ClaimDue(ctx, "A", t0.Add(time.Hour), t0.Add(2*time.Hour), 100, func(j store.CronJob) (store.CronJob, bool) { return store.CronJob{}, false })
+	if err != nil || len(fires) != 0 {
+		t.Fatalf("%v %v", fires, err)
+	}
+	if jobs, _ := a.ListCronJobs(ctx); len(jobs) != 0 {
+		t.Fatalf("%d jobs left", len(jobs))
+	}
+}
+
+func TestReapFiresAndRuns(t *testing.T) {
+	a, _ := openTwo(t)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	j, _ := a.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "p", NextAt: t0, NextScheduled: t0})
+	fires, err := a.ClaimDue(ctx, "dead", t0, t0.Add(time.Minute), 1, func(store.CronJob) (store.CronJob, bool) { return store.CronJob{}, true })
+	if err != nil || len(fires) != 1 || fires[0].Job.ID != j.ID {
+		t.Fatal(fires, err)
+	}
+	// Live lease, owner alive: nothing to reap.
+	if lost, _ := a.ReapFires(ctx, t0, func(string) bool { return false }); len(lost) != 0 {
+		t.Fatal(lost)
+	}
+	lost, err := a.ReapFires(ctx, t0, func(o string) bool { return o == "dead" })
+	if err != nil || len(lost) != 1 || lost[0].Job.Prompt != "p" || !lost[0].Scheduled.Equal(t0) {
+		t.Fatal(lost, err)
+	}
+	if again, _ := a.ReapFires(ctx, t0.Add(time.Hour), nil); len(again) != 0 {
+		t.Fatal("a fire was reaped twice")
+	}
+
+	data := json.RawMessage(`{"status":"running"}`)
+	r1, err := a.CreateRun(ctx, store.RunRecord{ID: "r1", Key: "k", Status: store.RunRunning, Owner: "o1", LeaseUntil: t0, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.CreateRun(ctx, store.RunRecord{ID: "r2", Key: "k", Status: store.RunQueued, Data: data}); !errors.Is(err, store.ErrExists) || got.ID != r1.ID {
+		t.Fatalf("duplicate key: %v %v", got.ID, err)
+	}
+	a.CreateRun(ctx, store.RunRecord{ID: "r3", Status: store.RunRunning, Owner: "o2", LeaseUntil: t0, Data: data})
+	if err := a.RenewLeases(ctx, "o2", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	reaped, err := a.ReapRuns(ctx, t0.Add(time.Second), nil, func(r store.RunRecord) store.RunRecord {
+		r.Data = json.RawMessage(`{"status":"lost"}`)
+		return r
+	})
+	if err != nil || len(reaped) != 1 || reaped[0].ID != "r1" {
+		t.Fatalf("reaped %v %v", reaped, err)
+	}
+	r, _ := a.GetRun(ctx, "r1")
+	if r.Status != store.RunLost || string(r.Data) != `{"status":"lost"}` {
+		t.Fatalf("%+v", r)
+	}
+	if err := a.AppendRunEvents(ctx, "r3", []store.RunEvent{{Seq: 1, Type: "system", Data: json.RawMessage(`{}`)}, {Seq: 2, Type: "result", Data: json.RawMessage(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := a.RunEvents(ctx, "r3", 1, 0); len(evs) != 1 || evs[0].Type != "result" {
+		t.Fatal(evs)
+	}
+	if runs, _ := a.ListRuns(ctx, store.RunFilter{Status: []string{store.RunLost}}); len(runs) != 1 {
+		t.Fatal(runs)
+	}
+}
+
+func TestTriggers(t *testing.T) {
+	a, _ := openTwo(t)
+	ctx := t.Context()
+	tr, err := a.CreateTrigger(ctx, store.Trigger{Name: "nightly", Data: json.RawMessage(`{"prompt":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateTrigger(ctx, store.Trigger{Name: "nightly", Data: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrExists) {
+		t.Fatal(err)
+	}
+	for _, k := range []string{tr.ID, "nightly"} {
+		if got, err := a.GetTrigger(ctx, k); err != nil || got.ID != tr.ID {
+			t.Fatal(got, err)
+		}
+	}
+	tr.Data = json.RawMessage(`{"prompt":"y"}`)
+	if _, err := a.UpdateTrigger(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := a.ListTriggers(ctx); len(l) != 1 || string(l[0].Data) != `{"prompt":"y"}` {
+		t.Fatal(l)
+	}
+	if err := a.DeleteTrigger(ctx, tr.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.GetTrigger(ctx, tr.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+}
