@@ -42,8 +42,8 @@ type CronJob struct {
 	Retry bool `json:"retry,omitempty"`
 	// CreatedBy is the session that created the job; TriggerID the
 	// trigger it belongs to ("" = none).
-	CreatedBy string `json:"created_by,omitempty"`
-	TriggerID string `json:"trigger_id,omitempty"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	TriggerID string    `json:"trigger_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// ExpiresAt ends a recurring job (zero = never).
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
