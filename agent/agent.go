@@ -67,6 +67,21 @@ type Options struct {
 	// successful new_task replaces the conversation with its context and
 	// goes on. Off by default.
 	CompletionTools bool
+	// OutputSchema, if set, is a JSON Schema the run's final answer must
+	// match: the final-answer tool StructuredOutput (its input schema is
+	// this one; a schema whose type is not "object" is wrapped in an object
+	// with one "output" property) is offered with the pool's tools and
+	// named in the system prompt. Its input is validated (and the common
+	// mistakes coerced) by the executor like any tool's; a valid call ends
+	// the run with the answer in [ResultEvent.Structured], an invalid one
+	// gives the model the validation error. A turn that ends in text gets a
+	// reminder. Each failed attempt — an invalid call or a turn ended in
+	// text — counts; after OutputRetries (0 = DefaultOutputRetries) the run
+	// ends with SubtypeMaxStructuredRetries. [PromptAs] sets the schema
+	// for one run from a Go type. Subagents get their type's schema
+	// (agenttool.Definition.OutputSchema), never this one.
+	OutputSchema  json.RawMessage
+	OutputRetries int
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
@@ -208,6 +223,7 @@ type Agent struct {
 	provider llm.Provider
 	pool     *toolset.Pool
 	exec     *executor.Executor
+	resolver *resolver // the pool, plus StructuredOutput during a structured run
 	execSess *executor.Session
 	ws       *workspace.Workspace
 	ownWS    *workspace.Workspace // opened by New, closed by Close
@@ -250,6 +266,11 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	provider, perr := texttools.Wrap(opts.Provider, opts.ToolProtocol)
 	if perr != nil {
 		return nil, fmt.Errorf("agent: %w", perr)
+	}
+	if len(opts.OutputSchema) > 0 {
+		if _, err := outputTool(opts.OutputSchema); err != nil {
+			return nil, err
+		}
 	}
 	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
 	a.kids.wake = make(chan struct{}, 1)
@@ -388,7 +409,8 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 	if a.opts.Hooks != nil {
 		xo = append(xo, executor.WithHooks(a.opts.Hooks))
 	}
-	a.exec = executor.New(a.pool, append(xo, a.opts.ExecutorOptions...)...)
+	a.resolver = &resolver{pool: a.pool}
+	a.exec = executor.New(a.resolver, append(xo, a.opts.ExecutorOptions...)...)
 }
 
 func (a *Agent) openSession() error {
@@ -623,12 +645,22 @@ func (a *Agent) Prompt(ctx context.Context, prompt string) (*ResultEvent, error)
 // an interrupt (a provider error, for example). Breaking out of the loop
 // cancels the run. Runs of one agent are serialised.
 func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return a.run(ctx, prompt, a.opts.OutputSchema)
+}
+
+// run is Run with the run's output schema (nil: none).
+func (a *Agent) run(ctx context.Context, prompt string, schema json.RawMessage) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		a.runMu.Lock()
 		defer a.runMu.Unlock()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		r := &run{a: a, yield: yield, cancel: cancel, start: a.now()}
+		if err := r.startOutput(schema); err != nil {
+			r.finish(SubtypeDuringExecution, true, err.Error(), err)
+			return
+		}
+		defer r.endOutput()
 		r.loop(ctx, prompt)
 	}
 }

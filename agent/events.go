@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/gantry-dev/gantry/executor"
@@ -102,6 +103,10 @@ type ResultEvent struct {
 	Duration  time.Duration
 	// StopReason is the model's last stop reason.
 	StopReason llm.StopReason
+	// Structured is the final answer of a run with an output schema
+	// ([Options.OutputSchema], [PromptAs]), as JSON the schema accepts;
+	// nil otherwise and when the run ended without a valid answer.
+	Structured json.RawMessage `json:",omitempty"`
 }
 
 func (*InitEvent) isEvent()       {}

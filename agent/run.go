@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,7 +29,9 @@ type run struct {
 	cost    float64
 	last    llm.StopReason
 	text    string
-	mode    tool.Mode // the mode last reported (InitEvent, ModeEvent)
+	mode    tool.Mode  // the mode last reported (InitEvent, ModeEvent)
+	out     *outputRun // structured output, if the run has a schema
+	answer  json.RawMessage
 }
 
 // emit delivers an event; false means the consumer is gone.
@@ -107,6 +110,7 @@ func (r *run) finish(subtype string, isErr bool, text string, err error) {
 	res := &ResultEvent{
 		Subtype: subtype, IsError: isErr, Text: text, SessionID: r.a.id, NumTurns: r.turns,
 		Usage: r.usage, CostUSD: r.cost, Duration: r.a.now().Sub(r.start), StopReason: r.last,
+		Structured: r.answer,
 	}
 	r.a.recordSystem("result", res)
 	if r.emit(res) && err != nil {
@@ -118,7 +122,7 @@ func (r *run) loop(ctx context.Context, prompt string) {
 	a := r.a
 	env := a.execSess.Env()
 	r.mode = env.Mode
-	r.emit(&InitEvent{SessionID: a.id, Model: a.opts.Model, WorkDir: env.WorkDir, Tools: toolNames(a), Mode: env.Mode})
+	r.emit(&InitEvent{SessionID: a.id, Model: a.opts.Model, WorkDir: env.WorkDir, Tools: r.toolNames(), Mode: env.Mode})
 	for _, n := range a.notices {
 		r.emit(&NoticeEvent{Text: n})
 	}
@@ -203,6 +207,15 @@ func (r *run) loop(ctx context.Context, prompt string) {
 				return
 			}
 		}
+		if v, exhausted := r.checkOutput(batch); v != nil {
+			r.a.stopBackground(context.WithoutCancel(ctx))
+			r.answer = v
+			r.finish(SubtypeSuccess, false, r.text, nil)
+			return
+		} else if exhausted {
+			r.outputExhausted()
+			return
+		}
 		switch done, handoff := control(batch); {
 		case done != nil:
 			r.a.stopBackground(context.WithoutCancel(ctx))
@@ -257,6 +270,17 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			r.finish(SubtypeInterrupted, true, "interrupted", nil)
 			return
 		}
+		// A structured run ends only with its final answer.
+		if r.out != nil {
+			if r.out.failures++; r.out.failures >= r.out.max {
+				r.outputExhausted()
+				return
+			}
+			if !r.appendMessage(llm.UserText(outputReminder)) {
+				return
+			}
+			continue
+		}
 		// Stop hooks may ask it to go on.
 		if out := a.hook(ctx, &hook.Input{Event: hook.Stop, StopHookActive: stopHookActive}); out != nil && out.Block && out.Reason != "" {
 			stopHookActive = true
@@ -303,9 +327,9 @@ func (r *run) remind(ctx context.Context) bool {
 	return true
 }
 
-func toolNames(a *Agent) []string {
+func (r *run) toolNames() []string {
 	var names []string
-	for _, s := range a.pool.Specs() {
+	for _, s := range r.outputSpecs(r.a.pool.Specs()) {
 		names = append(names, s.Name)
 	}
 	return names
@@ -407,9 +431,9 @@ func (r *run) request(msgs []llm.Message) *llm.Request {
 	return &llm.Request{
 		Model:          a.opts.Model,
 		MaxTokens:      a.opts.MaxTokens,
-		System:         []llm.SystemBlock{{Text: a.system, Cache: true}},
+		System:         r.outputSystem([]llm.SystemBlock{{Text: a.system, Cache: true}}),
 		Messages:       mergeRoles(msgs),
-		Tools:          a.pool.Specs(),
+		Tools:          r.outputSpecs(a.pool.Specs()),
 		ThinkingBudget: a.opts.ThinkingBudget,
 		Cache:          llm.CacheHints{Tools: true, LastUserMessage: true},
 	}

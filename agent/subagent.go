@@ -289,6 +289,7 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 	c.opts.SystemPrompt, c.opts.AppendSystemPrompt = def.Prompt, ""
 	c.opts.SessionID, c.opts.Continue, c.opts.Fork = "", false, false
 	c.opts.Closers, c.opts.Agents = nil, nil
+	c.opts.OutputSchema, c.opts.OutputRetries = def.OutputSchema, 0
 	c.opts.WaitForBackground = true
 	if a.opts.MaxBudgetUSD > 0 {
 		c.opts.MaxBudgetUSD = max(a.opts.MaxBudgetUSD-a.cost, 1e-9)
@@ -402,7 +403,8 @@ func (c *Agent) drive(ctx context.Context, prompt string, forward func(Event)) *
 func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *agenttool.Outcome {
 	out := &agenttool.Outcome{
 		AgentID: c.id, AgentType: c.sub.def.Name, Text: res.Text, IsError: res.IsError, Subtype: res.Subtype,
-		Turns: res.NumTurns, Tokens: res.Usage.PromptTokens() + res.Usage.OutputTokens, CostUSD: res.CostUSD,
+		Structured: res.Structured,
+		Turns:      res.NumTurns, Tokens: res.Usage.PromptTokens() + res.Usage.OutputTokens, CostUSD: res.CostUSD,
 	}
 	if c.sess != nil {
 		out.TranscriptPath = c.sess.Path

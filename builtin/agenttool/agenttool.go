@@ -14,6 +14,7 @@ package agenttool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,6 +60,10 @@ type Outcome struct {
 	// Text is the child's final reply (or why it stopped, when IsError).
 	Text    string `json:"text"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Structured is the child's final answer when its type declares an
+	// output schema (Definition.OutputSchema); it is then the tool
+	// result's text, as JSON.
+	Structured json.RawMessage `json:"structured_output,omitempty"`
 	// Subtype is how the child's run ended (success, error_max_turns, …).
 	Subtype string  `json:"subtype"`
 	Turns   int     `json:"num_turns"`
@@ -207,6 +212,9 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 		return tool.Errorf("the agent could not run: %v", err), nil
 	}
 	text := out.Text
+	if len(out.Structured) > 0 && !out.IsError {
+		text = string(out.Structured)
+	}
 	if text == "" {
 		text = "(the agent ended without a reply)"
 	}

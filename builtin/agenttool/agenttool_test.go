@@ -165,3 +165,20 @@ func TestToolCall(t *testing.T) {
 		t.Fatalf("background %q", r.TextContent())
 	}
 }
+
+// TestDefinitionOutputSchema: outputSchema in YAML front matter becomes a
+// JSON Schema; a schema that is not an object is refused.
+func TestDefinitionOutputSchema(t *testing.T) {
+	src := "---\nname: extractor\ndescription: Extracts.\noutputSchema:\n  type: object\n  properties:\n    name: {type: string}\n  required: [name]\n---\nExtract.\n"
+	d, err := ParseDefinition([]byte(src), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(d.OutputSchema, &got); err != nil || got["type"] != "object" {
+		t.Fatalf("schema %s: %v", d.OutputSchema, err)
+	}
+	if _, err := ParseDefinition([]byte("---\nname: e\ndescription: E.\noutputSchema: [1]\n---\nX\n"), "x"); err == nil {
+		t.Fatal("a list schema was accepted")
+	}
+}

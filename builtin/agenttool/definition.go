@@ -2,6 +2,7 @@ package agenttool
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,11 @@ type Definition struct {
 	PermissionMode tool.Mode `json:"permissionMode,omitempty"`
 	// MaxTurns bounds the child's turns (0 = the runner's default).
 	MaxTurns int `json:"maxTurns,omitempty"`
+	// OutputSchema, if set, is a JSON Schema of the child's final answer:
+	// the child ends by calling StructuredOutput with input it accepts,
+	// and the parent receives that JSON as the Agent tool's result (see
+	// agent.Options.OutputSchema).
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Prompt is the child's system prompt (the body of a definition file).
 	Prompt string `json:"prompt"`
 	// Source says where the definition comes from: "built-in", "user",
@@ -61,6 +67,8 @@ func (d *Definition) Validate() error {
 		return fmt.Errorf("agent %s: unknown permissionMode %q", d.Name, d.PermissionMode)
 	case d.MaxTurns < 0:
 		return fmt.Errorf("agent %s: maxTurns %d is negative", d.Name, d.MaxTurns)
+	case len(d.OutputSchema) > 0 && !isJSONObject(d.OutputSchema):
+		return fmt.Errorf("agent %s: outputSchema is not a JSON Schema object", d.Name)
 	}
 	return nil
 }
@@ -75,6 +83,13 @@ type frontMatter struct {
 	Model           string    `yaml:"model"`
 	PermissionMode  tool.Mode `yaml:"permissionMode"`
 	MaxTurns        int       `yaml:"maxTurns"`
+	OutputSchema    any       `yaml:"outputSchema"`
+}
+
+// isJSONObject reports whether raw is one JSON object.
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 type toolList []string
@@ -103,7 +118,7 @@ const maxDefinitionBytes = 256 << 10
 
 // ParseDefinition parses a definition file: a YAML front matter between
 // "---" lines (name, description, tools, disallowedTools, model,
-// permissionMode, maxTurns) followed by the system prompt. A file without
+// permissionMode, maxTurns, outputSchema) followed by the system prompt. A file without
 // a name takes fallbackName (the file's base name). The result is
 // validated.
 func ParseDefinition(data []byte, fallbackName string) (Definition, error) {
@@ -129,6 +144,13 @@ func ParseDefinition(data []byte, fallbackName string) (Definition, error) {
 		Name: fm.Name, Description: strings.TrimSpace(fm.Description), Tools: fm.Tools, DisallowedTools: fm.DisallowedTools,
 		Model: strings.TrimSpace(fm.Model), PermissionMode: fm.PermissionMode, MaxTurns: fm.MaxTurns,
 		Prompt: strings.TrimSpace(body),
+	}
+	if fm.OutputSchema != nil {
+		b, err := json.Marshal(fm.OutputSchema)
+		if err != nil {
+			return Definition{}, fmt.Errorf("front matter: outputSchema: %w", err)
+		}
+		d.OutputSchema = b
 	}
 	if d.Name == "" {
 		d.Name = fallbackName

@@ -45,6 +45,7 @@ type runFlags struct {
 	agents         agentsFlag
 	toolProtocol   string
 	completion     bool
+	jsonSchema     string
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -70,6 +71,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
 	fl.StringVar(&f.toolProtocol, "tool-protocol", "native", "how tools reach the model: native, text (described in the prompt, called with XML-style tags; for models without tool calling) or auto")
 	fl.BoolVar(&f.completion, "completion-tools", false, "offer attempt_completion (ends the run with its result) and new_task (restarts the conversation from a hand-off summary)")
+	fl.StringVar(&f.jsonSchema, "json-schema", "", "a JSON Schema the final answer must match (inline JSON or @file): the run ends with a StructuredOutput call, printed as structured_output in json and stream-json results")
 	f.web.add(fl, true)
 	f.agents.add(cmd)
 }
@@ -133,6 +135,10 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 2, err: fmt.Errorf("unknown --output-format %q (want text, json or stream-json)", f.outputFormat)}
 	}
 	protocol, err := texttools.ParseProtocol(f.toolProtocol)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	schema, err := readJSONSchema(f.jsonSchema)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -202,7 +208,8 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		Reminders:    []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
 		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
-		SessionID: f.resume, Continue: f.cont, Fork: f.fork,
+		OutputSchema: schema,
+		SessionID:    f.resume, Continue: f.cont, Fork: f.fork,
 		// Headless: background agents report before the run ends.
 		WaitForBackground: true,
 	}
@@ -253,6 +260,26 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: errors.New("")}
 	}
 	return nil
+}
+
+// readJSONSchema reads --json-schema: inline JSON, or @file. Empty is
+// no schema; the agent checks the schema itself.
+func readJSONSchema(v string) (json.RawMessage, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	b := []byte(v)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		var err error
+		if b, err = os.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("--json-schema: %w", err)
+		}
+	}
+	if !json.Valid(b) {
+		return nil, errors.New("--json-schema: not valid JSON")
+	}
+	return b, nil
 }
 
 // isTerminal reports whether v is a character device (a terminal).
@@ -324,6 +351,8 @@ type resultJSON struct {
 	TotalCostUSD float64   `json:"total_cost_usd"`
 	Usage        llm.Usage `json:"usage"`
 	StopReason   string    `json:"stop_reason,omitempty"`
+	// StructuredOutput is the final answer of a run with --json-schema.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 }
 
 func (p *printer) event(ev agent.Event) {
@@ -372,12 +401,16 @@ func (p *printer) finish(res *agent.ResultEvent) {
 	rj := resultJSON{
 		Type: "result", Subtype: res.Subtype, IsError: res.IsError, Result: res.Text, SessionID: res.SessionID,
 		NumTurns: res.NumTurns, DurationMS: time.Since(p.start).Milliseconds(), TotalCostUSD: res.CostUSD,
-		Usage: res.Usage, StopReason: string(res.StopReason),
+		Usage: res.Usage, StopReason: string(res.StopReason), StructuredOutput: res.Structured,
 	}
 	switch p.format {
 	case "text":
 		if res.IsError {
 			fmt.Fprintln(p.a.stderr, "gantry:", res.Text)
+			return
+		}
+		if len(res.Structured) > 0 {
+			fmt.Fprintln(p.a.stdout, string(res.Structured))
 			return
 		}
 		fmt.Fprintln(p.a.stdout, res.Text)
