@@ -33,6 +33,7 @@ require modernc.org/sqlite v1.60.1
 
 require (
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
+	github.com/adhocore/gronx v1.20.4
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/spf13/pflag v1.0.9

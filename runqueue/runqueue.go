@@ -139,6 +139,9 @@ type Origin struct {
 	TriggerID string `json:"trigger_id,omitempty"`
 	// ScheduledAt is the time a cron fire was scheduled for.
 	ScheduledAt time.Time `json:"scheduled_at,omitzero"`
+	// Retry asks for the run to be started again, once, if it is lost (its
+	// process died); without it a lost run is only reported.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // FireKey is the idempotency key of one fire of a cron job: the job's id

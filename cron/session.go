@@ -1,0 +1,161 @@
+package cron
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// MaxSessionJobs caps the session-only jobs of one session.
+const MaxSessionJobs = 50
+
+// Session keeps the session-only jobs of one session: they live in memory,
+// end with the session, and fire between its turns ([Session.Due], and
+// [Reminder] for the agent loop). The zero value is not usable; create it
+// with [NewSession]. It is safe for concurrent use.
+type Session struct {
+	now func() time.Time
+
+	mu   sync.Mutex
+	jobs []store.CronJob
+}
+
+// NewSession returns an empty session schedule on clock now (nil =
+// time.Now).
+func NewSession(now func() time.Time) *Session {
+	if now == nil {
+		now = time.Now
+	}
+	return &Session{now: now}
+}
+
+// Add creates a session-only job.
+func (s *Session) Add(sp Spec) (store.CronJob, error) {
+	j, err := NewJob("", sp, s.now())
+	if err != nil {
+		return store.CronJob{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.jobs) >= MaxSessionJobs {
+		return store.CronJob{}, fmt.Errorf("cron: this session has %d scheduled jobs already (at most %d)", len(s.jobs), MaxSessionJobs)
+	}
+	s.jobs = append(s.jobs, j)
+	return j, nil
+}
+
+// Delete removes a job; it reports whether it existed.
+func (s *Session) Delete(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.jobs)
+	s.jobs = slices.DeleteFunc(s.jobs, func(j store.CronJob) bool { return j.ID == id })
+	return len(s.jobs) != n
+}
+
+// List returns the jobs by next fire.
+func (s *Session) List() []store.CronJob {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.jobs)
+	slices.SortFunc(out, func(a, b store.CronJob) int { return a.NextAt.Compare(b.NextAt) })
+	return out
+}
+
+// NextAt returns when the next job is due (zero = no job).
+func (s *Session) NextAt() time.Time {
+	var t time.Time
+	for _, j := range s.List() {
+		if t.IsZero() || j.NextAt.Before(t) {
+			t = j.NextAt
+		}
+	}
+	return t
+}
+
+// Due takes the fires due now: it returns the jobs whose fire is due (as
+// they were) and advances them (a one-shot or expired job is removed).
+// Fires missed while the session was busy fire once.
+func (s *Session) Due() []store.CronJob {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []store.CronJob
+	kept := s.jobs[:0]
+	for _, j := range s.jobs {
+		if j.NextAt.After(now) {
+			kept = append(kept, j)
+			continue
+		}
+		next, fire := Plan(j, now, time.Duration(1<<62))
+		if fire {
+			due = append(due, j)
+		}
+		if !next.NextAt.IsZero() {
+			kept = append(kept, next)
+		}
+	}
+	clear(s.jobs[len(kept):])
+	s.jobs = kept
+	return due
+}
+
+// Wait blocks until a job is due or ctx ends (for a session that is idle
+// between turns: it then starts a turn with the due prompts).
+func (s *Session) Wait(ctx context.Context) error {
+	for {
+		next := s.NextAt()
+		if !next.IsZero() && !next.After(s.now()) {
+			return nil
+		}
+		d := time.Minute
+		if !next.IsZero() {
+			d = min(next.Sub(s.now()), d)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Prompt is the user turn of fired jobs: each job's prompt, introduced by
+// the job's id and schedule.
+func Prompt(jobs []store.CronJob) string {
+	var b strings.Builder
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "[Scheduled task %s (cron %q) fired]\n%s", j.ID, j.Cron, j.Prompt)
+	}
+	return b.String()
+}
+
+// Reminder delivers the session's due jobs between the turns of an agent
+// run, as a user message (it implements the agent's Reminder interface).
+// It finds the [*Session] among the environment's services; without one it
+// says nothing.
+type Reminder struct{}
+
+// Remind returns the prompts of the jobs due now.
+func (Reminder) Remind(_ context.Context, env *tool.Env) (string, func(), error) {
+	s, err := tool.Use[*Session](env)
+	if err != nil {
+		return "", nil, nil
+	}
+	due := s.Due()
+	if len(due) == 0 {
+		return "", nil, nil
+	}
+	return Prompt(due), nil, nil
+}
