@@ -10,6 +10,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/completion"
 	"github.com/gantry-dev/gantry/builtin/team"
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
@@ -302,7 +303,7 @@ func (r *run) remind(ctx context.Context) bool {
 	var acks []func()
 	// Team mail is always delivered (members and leads need no option for
 	// it); the program's reminders follow.
-	for _, rm := range append([]Reminder{team.Inbox{}}, r.a.opts.Reminders...) {
+	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}}, r.a.opts.Reminders...) {
 		text, ack, err := rm.Remind(ctx, env)
 		if err != nil {
 			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/ask"
 	"github.com/gantry-dev/gantry/builtin/config"
+	"github.com/gantry-dev/gantry/builtin/crontool"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
@@ -30,6 +31,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/builtin/worktree"
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -79,6 +81,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, plan.Tools()...)
 	out = append(out, ask.Tools()...)
 	out = append(out, worktree.Tools()...)
+	out = append(out, crontool.Tools()...)
 	return out, nil
 }
 
@@ -89,7 +92,8 @@ func Tier(name string) toolset.Tier {
 	switch name {
 	case "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch":
 		return toolset.TierCore
-	case "ListMcpResources", "ReadMcpResource", "LSP", "TeamCreate", "TeamDelete", "SendMessage":
+	case "ListMcpResources", "ReadMcpResource", "LSP", "TeamCreate", "TeamDelete", "SendMessage",
+		"CronCreate", "CronDelete", "CronList", "RemoteTrigger":
 		return toolset.TierSpecialist
 	}
 	return toolset.TierAdvanced
@@ -139,6 +143,7 @@ func NewSessionServices(s *tool.Services, opts Options) io.Closer {
 	tasks := shell.NewTasks()
 	tool.Provide(s, tasks)
 	ProvideStore(s, new(store.Memory))
+	tool.Provide(s, cron.NewSession(nil))
 	servers := lsp.NewManager(opts.LSP)
 	tool.Provide(s, servers)
 	tool.Provide[file.WriteObserver](s, servers)
@@ -155,6 +160,12 @@ func ProvideStore(s *tool.Services, st store.Store) {
 	tool.Provide[store.Todos](s, st)
 	tool.Provide[store.Mailboxes](s, st)
 	tool.Provide[store.Teams](s, st)
+	// A durable store also keeps cron jobs, runs and triggers.
+	if sc, ok := st.(store.Scheduling); ok {
+		tool.Provide[store.CronJobs](s, sc)
+		tool.Provide[store.Runs](s, sc)
+		tool.Provide[store.Triggers](s, sc)
+	}
 }
 
 type closerFunc func() error

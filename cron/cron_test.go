@@ -345,11 +345,11 @@ func TestSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := s.Add(cron.Spec{Cron: "2 12 * * *", Location: "UTC", Prompt: "once", Dir: "/tmp"})
-	if due := s.Due(); len(due) != 0 {
+	if due := s.Due(""); len(due) != 0 {
 		t.Fatal(due)
 	}
 	clk.Set(t0.Add(10 * time.Minute)) // two fires of a missed: fires once
-	due := s.Due()
+	due := s.Due("")
 	if len(due) != 2 {
 		t.Fatalf("due %v", due)
 	}

@@ -79,17 +79,18 @@ func (s *Session) NextAt() time.Time {
 	return t
 }
 
-// Due takes the fires due now: it returns the jobs whose fire is due (as
-// they were) and advances them (a one-shot or expired job is removed).
-// Fires missed while the session was busy fire once.
-func (s *Session) Due() []store.CronJob {
+// Due takes the fires due now of the jobs created by the session (or
+// agent) named owner ("" = every job): it returns the jobs whose fire is
+// due (as they were) and advances them (a one-shot or expired job is
+// removed). Fires missed while the session was busy fire once.
+func (s *Session) Due(owner string) []store.CronJob {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var due []store.CronJob
 	kept := s.jobs[:0]
 	for _, j := range s.jobs {
-		if j.NextAt.After(now) {
+		if j.NextAt.After(now) || (owner != "" && j.CreatedBy != owner) {
 			kept = append(kept, j)
 			continue
 		}
@@ -141,10 +142,11 @@ func Prompt(jobs []store.CronJob) string {
 	return b.String()
 }
 
-// Reminder delivers the session's due jobs between the turns of an agent
-// run, as a user message (it implements the agent's Reminder interface).
-// It finds the [*Session] among the environment's services; without one it
-// says nothing.
+// Reminder delivers the due jobs between the turns of an agent run, as a
+// user message (it implements the agent's Reminder interface): those the
+// agent created (their CreatedBy is the environment's session id), so a
+// subagent never takes its parent's. It finds the [*Session] among the
+// environment's services; without one it says nothing.
 type Reminder struct{}
 
 // Remind returns the prompts of the jobs due now.
@@ -153,7 +155,7 @@ func (Reminder) Remind(_ context.Context, env *tool.Env) (string, func(), error)
 	if err != nil {
 		return "", nil, nil
 	}
-	due := s.Due()
+	due := s.Due(env.SessionID)
 	if len(due) == 0 {
 		return "", nil, nil
 	}
