@@ -157,7 +157,8 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// Request is the run request of a job's fire scheduled at scheduled.
+// Request is the run request of a job's fire scheduled at scheduled. Its
+// origin is the job (kind cron), or the job's trigger (kind trigger).
 func Request(j store.CronJob, scheduled time.Time) (runqueue.Request, error) {
 	var opts runqueue.Options
 	if len(j.Options) > 0 {
@@ -165,9 +166,13 @@ func Request(j store.CronJob, scheduled time.Time) (runqueue.Request, error) {
 			return runqueue.Request{}, fmt.Errorf("cron: job %s: options: %w", j.ID, err)
 		}
 	}
+	kind := runqueue.OriginCron
+	if j.TriggerID != "" {
+		kind = runqueue.OriginTrigger // a trigger's schedule, or a run requested through the store
+	}
 	return runqueue.Request{
 		Prompt: j.Prompt, Dir: j.Dir, Options: opts,
-		Origin: runqueue.Origin{Kind: runqueue.OriginCron, JobID: j.ID, TriggerID: j.TriggerID, ScheduledAt: scheduled, Retry: j.Retry},
+		Origin: runqueue.Origin{Kind: kind, JobID: j.ID, TriggerID: j.TriggerID, ScheduledAt: scheduled, Retry: j.Retry},
 		Key:    runqueue.FireKey(j.ID, scheduled),
 	}, nil
 }

@@ -1,6 +1,7 @@
 package runqueue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,11 +315,20 @@ func (l *Local) emit(r *localRun, line any) error {
 }
 
 func marshalLine(line any) (json.RawMessage, error) {
+	var raw []byte
 	switch v := line.(type) {
 	case json.RawMessage:
-		return slices.Clone(v), nil
+		raw = v
 	case []byte:
-		return slices.Clone(v), nil
+		raw = v
+	}
+	if raw != nil {
+		// One line: an event is written as one SSE data line.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, fmt.Errorf("%w: event: %v", ErrInvalid, err)
+		}
+		return buf.Bytes(), nil
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

@@ -1,0 +1,229 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/store"
+)
+
+// Journal is the [runqueue.Journal] over the durable store: run records
+// with a lease (renewed by the server while the run is live) and their
+// events.
+type Journal struct {
+	Runs  store.Runs
+	Lease time.Duration
+	Now   func() time.Time
+}
+
+func (j *Journal) record(r runqueue.Run) (store.RunRecord, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return store.RunRecord{}, err
+	}
+	o := r.Request.Origin
+	kind := o.Kind
+	if kind == "" {
+		kind = runqueue.OriginAPI
+	}
+	rec := store.RunRecord{ID: r.ID, Key: r.Request.Key, Status: string(r.Status), Owner: r.Owner,
+		Origin: kind, JobID: o.JobID, TriggerID: o.TriggerID, Data: data, CreatedAt: r.CreatedAt}
+	if !r.Status.Ended() {
+		rec.LeaseUntil = j.Now().Add(j.Lease)
+	}
+	return rec, nil
+}
+
+// Create implements [runqueue.Journal].
+func (j *Journal) Create(ctx context.Context, r runqueue.Run) (runqueue.Run, error) {
+	rec, err := j.record(r)
+	if err != nil {
+		return runqueue.Run{}, err
+	}
+	got, err := j.Runs.CreateRun(ctx, rec)
+	if errors.Is(err, store.ErrExists) && got.ID != "" {
+		old, derr := decodeRun(got)
+		if derr != nil {
+			return runqueue.Run{}, derr
+		}
+		return old, fmt.Errorf("%w (run %s)", runqueue.ErrDuplicate, old.ID)
+	}
+	return r, err
+}
+
+// Update implements [runqueue.Journal].
+func (j *Journal) Update(ctx context.Context, r runqueue.Run) error {
+	rec, err := j.record(r)
+	if err != nil {
+		return err
+	}
+	return j.Runs.UpdateRun(ctx, rec)
+}
+
+// Append implements [runqueue.Journal].
+func (j *Journal) Append(ctx context.Context, runID string, evs []runqueue.Event) error {
+	out := make([]store.RunEvent, len(evs))
+	for i, e := range evs {
+		out[i] = store.RunEvent{Seq: e.Seq, Type: e.Type, Data: e.Data}
+	}
+	return j.Runs.AppendRunEvents(ctx, runID, out)
+}
+
+// decodeRun reads a stored run; the status column wins (a reaped run is
+// lost whatever its data said).
+func decodeRun(rec store.RunRecord) (runqueue.Run, error) {
+	var r runqueue.Run
+	if err := json.Unmarshal(rec.Data, &r); err != nil {
+		return runqueue.Run{}, fmt.Errorf("serve: run %s: %w", rec.ID, err)
+	}
+	r.Status = runqueue.Status(rec.Status)
+	return r, nil
+}
+
+// Engine is the engine of `gantry serve`: a [runqueue.Local] whose runs are
+// journaled in the durable store, and which answers Get, List and Events
+// from the store for runs of other processes or earlier lives of this one
+// (answering and cancelling need the process that runs them).
+type Engine struct {
+	local *runqueue.Local
+	runs  store.Runs
+	// poll is how often a stored run of another process is re-read while
+	// it is followed.
+	poll time.Duration
+}
+
+var _ runqueue.Engine = (*Engine)(nil)
+
+// Start implements [runqueue.Engine].
+func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run, error) {
+	return e.local.Start(ctx, req)
+}
+
+// Get implements [runqueue.Engine].
+func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
+	r, err := e.local.Get(ctx, id)
+	if !errors.Is(err, runqueue.ErrNotFound) {
+		return r, err
+	}
+	rec, err := e.runs.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return runqueue.Run{}, fmt.Errorf("%w: run %q", runqueue.ErrNotFound, id)
+	}
+	if err != nil {
+		return runqueue.Run{}, err
+	}
+	return decodeRun(rec)
+}
+
+// List implements [runqueue.Engine]: every process's runs, from the store,
+// with this process's live records (pending asks) where it has them.
+func (e *Engine) List(ctx context.Context, f runqueue.Filter) ([]runqueue.Run, error) {
+	sf := store.RunFilter{Origin: f.Origin, JobID: f.JobID, TriggerID: f.TriggerID, Limit: f.Limit}
+	for _, s := range f.Status {
+		sf.Status = append(sf.Status, string(s))
+	}
+	recs, err := e.runs.ListRuns(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runqueue.Run, 0, len(recs))
+	for _, rec := range recs {
+		if r, err := e.local.Get(ctx, rec.ID); err == nil {
+			out = append(out, r)
+			continue
+		}
+		r, err := decodeRun(rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Events implements [runqueue.Engine].
+func (e *Engine) Events(ctx context.Context, id string, after int64) iter.Seq2[runqueue.Event, error] {
+	if _, err := e.local.Get(ctx, id); err == nil {
+		return e.local.Events(ctx, id, after)
+	}
+	return func(yield func(runqueue.Event, error) bool) {
+		var t *time.Ticker
+		for {
+			evs, err := e.runs.RunEvents(ctx, id, after, 500)
+			if err != nil {
+				yield(runqueue.Event{}, err)
+				return
+			}
+			for _, ev := range evs {
+				if !yield(runqueue.Event{Seq: ev.Seq, Type: ev.Type, Data: ev.Data}, nil) {
+					return
+				}
+				after = ev.Seq
+			}
+			if len(evs) > 0 {
+				continue
+			}
+			r, err := e.Get(ctx, id)
+			if err != nil {
+				yield(runqueue.Event{}, err)
+				return
+			}
+			if r.Status.Ended() {
+				// Events written between the read above and the end.
+				if r.Events <= after {
+					return
+				}
+				continue
+			}
+			if t == nil {
+				t = time.NewTicker(e.poll)
+				defer t.Stop()
+			}
+			select {
+			case <-ctx.Done():
+				yield(runqueue.Event{}, ctx.Err())
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// Answer implements [runqueue.Engine].
+func (e *Engine) Answer(ctx context.Context, runID, askID string, a interaction.Answer) error {
+	err := e.local.Answer(ctx, runID, askID, a)
+	if errors.Is(err, runqueue.ErrNotFound) {
+		return e.notHere(ctx, runID, err)
+	}
+	return err
+}
+
+// Cancel implements [runqueue.Engine].
+func (e *Engine) Cancel(ctx context.Context, id string) error {
+	err := e.local.Cancel(ctx, id)
+	if errors.Is(err, runqueue.ErrNotFound) {
+		return e.notHere(ctx, id, err)
+	}
+	return err
+}
+
+// notHere explains a run this process does not run.
+func (e *Engine) notHere(ctx context.Context, id string, err error) error {
+	if _, lerr := e.local.Get(ctx, id); lerr == nil {
+		return err // ours: the ask is what is missing
+	}
+	r, gerr := e.Get(ctx, id)
+	switch {
+	case gerr != nil:
+		return err
+	case r.Status.Ended():
+		return fmt.Errorf("%w: run %s is %s", runqueue.ErrEnded, id, r.Status)
+	}
+	return fmt.Errorf("%w: run %s is run by another process (%s); ask that one", runqueue.ErrNotFound, id, r.Owner)
+}

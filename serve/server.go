@@ -1,0 +1,285 @@
+// Package serve is `gantry serve`: a long-running process that runs the
+// durable cron jobs of the store, records every run (transcript id,
+// result, events) in it, marks the runs of a process that died as lost,
+// and serves an HTTP API to start runs, stream their events (SSE, in
+// stream-json shapes), answer their pending asks, list, inspect and cancel
+// them, and manage jobs and triggers.
+//
+// Several serve processes may share one database: each fire of a job is
+// leased to exactly one of them in a transaction, and each run's record
+// carries a lease its process renews, so that a process killed mid-run has
+// its runs reported lost (by the next process to look) instead of silently
+// run again.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/cron"
+	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/serveapi"
+	"github.com/gantry-dev/gantry/store"
+)
+
+// Defaults of [Options].
+const (
+	DefaultLease = 30 * time.Second
+	DefaultTick  = time.Second
+	DefaultGrace = 30 * time.Second
+	DefaultAddr  = "127.0.0.1:7777"
+)
+
+// Options configure a [Server]. Store and Runner are required.
+type Options struct {
+	// Store keeps jobs, runs, events and triggers (a durable store shared
+	// by every serve process of this machine or cluster).
+	Store store.Scheduling
+	// Runner runs one run in this process (see [AgentRunner]).
+	Runner runqueue.Runner
+	// Owner names this process in leases ("" = [NewOwner]).
+	Owner string
+	// MaxRunning and AskTimeout configure the run queue (0 = its
+	// defaults).
+	MaxRunning int
+	AskTimeout time.Duration
+	// Lease is how long a run or fire stays leased to this process without
+	// a renewal (renewed every third of it; 0 = DefaultLease). A run whose
+	// lease ran out is lost.
+	Lease time.Duration
+	// Tick is the scheduler's interval (0 = DefaultTick).
+	Tick time.Duration
+	// Grace is how long a shutdown waits for running runs before it
+	// cancels them (0 = DefaultGrace).
+	Grace time.Duration
+	// Listener serves the HTTP API (nil = no API).
+	Listener net.Listener
+	// Token is the API's bearer token. It is required unless the listener
+	// is on a loopback address.
+	Token string
+	// Home, when set, is the Gantry home where the server records its URL
+	// ([serveapi.StateFile]) for local clients while it runs; TokenFile is
+	// recorded with it.
+	Home, TokenFile string
+	// Logger receives the server's log (nil = discard).
+	Logger *slog.Logger
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// Server is one serve process. Create it with [New]; [Server.Run] runs
+// it until its context ends.
+type Server struct {
+	o      Options
+	log    *slog.Logger
+	now    func() time.Time
+	local  *runqueue.Local
+	engine *Engine
+	sched  *cron.Scheduler
+}
+
+// New returns a server; nothing runs until [Server.Run].
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.Runner == nil {
+		return nil, errors.New("serve: Options.Store and Runner are required")
+	}
+	if o.Owner == "" {
+		o.Owner = NewOwner()
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	if o.Tick <= 0 {
+		o.Tick = DefaultTick
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Listener != nil && o.Token == "" && !Loopback(o.Listener.Addr()) {
+		return nil, fmt.Errorf("serve: the API listens on %s, which is not a loopback address: a token is required", o.Listener.Addr())
+	}
+	s := &Server{o: o, log: o.Logger, now: o.Now}
+	j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
+	local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
+		AskTimeout: o.AskTimeout, Now: o.Now, Journal: j})
+	if err != nil {
+		return nil, err
+	}
+	s.local = local
+	s.engine = &Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}
+	s.sched, err = cron.NewScheduler(cron.Options{Store: o.Store, Engine: s.engine, Owner: o.Owner, Now: o.Now,
+		Lease: o.Lease, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Engine returns the server's run queue.
+func (s *Server) Engine() runqueue.Engine { return s.engine }
+
+// Scheduler returns the server's cron scheduler.
+func (s *Server) Scheduler() *cron.Scheduler { return s.sched }
+
+// Loopback reports whether a listener address is a loopback address.
+func Loopback(a net.Addr) bool {
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().IsLoopback()
+}
+
+// Run runs the server until ctx ends: it reports the runs of dead
+// processes as lost, then runs the scheduler, renews its leases, watches
+// for lost runs and serves the API. When ctx ends it stops starting runs,
+// waits for the running ones up to the grace period (cancelling them
+// after it), and returns.
+func (s *Server) Run(ctx context.Context) error {
+	if _, err := s.Reap(ctx); err != nil {
+		return err
+	}
+	var srv *http.Server
+	httpDone := make(chan error, 1)
+	if s.o.Listener != nil {
+		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+		go func() { httpDone <- srv.Serve(s.o.Listener) }()
+		url := "http://" + s.o.Listener.Addr().String()
+		s.log.Info("serve: API listening", "url", url, "auth", s.o.Token != "")
+		if err := s.writeState(url); err != nil {
+			s.log.Warn("serve: recording the URL", "err", err)
+		}
+	}
+	s.log.Info("serve: started", "owner", s.o.Owner)
+
+	loops, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	sctx, stopSched := context.WithCancel(ctx)
+	go func() { defer wg.Done(); s.sched.Run(sctx, s.o.Tick) }()
+	go func() { defer wg.Done(); s.maintain(loops) }()
+
+	<-ctx.Done()
+	s.log.Info("serve: stopping; waiting for running runs", "grace", s.o.Grace)
+	stopSched()
+	gctx, cancel := context.WithTimeout(context.Background(), s.o.Grace)
+	if err := s.local.Shutdown(gctx); err != nil {
+		s.log.Warn("serve: runs still running after the grace period were cancelled")
+	}
+	cancel()
+	if srv != nil {
+		sh, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sh)
+		cancel()
+		<-httpDone
+		s.removeState()
+	}
+	stopLoops()
+	wg.Wait()
+	s.log.Info("serve: stopped")
+	return nil
+}
+
+// maintain renews this process's leases and reaps lost runs until ctx
+// ends.
+func (s *Server) maintain(ctx context.Context) {
+	renew := time.NewTicker(s.o.Lease / 3)
+	defer renew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+			if err := s.o.Store.RenewLeases(ctx, s.o.Owner, s.now().Add(s.o.Lease)); err != nil && ctx.Err() == nil {
+				s.log.Error("serve: renewing leases", "err", err)
+			}
+			if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("serve: reaping lost runs", "err", err)
+			}
+		}
+	}
+}
+
+// Reap marks lost the live runs whose process died (its lease ran out, or
+// it ran on this host and is gone) and the fires leased by such a process
+// before their run started; each is logged, and started again when its
+// request asks for retry. It returns the lost runs.
+func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
+	now := s.now()
+	var lost []runqueue.Run
+	recs, err := s.o.Store.ReapRuns(ctx, now, Dead, func(rec store.RunRecord) store.RunRecord {
+		r, err := decodeRun(rec)
+		if err != nil {
+			return rec
+		}
+		r.Status, r.EndedAt, r.Asks = runqueue.StatusLost, now, nil
+		r.Error = fmt.Sprintf("lost: its process (%s) died or stopped renewing its lease; the outcome is unknown", rec.Owner)
+		if b, err := json.Marshal(r); err == nil {
+			rec.Data = b
+		}
+		lost = append(lost, r)
+		return rec
+	})
+	if err != nil {
+		return nil, fmt.Errorf("serve: reap: %w", err)
+	}
+	_ = recs
+	for _, r := range lost {
+		s.log.Warn("serve: run lost", "run", r.ID, "owner", r.Owner, "origin", r.Request.Origin.Kind, "job", r.Request.Origin.JobID)
+		if r.Request.Origin.Retry && !strings.HasSuffix(r.Request.Key, "/retry") {
+			req := r.Request
+			req.Key = req.Key + "/retry"
+			if req.Key == "/retry" {
+				req.Key = "retry:" + r.ID
+			}
+			if nr, err := s.engine.Start(ctx, req); err == nil {
+				s.log.Info("serve: lost run started again (retry)", "run", r.ID, "new", nr.ID)
+			}
+		}
+	}
+	if _, err := s.sched.Reap(ctx, Dead); err != nil {
+		return lost, err
+	}
+	return lost, nil
+}
+
+func (s *Server) writeState(url string) error {
+	if s.o.Home == "" {
+		return nil
+	}
+	b, _ := json.Marshal(serveapi.State{URL: url, PID: os.Getpid(), Owner: s.o.Owner, TokenFile: s.o.TokenFile})
+	path := filepath.Join(s.o.Home, serveapi.StateFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// removeState removes the state file if it is still this process's.
+func (s *Server) removeState() {
+	if s.o.Home == "" {
+		return
+	}
+	path := filepath.Join(s.o.Home, serveapi.StateFile)
+	b, err := os.ReadFile(path)
+	var st serveapi.State
+	if err == nil && json.Unmarshal(b, &st) == nil && st.Owner == s.o.Owner {
+		os.Remove(path)
+	}
+}
