@@ -29,6 +29,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/task"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/triggertool"
 	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/builtin/worktree"
 	"github.com/gantry-dev/gantry/cron"
@@ -56,6 +57,8 @@ type Options struct {
 	Memory *memory.Options
 	// Config configures the Config tool (where the settings files are).
 	Config config.Options
+	// Trigger configures RemoteTrigger (which gantry serve it talks to).
+	Trigger triggertool.Options
 }
 
 // Tools returns every built-in tool, built once; the tools are safe to share
@@ -82,6 +85,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	out = append(out, ask.Tools()...)
 	out = append(out, worktree.Tools()...)
 	out = append(out, crontool.Tools()...)
+	out = append(out, triggertool.New(opts.Trigger))
 	return out, nil
 }
 

@@ -18,8 +18,8 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
-	want = append(want, "Skill", "Config")                      // the specialist tools
-	want = append(want, "CronCreate", "CronDelete", "CronList") // scheduling
+	want = append(want, "Skill", "Config")                                       // the specialist tools
+	want = append(want, "CronCreate", "CronDelete", "CronList", "RemoteTrigger") // scheduling
 	slices.Sort(want)
 	var got []string
 	for _, e := range r.Entries() {
