@@ -55,6 +55,16 @@ type Resolver interface {
 	Names() []string
 }
 
+// UnloadedReporter is implemented by resolvers that hold deferred tools
+// (the pool): Unloaded reports whether name is a deferred tool whose schema
+// the model was not sent yet. A call of such a tool that fails validation
+// gets an error telling the model to load it with ToolSearch
+// ("select:<name>") first; a call that validates runs (the model may know
+// the schema from an earlier load or from the provider's own tool search).
+type UnloadedReporter interface {
+	Unloaded(name string) bool
+}
+
 // MapResolver is a [Resolver] over a fixed set of tools, keyed by every name
 // and alias. It is meant for tests and small programs; real agents use the
 // pool. Build it with [NewMapResolver]; do not modify it afterwards.
@@ -142,8 +152,13 @@ type Outcome struct {
 	Tool string `json:"tool,omitempty"`
 	// Input is the final input: validated, maybe coerced or rewritten by a
 	// hook or a permission decision. It is the model's input when the call
-	// failed before validation.
+	// failed before validation. It is what the tool received.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Observable is the input as hooks, the permission decision and status
+	// events saw it: Input with the fields the tool backfilled
+	// ([tool.Backfiller]), for transcripts and UIs. Nil when the tool
+	// backfilled nothing (then it is Input).
+	Observable json.RawMessage `json:"observable_input,omitempty"`
 	// Result is never nil: the result to send to the model.
 	Result *tool.Result `json:"result"`
 	// Kind says how the call ended; Err is the underlying error, if any.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -126,6 +127,9 @@ func (e *Executor) prepare(ctx context.Context, j *job) bool {
 	if err != nil {
 		j.out.Kind, j.out.Err = kindOfValidation(err), err
 		j.out.Result = tool.ErrorResult(err)
+		if u, ok := e.resolver.(UnloadedReporter); ok && j.out.Kind == KindInvalidInput && u.Unloaded(j.call.Name) {
+			j.out.Result = tool.Errorf("%v\n\n%s", err, loadFirstText(j.spec.Name))
+		}
 		return false
 	}
 	j.input, j.out.Input, j.out.Coerced = in, in, coerced
@@ -133,6 +137,11 @@ func (e *Executor) prepare(ctx context.Context, j *job) bool {
 	desc := tool.Describe(t, in)
 	j.emit(func(st *tool.Status) { st.Input, st.Description = in, desc })
 	return true
+}
+
+// loadFirstText tells the model to load a deferred tool before calling it.
+func loadFirstText(name string) string {
+	return fmt.Sprintf("%s is a deferred tool: its input schema was not sent to you yet, so you called it without knowing its parameters. Load it first by calling ToolSearch with query \"select:%s\", then call %s again with an input that follows its schema.", name, name, name)
 }
 
 func kindOfValidation(err error) Kind {
@@ -257,6 +266,10 @@ func (e *Executor) execute(s *Stream, j *job) {
 		}
 	}
 
+	// What hooks, the permission decision and UIs see: the input with the
+	// tool's backfilled fields. The tool still gets j.input.
+	e.backfill(j, env, false)
+
 	// PreToolUse hooks.
 	var hookVerdict tool.Behavior
 	var hookReason string
@@ -283,7 +296,7 @@ func (e *Executor) execute(s *Stream, j *job) {
 				e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
 				return
 			}
-			if len(out.UpdatedInput) > 0 {
+			if len(out.UpdatedInput) > 0 && !j.unchanged(out.UpdatedInput) {
 				if !e.replaceInput(j, env, out.UpdatedInput, "a PreToolUse hook") {
 					return
 				}
@@ -297,11 +310,11 @@ func (e *Executor) execute(s *Stream, j *job) {
 
 	// Permission.
 	req := &permission.Request{
-		Tool: t, Name: j.call.Name, Input: j.input, Env: env, Traits: o.Traits,
+		Tool: t, Name: j.call.Name, Input: j.observed(), Env: env, Traits: o.Traits,
 		HookVerdict: hookVerdict, HookReason: hookReason,
 	}
 	if pc, ok := t.(tool.PermissionChecker); ok {
-		req.ToolCheck = pc.CheckPermission(ctx, env, j.input)
+		req.ToolCheck = pc.CheckPermission(ctx, env, req.Input)
 	}
 	d := e.decide(ctx, req)
 	o.Decision = &d
@@ -315,7 +328,7 @@ func (e *Executor) execute(s *Stream, j *job) {
 		e.fail(o, KindDenied, nil, "%s", denyText(spec.Name, d))
 		return
 	}
-	if len(d.UpdatedInput) > 0 && !bytes.Equal(d.UpdatedInput, j.input) {
+	if len(d.UpdatedInput) > 0 && !j.unchanged(d.UpdatedInput) {
 		if !e.replaceInput(j, env, d.UpdatedInput, "the permission decision") {
 			return
 		}
@@ -454,15 +467,56 @@ func (e *Executor) replaceInput(j *job, env *tool.Env, in json.RawMessage, by st
 	j.input, o.Input = v, v
 	o.Coerced = o.Coerced || coerced
 	o.Traits = tool.TraitsOf(j.tool, v)
-	desc := tool.Describe(j.tool, v)
-	j.emit(func(st *tool.Status) { st.Input, st.Description = v, desc })
+	e.backfill(j, env, true)
 	return true
+}
+
+// backfill computes the observable input of the call's current input
+// ([tool.Backfiller]) and shows it in a status event when it differs from
+// the input shown (or always, with show).
+func (e *Executor) backfill(j *job, env *tool.Env, show bool) {
+	obs := tool.Observable(j.tool, env, j.input)
+	if bytes.Equal(obs, j.input) {
+		obs = nil
+	}
+	j.out.Observable = obs
+	if obs == nil && !show {
+		return
+	}
+	in := j.observed()
+	desc := tool.Describe(j.tool, in)
+	j.emit(func(st *tool.Status) { st.Input, st.Description = in, desc })
+}
+
+// observed returns the input as hooks and the permission decision see it.
+func (j *job) observed() json.RawMessage {
+	if j.out.Observable != nil {
+		return j.out.Observable
+	}
+	return j.input
+}
+
+// unchanged reports whether an input a hook or a permission decision
+// returned is the call's input or its observable input (a callback that
+// echoes what it was shown rewrites nothing: the tool keeps the model's
+// input).
+func (j *job) unchanged(in json.RawMessage) bool {
+	return bytes.Equal(in, j.input) || sameJSON(in, j.input) ||
+		(j.out.Observable != nil && (bytes.Equal(in, j.out.Observable) || sameJSON(in, j.out.Observable)))
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func (e *Executor) hookInput(ev hook.Event, env *tool.Env, j *job) *hook.Input {
 	return &hook.Input{
 		Event: ev, SessionID: env.SessionID, CWD: env.WorkDir, PermissionMode: env.Mode,
-		ToolName: j.spec.Name, ToolInput: j.input, ToolUseID: j.call.ID,
+		ToolName: j.spec.Name, ToolInput: j.observed(), ToolUseID: j.call.ID,
 	}
 }
 
@@ -567,7 +621,7 @@ func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Resu
 	start := e.cfg.now()
 	o.Start = start
 	j.emit(func(st *tool.Status) {
-		st.Phase, st.Start, st.Input = tool.PhaseDoing, start, j.input
+		st.Phase, st.Start, st.Input = tool.PhaseDoing, start, j.observed()
 	})
 
 	ch := make(chan callReturn, 1)

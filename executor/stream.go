@@ -342,7 +342,10 @@ func (s *Stream) finalize(j *job) {
 	end := e.cfg.now()
 	j.emit(func(st *tool.Status) {
 		st.ToolUseID, st.Name = j.call.ID, j.call.Name
-		if o.Input != nil {
+		switch {
+		case o.Observable != nil:
+			st.Input = o.Observable
+		case o.Input != nil:
 			st.Input = o.Input
 		}
 		st.Phase = tool.PhaseSuccess

@@ -147,11 +147,15 @@ func build(name, description string, schema json.RawMessage, call RawFunc, opts 
 			return nil, fmt.Errorf("tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", name, n)
 		}
 	}
-	if c.spec.Description == "" {
-		return nil, fmt.Errorf("tool %q: empty description", name)
-	}
 	if err := CheckSchema(c.spec.InputSchema); err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	if err := CheckDoc(&c.spec); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	c.spec = *c.spec.Render()
+	if c.spec.Description == "" {
+		return nil, fmt.Errorf("tool %q: empty description", name)
 	}
 	if c.spec.Traits.ReadOnly {
 		c.spec.Annotations.ReadOnlyHint = true
@@ -179,6 +183,8 @@ type hooks struct {
 	match    func(string, json.RawMessage) bool
 	timeout  func(json.RawMessage) time.Duration
 	enabled  func(context.Context, *Env) bool
+	backfill func(*Env, json.RawMessage) json.RawMessage
+	session  func(context.Context, *Env) (SessionSpec, error)
 }
 
 var (
@@ -191,6 +197,8 @@ var (
 	_ Accessor          = (*FuncTool)(nil)
 	_ Timeouter         = (*FuncTool)(nil)
 	_ Enabler           = (*FuncTool)(nil)
+	_ Backfiller        = (*FuncTool)(nil)
+	_ SessionDescriber  = (*FuncTool)(nil)
 )
 
 // Spec implements [Tool].
@@ -264,4 +272,22 @@ func (t *FuncTool) Enabled(ctx context.Context, env *Env) bool {
 		return t.hooks.enabled(ctx, env)
 	}
 	return true
+}
+
+// BackfillInput implements [Backfiller]: the BackfillFunc's observable
+// input, else nil (nothing added).
+func (t *FuncTool) BackfillInput(env *Env, input json.RawMessage) json.RawMessage {
+	if t.hooks.backfill != nil {
+		return t.hooks.backfill(env, input)
+	}
+	return nil
+}
+
+// DescribeSession implements [SessionDescriber]: the SessionFunc's answer,
+// else the zero SessionSpec (the static spec).
+func (t *FuncTool) DescribeSession(ctx context.Context, env *Env) (SessionSpec, error) {
+	if t.hooks.session != nil {
+		return t.hooks.session(ctx, env)
+	}
+	return SessionSpec{}, nil
 }

@@ -25,6 +25,12 @@ func WithAliases(names ...string) Option {
 // WithPrompt sets the longer usage text.
 func WithPrompt(prompt string) Option { return func(c *config) { c.spec.Prompt = prompt } }
 
+// WithDoc sets the structured description (see [Doc]). The tool's
+// Description and Prompt are rendered from it when the tool is built, and
+// every example input is validated against the input schema then: one that
+// does not validate is a build error.
+func WithDoc(d Doc) Option { return func(c *config) { c.spec.Doc = &d } }
+
 // WithAnnotations sets MCP-style annotations (hints only).
 func WithAnnotations(a Annotations) Option { return func(c *config) { c.spec.Annotations = a } }
 
@@ -172,5 +178,42 @@ func TimeoutFunc[In any](f func(In) time.Duration) Option {
 			}
 			return f(in)
 		}
+	}
+}
+
+// BackfillFunc adds derived fields to what hooks, permission checks and UIs
+// see of a call (see [Backfiller]): f edits a decoded copy of the input,
+// which is encoded again as the observable input. It must be idempotent.
+// An input that does not decode is observed as sent.
+func BackfillFunc[In any](f func(env *Env, in *In)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.err = errors.Join(c.err, errors.New("nil BackfillFunc"))
+			return
+		}
+		c.hooks.backfill = func(env *Env, raw json.RawMessage) json.RawMessage {
+			in, err := decode[In](raw)
+			if err != nil {
+				return nil
+			}
+			f(env, &in)
+			out, err := json.Marshal(in)
+			if err != nil {
+				return nil
+			}
+			return out
+		}
+	}
+}
+
+// SessionFunc computes the tool's session-time description once per pool
+// (see [SessionDescriber]).
+func SessionFunc(f func(ctx context.Context, env *Env) (SessionSpec, error)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.err = errors.Join(c.err, errors.New("nil SessionFunc"))
+			return
+		}
+		c.hooks.session = f
 	}
 }

@@ -43,6 +43,11 @@ type Spec struct {
 	// Prompt is an optional longer usage text, appended to the description
 	// where the provider format allows it.
 	Prompt string `json:"prompt,omitempty"`
+	// Doc is an optional structured description (short and long text,
+	// usage notes, examples, important points, a display name). When set,
+	// [Spec.Render] renders it into Description and Prompt; the pool does
+	// so once, when it builds the tool. Nil means the plain strings above.
+	Doc *Doc `json:"doc,omitempty"`
 	// InputSchema is the JSON Schema of the input (an object schema).
 	// Required.
 	InputSchema json.RawMessage `json:"input_schema"`

@@ -17,6 +17,14 @@ import (
 // is reserved: no built-in, user or MCP tool may take it.
 const ToolSearchName = "ToolSearch"
 
+// DiscoverToolsName is another name of ToolSearch (the name some agents
+// know it by): a call of DiscoverTools is a call of ToolSearch. It is
+// reserved too.
+const DiscoverToolsName = "DiscoverTools"
+
+// reserved reports whether name is ToolSearch's or its alias.
+func reserved(name string) bool { return name == ToolSearchName || name == DiscoverToolsName }
+
 // Options configure [NewPool]. The zero value assembles an empty pool.
 type Options struct {
 	// Registry holds the built-in tools. Nil means none.
@@ -59,6 +67,10 @@ type Options struct {
 	// SearchResults is the default number of tools a ToolSearch keyword
 	// query loads. Zero means 5.
 	SearchResults int
+	// SessionTimeout is the deadline of one tool's session-time
+	// description ([tool.SessionDescriber]) when the pool builds the tool.
+	// Zero means [tool.DefaultSessionTimeout].
+	SessionTimeout time.Duration
 }
 
 // Pool is the set of tools of one session: what the model sees (in a stable
@@ -100,10 +112,11 @@ type member struct {
 	static  bool   // passes tier, gate, allow and deny
 	factory Factory
 
-	mu    sync.Mutex // guards built, t, err
-	built bool
-	t     tool.Tool
-	err   error
+	mu     sync.Mutex // guards built, frozen, t, err
+	built  bool
+	frozen bool // the session-time spec is computed and rendered
+	t      tool.Tool
+	err    error
 }
 
 // preset marks m as built with t.
@@ -131,6 +144,9 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 	}
 	if opts.SearchResults <= 0 {
 		opts.SearchResults = 5
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = tool.DefaultSessionTimeout
 	}
 	env := opts.Env
 	if env == nil {
@@ -164,8 +180,10 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 	var builtins []*member
 	if opts.Registry != nil {
 		for _, e := range opts.Registry.Entries() {
-			if e.Name == ToolSearchName || slices.Contains(e.Aliases, ToolSearchName) {
-				return nil, fmt.Errorf("toolset: built-in %q: the name %s is reserved", e.Name, ToolSearchName)
+			for _, n := range append([]string{e.Name}, e.Aliases...) {
+				if reserved(n) {
+					return nil, fmt.Errorf("toolset: built-in %q: the name %s is reserved", e.Name, n)
+				}
 			}
 			m := &member{name: e.Name, aliases: e.Aliases, src: srcBuiltin, factory: checkedFactory(e)}
 			m.static = e.Tier <= opts.MaxTier && (e.Gate == "" || p.features[e.Gate])
@@ -204,11 +222,11 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 		p.members = append(p.members, b)
 	}
 	p.members = append(p.members, users...)
-	p.search = &member{name: ToolSearchName, src: srcSearch}
+	p.search = &member{name: ToolSearchName, aliases: []string{DiscoverToolsName}, src: srcSearch}
 	p.searchTool = newSearchTool(p)
 	p.search.preset(p.searchTool)
+	p.search.frozen = true
 	p.search.static = !p.denied(p.search)
-	p.search.built = true
 	for _, m := range p.members {
 		if m.src != srcBuiltin {
 			m.static = true
@@ -255,8 +273,8 @@ func userMembers(tools []tool.Tool) ([]*member, error) {
 			if !tool.ValidName(n) {
 				return nil, fmt.Errorf("toolset: user tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", spec.Name, n)
 			}
-			if n == ToolSearchName {
-				return nil, fmt.Errorf("toolset: user tool %q: the name %s is reserved", spec.Name, ToolSearchName)
+			if reserved(n) {
+				return nil, fmt.Errorf("toolset: user tool %q: the name %s is reserved", spec.Name, n)
 			}
 			if o, ok := owner[n]; ok {
 				return nil, fmt.Errorf("toolset: user tool %q: %w: %q is already a name of user tool %q", spec.Name, ErrDuplicate, n, o)
@@ -300,6 +318,7 @@ func (p *Pool) reindex() {
 		}
 	}
 	p.index[ToolSearchName] = p.search
+	p.index[DiscoverToolsName] = p.search
 }
 
 func (p *Pool) allowed(m *member) bool {
@@ -347,7 +366,8 @@ func (p *Pool) restricted(m *member) bool {
 	return false
 }
 
-// get builds m if needed and returns its tool, or nil if it failed.
+// get builds m if needed and returns its tool, or nil if it failed. The
+// first get of a member also freezes its spec (see [Pool.freeze]).
 func (p *Pool) get(m *member) tool.Tool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -355,7 +375,59 @@ func (p *Pool) get(m *member) tool.Tool {
 		m.t, m.err = m.factory(p.ctx, p.env)
 		m.built = true
 	}
+	if !m.frozen && m.t != nil {
+		m.frozen = true
+		t, err := p.freeze(m.t)
+		if err != nil {
+			m.t, m.err = nil, fmt.Errorf("toolset: tool %q: %w", m.name, err)
+		} else {
+			m.t = t
+		}
+	}
 	return m.t
+}
+
+// freeze computes t's session-time spec once: the tool's
+// [tool.SessionDescriber] answer (with the pool's deadline), then the
+// structured description rendered ([tool.Spec.Render]). A tool with
+// neither is returned as is; otherwise the pool keeps a wrapper whose Spec
+// is the frozen copy, so every request of the session carries the same
+// bytes.
+func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
+	spec := t.Spec()
+	out := spec
+	if sd, ok := tool.As[tool.SessionDescriber](t); ok {
+		ctx, cancel := context.WithTimeout(p.ctx, p.opts.SessionTimeout)
+		ss, err := sd.DescribeSession(ctx, p.env)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		cancel()
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("session-time description: no answer within %v: %w", p.opts.SessionTimeout, err)
+			}
+			return nil, fmt.Errorf("session-time description: %w", err)
+		}
+		if ss.Description != "" || ss.Prompt != "" || len(ss.InputSchema) > 0 {
+			if out, err = tool.ApplySession(spec, ss); err != nil {
+				return nil, fmt.Errorf("session-time description: %w", err)
+			}
+		}
+	}
+	if out == spec && spec.Doc != nil {
+		if err := tool.CheckDoc(spec); err != nil {
+			return nil, err
+		}
+		r := spec.Render()
+		if r.Description != spec.Description || r.Prompt != spec.Prompt || r.Annotations.Title != spec.Annotations.Title {
+			out = r // not rendered yet (tool.New renders when it builds)
+		}
+	}
+	if out == spec {
+		return t, nil
+	}
+	return withSpec(t, out), nil
 }
 
 // AddMCP adds (or replaces) the tools of an MCP server. Each tool is exposed
@@ -715,13 +787,17 @@ func (p *Pool) Err() error {
 	return errors.Join(errs...)
 }
 
-// renamed exposes an MCP tool under its pool name, keeping its optional
-// capabilities.
-type renamedTool struct {
+// specTool is a pool's view of a tool with another spec: an MCP tool
+// under its pool name, a tool with its session-time or rendered spec. It
+// forwards the optional capabilities every call uses; the rarer ones
+// ([tool.PartialObserver], [tool.CallFactory]) are found through Unwrap
+// with [tool.As].
+type specTool struct {
 	inner tool.Tool
 	spec  tool.Spec
 }
 
+// renamed exposes an MCP tool under its pool name.
 func renamed(t tool.Tool, name string) tool.Tool {
 	s := *t.Spec()
 	if s.Name == name {
@@ -729,51 +805,61 @@ func renamed(t tool.Tool, name string) tool.Tool {
 	}
 	s.Name = name
 	s.Aliases = nil
-	return &renamedTool{inner: t, spec: s}
+	return withSpec(t, &s)
+}
+
+// withSpec returns t seen with spec (copied).
+func withSpec(t tool.Tool, spec *tool.Spec) tool.Tool {
+	if st, ok := t.(*specTool); ok {
+		t = st.inner
+	}
+	return &specTool{inner: t, spec: *spec}
 }
 
 var (
-	_ tool.Traiter           = (*renamedTool)(nil)
-	_ tool.InputValidator    = (*renamedTool)(nil)
-	_ tool.PermissionChecker = (*renamedTool)(nil)
-	_ tool.Describer         = (*renamedTool)(nil)
-	_ tool.RuleMatcher       = (*renamedTool)(nil)
-	_ tool.Accessor          = (*renamedTool)(nil)
-	_ tool.Timeouter         = (*renamedTool)(nil)
-	_ tool.Enabler           = (*renamedTool)(nil)
+	_ tool.Traiter           = (*specTool)(nil)
+	_ tool.InputValidator    = (*specTool)(nil)
+	_ tool.PermissionChecker = (*specTool)(nil)
+	_ tool.Describer         = (*specTool)(nil)
+	_ tool.RuleMatcher       = (*specTool)(nil)
+	_ tool.Accessor          = (*specTool)(nil)
+	_ tool.Timeouter         = (*specTool)(nil)
+	_ tool.Enabler           = (*specTool)(nil)
+	_ tool.Backfiller        = (*specTool)(nil)
+	_ tool.Unwrapper         = (*specTool)(nil)
 )
 
-// Unwrap returns the MCP tool under its own name.
-func (r *renamedTool) Unwrap() tool.Tool { return r.inner }
+// Unwrap returns the tool under its own spec.
+func (r *specTool) Unwrap() tool.Tool { return r.inner }
 
-func (r *renamedTool) Spec() *tool.Spec { return &r.spec }
+func (r *specTool) Spec() *tool.Spec { return &r.spec }
 
-func (r *renamedTool) Call(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Result, error) {
+func (r *specTool) Call(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Result, error) {
 	return r.inner.Call(ctx, env, input)
 }
 
-func (r *renamedTool) Traits(input json.RawMessage) tool.Traits {
+func (r *specTool) Traits(input json.RawMessage) tool.Traits {
 	if t, ok := r.inner.(tool.Traiter); ok {
 		return t.Traits(input)
 	}
 	return r.spec.Traits
 }
 
-func (r *renamedTool) ValidateInput(ctx context.Context, env *tool.Env, input json.RawMessage) error {
+func (r *specTool) ValidateInput(ctx context.Context, env *tool.Env, input json.RawMessage) error {
 	if v, ok := r.inner.(tool.InputValidator); ok {
 		return v.ValidateInput(ctx, env, input)
 	}
 	return nil
 }
 
-func (r *renamedTool) CheckPermission(ctx context.Context, env *tool.Env, input json.RawMessage) tool.PermissionResult {
+func (r *specTool) CheckPermission(ctx context.Context, env *tool.Env, input json.RawMessage) tool.PermissionResult {
 	if c, ok := r.inner.(tool.PermissionChecker); ok {
 		return c.CheckPermission(ctx, env, input)
 	}
 	return tool.PermissionResult{}
 }
 
-func (r *renamedTool) DescribeCall(input json.RawMessage) string {
+func (r *specTool) DescribeCall(input json.RawMessage) string {
 	if d, ok := r.inner.(tool.Describer); ok {
 		if s := d.DescribeCall(input); s != "" && s != r.inner.Spec().Name {
 			return s
@@ -782,7 +868,7 @@ func (r *renamedTool) DescribeCall(input json.RawMessage) string {
 	return r.spec.Name
 }
 
-func (r *renamedTool) MatchRule(specifier string, input json.RawMessage) bool {
+func (r *specTool) MatchRule(specifier string, input json.RawMessage) bool {
 	if m, ok := r.inner.(tool.RuleMatcher); ok {
 		return m.MatchRule(specifier, input)
 	}
@@ -791,19 +877,26 @@ func (r *renamedTool) MatchRule(specifier string, input json.RawMessage) bool {
 
 // Access forwards what the call acts on, which the permission layer
 // decides by (never by the name).
-func (r *renamedTool) Access(input json.RawMessage) (tool.Access, error) {
+func (r *specTool) Access(input json.RawMessage) (tool.Access, error) {
 	return tool.AccessOf(r.inner, input)
 }
 
-func (r *renamedTool) CallTimeout(input json.RawMessage) time.Duration {
+func (r *specTool) CallTimeout(input json.RawMessage) time.Duration {
 	if t, ok := r.inner.(tool.Timeouter); ok {
 		return t.CallTimeout(input)
 	}
 	return 0
 }
 
-func (r *renamedTool) Enabled(ctx context.Context, env *tool.Env) bool {
+func (r *specTool) Enabled(ctx context.Context, env *tool.Env) bool {
 	return tool.IsEnabled(ctx, r.inner, env)
+}
+
+func (r *specTool) BackfillInput(env *tool.Env, input json.RawMessage) json.RawMessage {
+	if b, ok := r.inner.(tool.Backfiller); ok {
+		return b.BackfillInput(env, input)
+	}
+	return nil
 }
 
 // Derive returns a new pool over p's tools, for a subagent: the same
@@ -830,13 +923,31 @@ func (p *Pool) Derive(env *tool.Env, patterns ...string) *Pool {
 	searchStatic := p.search.static
 	p.mu.RUnlock()
 	d.opts.Env = env
-	d.search = &member{name: ToolSearchName, src: srcSearch}
+	d.search = &member{name: ToolSearchName, aliases: []string{DiscoverToolsName}, src: srcSearch}
 	d.searchTool = newSearchTool(d)
 	d.search.preset(d.searchTool)
+	d.search.frozen = true
 	d.search.static = searchStatic
 	d.reindex()
 	if len(patterns) > 0 {
 		d.Push(patterns...)
 	}
 	return d
+}
+
+// Unloaded reports whether name (or an alias) is a deferred tool of the
+// pool's view that is not loaded yet: the model was sent its name but not
+// its schema. The executor uses it to tell a model whose call of such a
+// tool failed validation to load the tool with ToolSearch first.
+func (p *Pool) Unloaded(name string) bool {
+	list, search := p.snapshot()
+	if !search {
+		return false
+	}
+	for _, e := range list {
+		if e.m.name == name || slices.Contains(e.m.aliases, name) {
+			return e.deferred && !e.loaded
+		}
+	}
+	return false
 }

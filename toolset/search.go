@@ -42,6 +42,7 @@ type searchTool struct {
 func newSearchTool(p *Pool) *searchTool {
 	return &searchTool{p: p, spec: tool.Spec{
 		Name:        ToolSearchName,
+		Aliases:     []string{DiscoverToolsName},
 		Description: searchDescription,
 		InputSchema: searchSchema,
 		Traits:      tool.ReadOnlyTraits,
