@@ -468,7 +468,6 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 		type pending struct {
 			id, name string
 			buf      []byte
-			shown    int
 		}
 		partial := map[int]*pending{}
 		var streamErr error
@@ -491,12 +490,9 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 			case llm.EventToolUseDelta:
 				if p := partial[ev.Index]; p != nil {
 					p.buf = append(p.buf, ev.Text...)
-					// Repairing the prefix costs its length: show it at
-					// most every 512 bytes.
-					if len(p.buf)-p.shown >= 512 {
-						p.shown = len(p.buf)
-						stream.Partial(p.id, p.name, p.buf)
-					}
+					// The stream throttles: WAIT events every 512 bytes,
+					// partial input to tools that observe it.
+					stream.Partial(p.id, p.name, p.buf)
 				}
 			case llm.EventToolUseEnd:
 				delete(partial, ev.Index)

@@ -278,6 +278,7 @@ func New(r Resolver, opts ...Option) *Executor {
 		timeoutThreshol: DefaultSignalThreshold,
 		getenv:          os.Getenv,
 		now:             time.Now,
+		partialEvery:    DefaultPartialInterval,
 	}
 	for _, o := range opts {
 		o(&c)

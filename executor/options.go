@@ -27,6 +27,13 @@ const (
 	// DefaultPreviewChars is the size of the preview of an oversized
 	// result.
 	DefaultPreviewChars = 2000
+	// DefaultPartialInterval is the least time between two partial inputs
+	// delivered to one call's [tool.PartialObserver].
+	DefaultPartialInterval = 100 * time.Millisecond
+	// partialStatusBytes is how much a streaming input must grow before the
+	// next WAIT status event shows it (repairing the prefix costs its
+	// length).
+	partialStatusBytes = 512
 	// DefaultSignalThreshold is how many times the same error (or
 	// consecutive timeouts of one tool) raise a [Signal].
 	DefaultSignalThreshold = 3
@@ -57,6 +64,7 @@ type config struct {
 	errorThreshold  int
 	timeoutThreshol int
 	getenv          func(string) string
+	partialEvery    time.Duration
 }
 
 // WithDecider sets the permission decider. The default is a
@@ -145,6 +153,13 @@ func WithSignalThresholds(errors, timeouts int) Option {
 			c.timeoutThreshol = timeouts
 		}
 	}
+}
+
+// WithPartialInterval sets the least time between two partial inputs
+// delivered to one call's [tool.PartialObserver] (default
+// [DefaultPartialInterval]); zero or less delivers every change.
+func WithPartialInterval(d time.Duration) Option {
+	return func(c *config) { c.partialEvery = max(d, 0) }
 }
 
 // WithGetenv sets the function used to read GANTRY_MAX_TOOL_CONCURRENCY

@@ -68,6 +68,48 @@ type job struct {
 	st     tool.Status
 	final  bool
 	status tool.StatusFunc
+
+	part partial // the call while its input streams
+}
+
+// partial is the state of a call whose input is still streaming: the
+// resolved tool, its per-call instance and the partial delivery.
+type partial struct {
+	mu       sync.Mutex // held while ObservePartial runs; guards the rest
+	resolved bool
+	inst     tool.Tool // per-call instance (tool.CallFactory), or nil
+	obs      tool.PartialObserver
+	env      *tool.Env
+	shown    int       // prefix length of the last WAIT status
+	last     time.Time // last delivery
+	sent     json.RawMessage
+	sealed   bool // the call arrived or was dropped: no more deliveries
+	released bool
+}
+
+// seal ends partial delivery: it waits for a running ObservePartial and
+// makes sure no other starts.
+func (p *partial) seal() {
+	p.mu.Lock()
+	p.sealed = true
+	p.mu.Unlock()
+}
+
+// release drops the per-call instance, telling it if it wants to know
+// (tool.Releaser). It runs once.
+func (p *partial) release() {
+	p.mu.Lock()
+	p.sealed = true
+	inst := p.inst
+	done := p.released
+	p.released = true
+	p.mu.Unlock()
+	if done || inst == nil {
+		return
+	}
+	if r, ok := inst.(tool.Releaser); ok {
+		r.Release()
+	}
 }
 
 // group is a maximal run of consecutive concurrency-safe calls (or one call
@@ -123,6 +165,17 @@ func (e *Executor) prepare(ctx context.Context, j *job) bool {
 	}
 	j.tool, j.spec = t, t.Spec()
 	j.out.Tool = j.spec.Name
+	// A stateful tool runs as its own instance for this call: the one
+	// that saw the partial input, or a new one.
+	j.part.seal()
+	if j.part.inst == nil {
+		if f, ok := tool.As[tool.CallFactory](t); ok {
+			j.part.inst = f.NewCall(j.call.ID)
+		}
+	}
+	if j.part.inst != nil {
+		j.tool = j.part.inst
+	}
 	in, coerced, err := e.validate(j.spec, j.call.Input)
 	if err != nil {
 		j.out.Kind, j.out.Err = kindOfValidation(err), err

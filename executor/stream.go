@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"iter"
 	"sync"
 
@@ -90,34 +92,88 @@ func (e *Executor) runStream(ctx context.Context, s *Session, calls []Call) *Bat
 }
 
 // Partial reports the input prefix of a tool-use block that is still
-// streaming. It emits a WAIT status event carrying the prefix repaired into
-// valid JSON (see [RepairJSONPrefix]) so that a UI can show the call early.
-// It does nothing without a status receiver.
+// streaming; call it for every delta with the whole prefix so far (nil
+// when the block starts). It never validates or runs anything. A WAIT
+// status event shows the call early: one when the block starts, then one
+// each time the prefix grew by 512 bytes, carrying the prefix repaired into
+// valid JSON (see [RepairJSONPrefix]). A tool that implements
+// [tool.PartialObserver] gets the repaired input too, at most once per
+// [WithPartialInterval] and only when it changed, from the calling
+// goroutine; a [tool.CallFactory] tool's instance for the call is made at
+// the first Partial and runs the complete call. Without a status receiver
+// and an observing tool, Partial costs a map lookup.
 func (s *Stream) Partial(id, name string, jsonPrefix []byte) {
-	if s.e.cfg.status == nil {
-		return
-	}
 	s.mu.Lock()
 	if s.closed || s.discarded {
 		s.mu.Unlock()
 		return
 	}
-	if s.partials == nil {
-		s.partials = make(map[string]*job)
-	}
 	j := s.partials[id]
 	if j == nil {
+		if s.partials == nil {
+			s.partials = make(map[string]*job)
+		}
 		j = &job{status: s.e.cfg.status}
 		s.partials[id] = j
 	}
 	s.mu.Unlock()
-	in := RepairJSONPrefix(jsonPrefix)
-	j.emit(func(st *tool.Status) {
-		st.ToolUseID, st.Name, st.Phase = id, name, tool.PhaseWait
-		if in != nil {
-			st.Input = in
-		}
-	})
+	p := &j.part
+	p.mu.Lock()
+	if p.sealed {
+		p.mu.Unlock()
+		return
+	}
+	if !p.resolved {
+		p.resolved = true
+		s.resolvePartial(p, id, name)
+	}
+	status := j.status != nil && (jsonPrefix == nil || len(jsonPrefix)-p.shown >= partialStatusBytes)
+	deliver := p.obs != nil && len(jsonPrefix) > 0 &&
+		(s.e.cfg.partialEvery <= 0 || p.last.IsZero() || s.e.cfg.now().Sub(p.last) >= s.e.cfg.partialEvery)
+	if !status && !deliver {
+		p.mu.Unlock()
+		return
+	}
+	var in json.RawMessage
+	if len(jsonPrefix) > 0 {
+		in = RepairJSONPrefix(jsonPrefix)
+	}
+	if status {
+		p.shown = len(jsonPrefix)
+		j.emit(func(st *tool.Status) {
+			st.ToolUseID, st.Name, st.Phase = id, name, tool.PhaseWait
+			if in != nil {
+				st.Input = in
+			}
+		})
+	}
+	if deliver && len(in) > 0 && in[0] == '{' && !bytes.Equal(in, p.sent) {
+		p.sent, p.last = in, s.e.cfg.now()
+		p.obs.ObservePartial(s.ctx, p.env, in)
+	}
+	p.mu.Unlock()
+}
+
+// resolvePartial looks up the tool of a streaming call and, for a tool
+// that observes partial input or runs one instance per call, prepares it.
+// p.mu is held.
+func (s *Stream) resolvePartial(p *partial, id, name string) {
+	t, ok := s.e.resolver.Lookup(name)
+	if !ok || t == nil {
+		return
+	}
+	f, perCall := tool.As[tool.CallFactory](t)
+	obs, observes := tool.As[tool.PartialObserver](t)
+	if !perCall && !observes {
+		return
+	}
+	if perCall {
+		p.inst = f.NewCall(id)
+		obs, observes = p.inst.(tool.PartialObserver)
+	}
+	if observes {
+		p.obs, p.env = obs, s.sess.callEnv(id)
+	}
 }
 
 // Add takes a complete call. It looks the tool up and validates the input
@@ -358,10 +414,20 @@ func (s *Stream) finalize(j *job) {
 			st.End, st.Duration = end, o.Duration
 		}
 	})
+	j.part.release()
 	close(j.done)
 	s.mu.Lock()
 	s.cond.Broadcast()
 	s.mu.Unlock()
+}
+
+// dropPartials releases the calls whose input streamed but that never
+// arrived. s.mu must be held.
+func (s *Stream) dropPartials() {
+	for _, j := range s.partials {
+		j.part.release()
+	}
+	s.partials = nil
 }
 
 func (s *Stream) isDiscarded() bool {
@@ -375,7 +441,7 @@ func (s *Stream) isDiscarded() bool {
 func (s *Stream) Close() {
 	s.mu.Lock()
 	s.closed = true
-	s.partials = nil
+	s.dropPartials()
 	s.cond.Broadcast()
 	s.mu.Unlock()
 }
@@ -459,6 +525,7 @@ func (s *Stream) Discard() {
 		return
 	}
 	s.discarded, s.closed = true, true
+	s.dropPartials()
 	s.cond.Broadcast()
 	s.mu.Unlock()
 	if s.cancel != nil {

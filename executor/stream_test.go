@@ -82,19 +82,25 @@ func TestStreamPartialWaitEvents(t *testing.T) {
 	var log statusLog
 	e := New(k.resolver(t), WithDecider(allowAll()), WithStatus(log.add))
 	st := e.Stream(context.Background(), session())
-	st.Partial("p", "Echo", []byte(`{"text":"hel`))
-	st.Partial("p", "Echo", []byte(`{"text":"hello","cou`))
+	long := strings.Repeat("x", 600)
+	st.Partial("p", "Echo", nil)                                  // the block starts: WAIT
+	st.Partial("p", "Echo", []byte(`{"text":"hel`))               // small growth: no event
+	st.Partial("p", "Echo", []byte(`{"text":"`+long+`","cou`))    // 512 bytes more: WAIT
+	st.Partial("p", "Echo", []byte(`{"text":"`+long+`","count"`)) // small growth: no event
 	st.Add(call("p", "Echo", `{"text":"hello","count":2}`))
 	st.Wait()
 	evs := log.all("p")
 	if len(evs) < 4 {
 		t.Fatalf("events %+v", evs)
 	}
-	if string(evs[0].Input) != `{"text":"hel"}` || evs[0].Phase != tool.PhaseWait || evs[0].Name != "Echo" {
+	if evs[0].Input != nil || evs[0].Phase != tool.PhaseWait || evs[0].Name != "Echo" {
 		t.Errorf("first WAIT %+v", evs[0])
 	}
-	if string(evs[1].Input) != `{"text":"hello"}` {
-		t.Errorf("second WAIT input %s", evs[1].Input)
+	if string(evs[1].Input) != `{"text":"`+long+`"}` || evs[1].Phase != tool.PhaseWait {
+		t.Errorf("second WAIT %s %s", evs[1].Phase, evs[1].Input)
+	}
+	if evs[2].Phase != tool.PhaseWait || string(evs[2].Input) != `{"text":"hello","count":2}` {
+		t.Errorf("third event %s %s", evs[2].Phase, evs[2].Input)
 	}
 	if last := evs[len(evs)-1]; last.Phase != tool.PhaseSuccess {
 		t.Errorf("last %+v", last)

@@ -77,19 +77,18 @@ func CheckDoc(spec *Spec) error {
 	if len(schema) == 0 {
 		schema = EmptyObjectSchema
 	}
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
+	sch, err := compileSchema(schema)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+		return err
 	}
-	c := validator.NewCompiler()
-	if err := c.AddResource("input.json", doc); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+	return checkExamples(sch, spec.Doc)
+}
+
+func checkExamples(sch *validator.Schema, d *Doc) error {
+	if d == nil {
+		return nil
 	}
-	sch, err := c.Compile("input.json")
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
-	}
-	for i, ex := range spec.Doc.Examples {
+	for i, ex := range d.Examples {
 		v, err := validator.UnmarshalJSON(bytes.NewReader(ex.Input))
 		if err != nil {
 			return fmt.Errorf("example %d (%s): %w: %v", i+1, ex.Description, ErrBadExample, err)
@@ -99,6 +98,18 @@ func CheckDoc(spec *Spec) error {
 		}
 	}
 	return nil
+}
+
+// Rendered reports whether s is as [Spec.Render] leaves it: no Doc, or
+// Description, Prompt and title already rendered from it (the
+// constructors of this package render and check the Doc when they build
+// the tool).
+func (s *Spec) Rendered() bool {
+	if s.Doc == nil {
+		return true
+	}
+	r := s.Render()
+	return r.Description == s.Description && r.Prompt == s.Prompt && r.Annotations.Title == s.Annotations.Title
 }
 
 // Render returns the spec with its structured description ([Spec.Doc])
@@ -205,8 +216,8 @@ type SessionSpec struct {
 }
 
 // ApplySession returns a copy of spec with the session's answer applied
-// and rendered (see [Spec.Render]), after checking a replaced schema and
-// the examples against it. spec is not changed.
+// and rendered (see [Spec.Render]). A replaced schema is checked, and the
+// Doc's examples are validated against it. spec is not changed.
 func ApplySession(spec *Spec, ss SessionSpec) (*Spec, error) {
 	c := *spec
 	if ss.Description != "" || ss.Prompt != "" {
@@ -228,13 +239,14 @@ func ApplySession(spec *Spec, ss SessionSpec) (*Spec, error) {
 		}
 	}
 	if len(ss.InputSchema) > 0 {
-		if err := CheckSchema(ss.InputSchema); err != nil {
+		sch, err := compileSchema(ss.InputSchema)
+		if err != nil {
 			return nil, fmt.Errorf("session input schema: %w", err)
 		}
+		if err := checkExamples(sch, c.Doc); err != nil {
+			return nil, err
+		}
 		c.InputSchema = compact(ss.InputSchema)
-	}
-	if err := CheckDoc(&c); err != nil {
-		return nil, err
 	}
 	return c.Render(), nil
 }

@@ -147,10 +147,11 @@ func build(name, description string, schema json.RawMessage, call RawFunc, opts 
 			return nil, fmt.Errorf("tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", name, n)
 		}
 	}
-	if err := CheckSchema(c.spec.InputSchema); err != nil {
+	sch, err := compileSchema(c.spec.InputSchema)
+	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
-	if err := CheckDoc(&c.spec); err != nil {
+	if err := checkExamples(sch, c.spec.Doc); err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
 	c.spec = *c.spec.Render()

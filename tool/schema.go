@@ -204,28 +204,36 @@ var ErrBadSchema = errors.New("bad input schema")
 // CheckSchema reports whether raw is a usable input schema: valid JSON, an
 // object schema ("type": "object"), and a schema the validator can compile.
 func CheckSchema(raw json.RawMessage) error {
+	_, err := compileSchema(raw)
+	return err
+}
+
+// compileSchema checks raw like [CheckSchema] and returns the compiled
+// schema.
+func compileSchema(raw json.RawMessage) (*validator.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return fmt.Errorf("%w: empty", ErrBadSchema)
+		return nil, fmt.Errorf("%w: empty", ErrBadSchema)
 	}
 	var top map[string]any
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
 	if top["type"] != "object" {
-		return fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, top["type"])
+		return nil, fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, top["type"])
 	}
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
 	c := validator.NewCompiler()
 	if err := c.AddResource("input.json", doc); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	if _, err := c.Compile("input.json"); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSchema, err)
+	sch, err := c.Compile("input.json")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	return nil
+	return sch, nil
 }
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

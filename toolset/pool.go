@@ -395,6 +395,14 @@ func (p *Pool) get(m *member) tool.Tool {
 // bytes.
 func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
 	spec := t.Spec()
+	rendered := spec.Rendered()
+	if !rendered {
+		// A custom tool's Doc (the constructors of package tool check
+		// and render theirs when they build the tool).
+		if err := tool.CheckDoc(spec); err != nil {
+			return nil, err
+		}
+	}
 	out := spec
 	if sd, ok := tool.As[tool.SessionDescriber](t); ok {
 		ctx, cancel := context.WithTimeout(p.ctx, p.opts.SessionTimeout)
@@ -415,14 +423,8 @@ func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
 			}
 		}
 	}
-	if out == spec && spec.Doc != nil {
-		if err := tool.CheckDoc(spec); err != nil {
-			return nil, err
-		}
-		r := spec.Render()
-		if r.Description != spec.Description || r.Prompt != spec.Prompt || r.Annotations.Title != spec.Annotations.Title {
-			out = r // not rendered yet (tool.New renders when it builds)
-		}
+	if out == spec && !rendered {
+		out = spec.Render()
 	}
 	if out == spec {
 		return t, nil

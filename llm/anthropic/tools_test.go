@@ -54,3 +54,9 @@ func TestToolParamKeepsSchemaBytes(t *testing.T) {
 		t.Fatalf("empty spec: %s", b)
 	}
 }
+
+// TestToolParamsDocGolden: structured descriptions and session-time
+// prompts in the documented layout.
+func TestToolParamsDocGolden(t *testing.T) {
+	llmtest.Golden(t, "tools_doc.json", ToolParams(llmtest.DocPool(t), ToolOptions{}), *update)
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -66,9 +68,16 @@ func Golden(tb testing.TB, name string, v any, update bool) {
 		tb.Fatal(err)
 	}
 	got.WriteByte('\n')
+	GoldenText(tb, name, got.String(), update)
+}
+
+// GoldenText compares text with the file testdata/name; with update it
+// rewrites the file instead.
+func GoldenText(tb testing.TB, name, text string, update bool) {
+	tb.Helper()
 	path := filepath.Join("testdata", name)
 	if update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 		return
@@ -77,7 +86,81 @@ func Golden(tb testing.TB, name string, v any, update bool) {
 	if err != nil {
 		tb.Fatalf("%v (run the test with -update)", err)
 	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
+	if diff := cmp.Diff(string(want), text); diff != "" {
 		tb.Fatalf("%s differs (-want +got; -update rewrites):\n%s", path, diff)
 	}
+}
+
+// DocPool returns a pool of tools with structured descriptions
+// ([tool.Doc]), the input of the formats' golden tests of the documented
+// layout: a typed tool whose Doc the constructor renders, and a custom
+// tool with a Doc and a session-time prompt ([tool.SessionDescriber]) that
+// the pool renders once, when it builds the tool.
+func DocPool(tb testing.TB) *toolset.Pool {
+	tb.Helper()
+	type grepInput struct {
+		Pattern string `json:"pattern" jsonschema:"The regular expression to search for"`
+		Path    string `json:"path,omitempty" jsonschema:"The directory to search (default: the working directory)"`
+	}
+	grep := tool.Must(tool.NewText("Grep", "", func(ctx context.Context, env *tool.Env, in grepInput) (string, error) {
+		return "", nil
+	}, tool.ReadOnly(), tool.WithDoc(tool.Doc{
+		DisplayName: "Search file contents",
+		Short:       "Searches file contents with a regular expression.",
+		Long:        "Searches every file under a directory and returns the matching lines with their file names and line numbers.",
+		UsageNotes:  []string{"Use it instead of running grep or rg in Bash.", "The pattern uses RE2 syntax: escape literal braces."},
+		Important:   []string{"Results are capped: narrow the path or the pattern when the output is cut."},
+		Examples: []tool.Example{
+			{Description: "Find the definitions of a function", Input: json.RawMessage(`{"pattern": "func Run\\(", "path": "agent"}`)},
+			{Description: "Find TODO comments everywhere", Input: json.RawMessage(`{"pattern":"TODO"}`)},
+		},
+	})))
+	p, err := toolset.NewPool(context.Background(), toolset.Options{Tools: []tool.Tool{grep, &QueryTool{Tables: []string{"orders(id, total)", "users(id, name)"}}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// QueryTool is a custom tool (not built by package tool's constructors)
+// with a structured description and a session-time prompt listing the
+// tables of its database.
+type QueryTool struct {
+	Tables []string
+	// Delay is how long DescribeSession takes (to test the deadline).
+	Delay time.Duration
+}
+
+// Spec implements [tool.Tool]: the Doc is not rendered here (the pool
+// renders it).
+func (q *QueryTool) Spec() *tool.Spec {
+	return &tool.Spec{
+		Name:        "Query",
+		Description: "Runs a read-only SQL query.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string","description":"One SELECT statement"}},"required":["sql"],"additionalProperties":false}`),
+		Traits:      tool.ReadOnlyTraits,
+		Doc: &tool.Doc{
+			DisplayName: "SQL query",
+			UsageNotes:  []string{"Only SELECT statements run; anything else is an error."},
+			Examples:    []tool.Example{{Description: "Count the orders", Input: json.RawMessage(`{"sql":"SELECT count(*) FROM orders"}`)}},
+		},
+	}
+}
+
+// Call implements [tool.Tool].
+func (q *QueryTool) Call(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) {
+	return tool.TextResult("0 rows"), nil
+}
+
+// DescribeSession implements [tool.SessionDescriber]: the prompt lists the
+// tables.
+func (q *QueryTool) DescribeSession(ctx context.Context, env *tool.Env) (tool.SessionSpec, error) {
+	if q.Delay > 0 {
+		select {
+		case <-time.After(q.Delay):
+		case <-ctx.Done():
+			return tool.SessionSpec{}, ctx.Err()
+		}
+	}
+	return tool.SessionSpec{Prompt: "Runs one query against the session's database. Tables: " + strings.Join(q.Tables, ", ") + "."}, nil
 }

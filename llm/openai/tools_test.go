@@ -35,3 +35,9 @@ func TestToolParamDeterministic(t *testing.T) {
 		t.Fatalf("unusable schema: %s", bad)
 	}
 }
+
+// TestToolParamsDocGolden: structured descriptions and session-time
+// prompts in the documented layout.
+func TestToolParamsDocGolden(t *testing.T) {
+	llmtest.Golden(t, "tools_doc.json", ToolParams(llmtest.DocPool(t)), *update)
+}
