@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,40 @@ func BenchmarkStreamAddToStart(b *testing.B) {
 		stream.Wait()
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(n), "add-to-start-ns")
+}
+
+// BenchmarkPartialChunk measures what [Stream.Partial] adds per streamed
+// chunk of a call's input (4 KB in 16-byte chunks) when no tool observes
+// partial input: without a status receiver, and with one (a WAIT event
+// every 512 bytes). One op is one chunk.
+func BenchmarkPartialChunk(b *testing.B) {
+	input := []byte(`{"text":"` + strings.Repeat("x", 4096) + `"}`)
+	const chunk = 16
+	for _, withStatus := range []bool{false, true} {
+		b.Run(map[bool]string{false: "no-status", true: "status"}[withStatus], func(b *testing.B) {
+			k := newKit(b)
+			opts := []Option{WithDecider(allowAll())}
+			if withStatus {
+				opts = append(opts, WithStatus(func(tool.Status) {}))
+			}
+			e := New(k.resolver(b), opts...)
+			st := e.Stream(context.Background(), session())
+			defer st.Discard()
+			var id string
+			calls, n := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if n == 0 {
+					calls++
+					id = fmt.Sprint("c", calls)
+					st.Partial(id, "Echo", nil)
+				}
+				n = min(n+chunk, len(input))
+				st.Partial(id, "Echo", input[:n])
+				if n == len(input) {
+					n = 0
+				}
+			}
+		})
+	}
 }

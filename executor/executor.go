@@ -7,7 +7,10 @@
 //     violation; an invalid input is repaired where the model made a common
 //     mistake (a boolean, number, object or array sent as a string, null for
 //     an optional field) and validated again;
-//  3. the tool's own input check ([tool.InputValidator]);
+//  3. the tool's own input check ([tool.InputValidator]), then the
+//     observable input: the tool's backfilled fields ([tool.Backfiller]),
+//     which hooks, the permission decision, status events and
+//     [Outcome.Observable] see while the tool gets the input as sent;
 //  4. PreToolUse hooks ([hook.Runner]): they may rewrite the input (it is
 //     validated again), add context, block, or give a permission verdict; a
 //     runner error blocks the call (fail closed);
@@ -24,7 +27,11 @@
 //
 // [Executor.Run] runs the calls of one model message; [Executor.Stream]
 // takes them one by one while the model's reply streams, starting
-// concurrency-safe calls at once. Both return results in the model's order.
+// concurrency-safe calls at once, and hands the input streamed so far to
+// tools that observe it ([tool.PartialObserver]; never running them on
+// it). Both return results in the model's order. A tool that needs one
+// instance per call ([tool.CallFactory]) gets it for the call's partials
+// and the call, and it is dropped at the call's final status.
 package executor
 
 import (

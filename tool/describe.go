@@ -31,8 +31,9 @@ import (
 //	             - the example's description
 //	               {"the":"input, compact JSON"}
 //
-// Empty parts and their headings are left out. The zero Doc renders to the
-// spec's plain Description and an empty Prompt.
+// Empty parts and their headings are left out. An empty Short falls back
+// to the spec's plain Description. With a Doc, the Prompt is rendered from
+// the Doc alone ([WithDoc] moves a [WithPrompt] text into an empty Long).
 type Doc struct {
 	// DisplayName is the tool's name for people ("Read file"). It is not
 	// sent to the model; rendering copies it to [Annotations.Title] when the

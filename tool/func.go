@@ -147,6 +147,13 @@ func build(name, description string, schema json.RawMessage, call RawFunc, opts 
 			return nil, fmt.Errorf("tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", name, n)
 		}
 	}
+	if d := c.spec.Doc; d != nil {
+		cp := *d // the option's value may build other tools
+		if cp.Long == "" {
+			cp.Long = c.spec.Prompt // WithPrompt and WithDoc together
+		}
+		c.spec.Doc = &cp
+	}
 	sch, err := compileSchema(c.spec.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)

@@ -1,8 +1,13 @@
 // Package tool defines the contract every Gantry tool meets: a [Tool] describes
 // itself with a [Spec] and runs with [Tool.Call]; optional capabilities
 // (per-input traits, input validation, permission checks, call descriptions,
-// permission-rule matching, per-call timeouts, an enabled check) are found by
-// type assertion, in the style of io/fs.
+// permission-rule matching, per-call timeouts, an enabled check, a
+// session-time description, partial input, per-call instances, observable
+// input backfill) are found by type assertion, in the style of io/fs.
+//
+// A spec's description may be structured ([Doc]: short and long text, usage
+// notes, examples checked against the schema, important points, a display
+// name); it is rendered once into the model-facing text ([Spec.Render]).
 //
 // Most tools are written as plain Go functions with [New], [NewText],
 // [NewTyped], [NewNoInput] or [NewRaw]; the input schema is inferred from the
