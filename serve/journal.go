@@ -100,14 +100,35 @@ type Engine struct {
 
 var _ runqueue.Engine = (*Engine)(nil)
 
+// Stored returns a read-only engine over the runs recorded in the store:
+// Get, List and Events (following live runs of serve processes by polling
+// the store); Start, Answer and Cancel fail with [runqueue.ErrClosed] (only
+// the process that runs a run can answer or cancel it — through its API).
+func Stored(runs store.Runs) *Engine {
+	return &Engine{runs: runs, poll: 250 * time.Millisecond}
+}
+
+// localGet asks the local engine, if any.
+func (e *Engine) localGet(ctx context.Context, id string) (runqueue.Run, error) {
+	if e.local == nil {
+		return runqueue.Run{}, runqueue.ErrNotFound
+	}
+	return e.local.Get(ctx, id)
+}
+
+var errReadOnly = fmt.Errorf("%w: this engine only reads the store; use the API of the serve process", runqueue.ErrClosed)
+
 // Start implements [runqueue.Engine].
 func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run, error) {
+	if e.local == nil {
+		return runqueue.Run{}, errReadOnly
+	}
 	return e.local.Start(ctx, req)
 }
 
 // Get implements [runqueue.Engine].
 func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
-	r, err := e.local.Get(ctx, id)
+	r, err := e.localGet(ctx, id)
 	if !errors.Is(err, runqueue.ErrNotFound) {
 		return r, err
 	}
@@ -134,7 +155,7 @@ func (e *Engine) List(ctx context.Context, f runqueue.Filter) ([]runqueue.Run, e
 	}
 	out := make([]runqueue.Run, 0, len(recs))
 	for _, rec := range recs {
-		if r, err := e.local.Get(ctx, rec.ID); err == nil {
+		if r, err := e.localGet(ctx, rec.ID); err == nil {
 			out = append(out, r)
 			continue
 		}
@@ -149,7 +170,7 @@ func (e *Engine) List(ctx context.Context, f runqueue.Filter) ([]runqueue.Run, e
 
 // Events implements [runqueue.Engine].
 func (e *Engine) Events(ctx context.Context, id string, after int64) iter.Seq2[runqueue.Event, error] {
-	if _, err := e.local.Get(ctx, id); err == nil {
+	if _, err := e.localGet(ctx, id); err == nil {
 		return e.local.Events(ctx, id, after)
 	}
 	return func(yield func(runqueue.Event, error) bool) {
@@ -197,6 +218,9 @@ func (e *Engine) Events(ctx context.Context, id string, after int64) iter.Seq2[r
 
 // Answer implements [runqueue.Engine].
 func (e *Engine) Answer(ctx context.Context, runID, askID string, a interaction.Answer) error {
+	if e.local == nil {
+		return errReadOnly
+	}
 	err := e.local.Answer(ctx, runID, askID, a)
 	if errors.Is(err, runqueue.ErrNotFound) {
 		return e.notHere(ctx, runID, err)
@@ -206,6 +230,9 @@ func (e *Engine) Answer(ctx context.Context, runID, askID string, a interaction.
 
 // Cancel implements [runqueue.Engine].
 func (e *Engine) Cancel(ctx context.Context, id string) error {
+	if e.local == nil {
+		return errReadOnly
+	}
 	err := e.local.Cancel(ctx, id)
 	if errors.Is(err, runqueue.ErrNotFound) {
 		return e.notHere(ctx, id, err)
@@ -215,7 +242,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 
 // notHere explains a run this process does not run.
 func (e *Engine) notHere(ctx context.Context, id string, err error) error {
-	if _, lerr := e.local.Get(ctx, id); lerr == nil {
+	if _, lerr := e.localGet(ctx, id); lerr == nil {
 		return err // ours: the ask is what is missing
 	}
 	r, gerr := e.Get(ctx, id)

@@ -7,8 +7,9 @@
 // session's directory and permission mode, even after the session ended.
 //
 // Session-only jobs change only the session's own schedule, so CronCreate
-// and CronDelete allow themselves for them; creating a durable job asks
-// (it will run unattended later), unless a rule or the mode decides.
+// and CronDelete allow themselves for them; creating a durable job (it will
+// run unattended later) is left to the rules and the mode: it asks unless
+// an allow rule names CronCreate.
 package crontool
 
 import (
@@ -84,9 +85,11 @@ func NewCreate() tool.Tool {
 			return created(fromStore(j, false)), nil
 		},
 		tool.WithTraits(tool.Traits{NonDestructive: true}),
-		tool.PermissionFunc(func(_ context.Context, env *tool.Env, in CreateInput) tool.PermissionResult {
+		tool.PermissionFunc(func(_ context.Context, _ *tool.Env, in CreateInput) tool.PermissionResult {
 			if in.Durable != nil && *in.Durable {
-				return tool.PermissionResult{Behavior: tool.Ask, Reason: fmt.Sprintf("schedules a durable job that gantry serve runs unattended in %s (%s)", env.WorkDir, in.Cron)}
+				// No opinion: an allow rule (CronCreate) or the mode decides,
+				// else the call asks like any tool that is not read-only.
+				return tool.PermissionResult{}
 			}
 			return tool.PermissionResult{Behavior: tool.Allow, Reason: "a session-only job changes only this session's schedule"}
 		}),

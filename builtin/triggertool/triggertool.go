@@ -8,7 +8,8 @@
 // A trigger a session creates or changes is never wider than the session:
 // its directory is the session's (or inside it), its permission mode the
 // session's or narrower, and it carries no allow rules. Reading is allowed
-// without a prompt; creating, changing and running ask.
+// without a prompt; creating, changing and running ask unless an allow
+// rule names the tool.
 package triggertool
 
 import (
@@ -78,11 +79,13 @@ func New(o Options) tool.Tool {
 			}
 			return tool.Traits{NonDestructive: true}
 		}),
-		tool.PermissionFunc(func(_ context.Context, env *tool.Env, in Input) tool.PermissionResult {
+		tool.PermissionFunc(func(_ context.Context, _ *tool.Env, in Input) tool.PermissionResult {
 			if readOnly(in.Action) {
 				return tool.PermissionResult{Behavior: tool.Allow, Reason: "reads triggers and runs"}
 			}
-			return tool.PermissionResult{Behavior: tool.Ask, Reason: fmt.Sprintf("RemoteTrigger %s starts or schedules unattended agent runs", in.Action)}
+			// Starting or scheduling unattended runs: left to the rules
+			// and the mode (it asks unless an allow rule names the tool).
+			return tool.PermissionResult{}
 		}),
 		tool.DescribeFunc(func(in Input) string {
 			s := "RemoteTrigger " + in.Action

@@ -121,10 +121,10 @@ func TestLocal(t *testing.T) {
 	if len(jobs) != 2 {
 		t.Fatalf("jobs %+v", jobs)
 	}
-	// Permissions: reading allows itself, the rest asks.
+	// Permissions: reading allows itself, the rest is left to the rules.
 	pc := rt.(tool.PermissionChecker)
 	for in, want := range map[string]tool.Behavior{`{"action":"list"}`: tool.Allow, `{"action":"get_run_log","session_id":"r"}`: tool.Allow,
-		`{"action":"run","trigger_id":"x"}`: tool.Ask, `{"action":"create","body":{}}`: tool.Ask} {
+		`{"action":"run","trigger_id":"x"}`: tool.Passthrough, `{"action":"create","body":{}}`: tool.Passthrough} {
 		if got := pc.CheckPermission(context.Background(), env, json.RawMessage(in)).Behavior; got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}

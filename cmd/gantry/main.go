@@ -71,6 +71,8 @@ var subcommands = []func(*app) *cobra.Command{
 	newTasksCmd,
 	newTodosCmd,
 	newSandboxCmd,
+	newCronCmd,
+	newRunsCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

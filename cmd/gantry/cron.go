@@ -1,0 +1,346 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/serve"
+	"github.com/gantry-dev/gantry/serveapi"
+	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// openScheduling opens the CLI's database for the cron and runs commands
+// (created when missing: a job added before serve ever ran is kept).
+func openScheduling(cmd *cobra.Command, a *app) (*store.SQLite, error) {
+	path, err := storePath(a)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenSQLite(cmd.Context(), path, store.SQLiteOptions{})
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	return st, nil
+}
+
+func newCronCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cron",
+		Short: "List, add and remove durable cron jobs (run by gantry serve)",
+		Long: `Durable cron jobs are kept in $GANTRY_HOME/gantry.db and run by gantry serve:
+each fire is an agent run of the job's prompt in its directory, with its
+permission options. Schedules are 5-field cron expressions in local time
+(or --timezone).`,
+	}
+	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronRmCmd(a))
+	return cmd
+}
+
+func newCronListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the durable cron jobs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			jobs, err := st.ListCronJobs(cmd.Context())
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if asJSON {
+				if jobs == nil {
+					jobs = []store.CronJob{}
+				}
+				return json.NewEncoder(a.stdout).Encode(serveapi.JobList{Jobs: jobs})
+			}
+			if len(jobs) == 0 {
+				fmt.Fprintln(a.stdout, "No cron jobs.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCRON\tKIND\tNEXT\tDIR\tPROMPT")
+			for _, j := range jobs {
+				kind := "once"
+				if j.Recurring {
+					kind = "recurring"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, short(j.Prompt, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newCronAddCmd(a *app) *cobra.Command {
+	var jr serveapi.JobRequest
+	var once bool
+	var mode, cwd string
+	var allowed, disallowed []string
+	cmd := &cobra.Command{
+		Use:   `add "CRON" "PROMPT"`,
+		Short: "Add a durable cron job",
+		Example: `  gantry cron add "0 9 * * 1-5" "Summarise yesterday's commits in NOTES.md"
+  gantry cron add --once "30 17 * * *" "Run the slow test suite and report failures"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sf := safetyFlags{cwd: cwd}
+			dir, err := sf.workDir()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			jr.Cron, jr.Prompt, jr.Dir = args[0], args[1], dir
+			rec := !once
+			jr.Recurring = &rec
+			jr.Options.Mode = tool.Mode(mode)
+			jr.Options.Allow, jr.Options.Deny = splitRules(allowed), splitRules(disallowed)
+			j, err := serve.NewJob(jr, time.Now())
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if j, err = st.CreateCronJob(cmd.Context(), j); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(a.stdout, "Added job %s (%s); next run %s. gantry serve runs it.\n", j.ID, j.Cron, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&once, "once", false, "fire once, at the next match (default: recurring)")
+	fl.StringVar(&jr.Timezone, "timezone", "", "IANA time zone of the schedule (default: local time)")
+	fl.StringVar(&jr.Catchup, "catchup", "", "fires missed while serve was down: once (default, run one) or none (skip)")
+	fl.BoolVar(&jr.Retry, "retry", false, "start a fire again when its run was lost (its serve process died)")
+	fl.StringVar(&jr.Lifetime, "lifetime", "", `how long a recurring job lives (Go duration, default 168h; "0" = forever)`)
+	fl.StringVar(&cwd, "cwd", "", "the runs' working directory (default: the current directory)")
+	fl.StringVar(&jr.Options.Model, "model", "", "model of the runs")
+	fl.StringVar(&mode, "permission-mode", "", "permission mode of the runs (default: the directory's settings)")
+	fl.StringSliceVar(&allowed, "allowedTools", nil, "allow rules added for the runs")
+	fl.StringSliceVar(&disallowed, "disallowedTools", nil, "deny rules added for the runs")
+	fl.IntVar(&jr.Options.MaxTurns, "max-turns", 0, "turn limit of each run")
+	fl.Float64Var(&jr.Options.MaxBudgetUSD, "max-budget-usd", 0, "cost limit of each run")
+	return cmd
+}
+
+func newCronRmCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Remove durable cron jobs",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			for _, id := range args {
+				if err := st.DeleteCronJob(cmd.Context(), id); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				fmt.Fprintln(a.stdout, "Removed job", id)
+			}
+			return nil
+		},
+	}
+}
+
+func newRunsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List and inspect the runs of gantry serve (cron fires, API and trigger runs)",
+	}
+	cmd.AddCommand(newRunsListCmd(a), newRunsShowCmd(a), newRunsLogsCmd(a))
+	return cmd
+}
+
+func newRunsListCmd(a *app) *cobra.Command {
+	var f runqueue.Filter
+	var status string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range strings.Split(status, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					if !runqueue.Status(s).Valid() {
+						return &exitError{code: 2, err: fmt.Errorf("unknown status %q", s)}
+					}
+					f.Status = append(f.Status, runqueue.Status(s))
+				}
+			}
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := serve.Stored(st).List(cmd.Context(), f)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if asJSON {
+				if runs == nil {
+					runs = []runqueue.Run{}
+				}
+				return json.NewEncoder(a.stdout).Encode(serveapi.RunList{Runs: runs})
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(a.stdout, "No runs.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tORIGIN\tCREATED\tDIR\tPROMPT")
+			for _, r := range runs {
+				origin := r.Request.Origin.Kind
+				if id := r.Request.Origin.JobID; id != "" {
+					origin += ":" + id
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, short(r.Request.Prompt, 50))
+			}
+			return tw.Flush()
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&status, "status", "", "only runs in these states (comma-separated: queued, running, succeeded, failed, cancelled, lost)")
+	fl.StringVar(&f.Origin, "origin", "", "only runs of this origin (api, cron, trigger, cli)")
+	fl.StringVar(&f.JobID, "job", "", "only the runs of this cron job")
+	fl.IntVar(&f.Limit, "limit", 0, "at most this many runs (default 100)")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsShowCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one run: request, status, session, result",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := serve.Stored(st).Get(cmd.Context(), args[0])
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if asJSON {
+				return json.NewEncoder(a.stdout).Encode(r)
+			}
+			printRun(a.stdout, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printRun(w io.Writer, r runqueue.Run) {
+	o := r.Request.Origin
+	fmt.Fprintf(w, "Run %s: %s\n", r.ID, r.Status)
+	fmt.Fprintf(w, "  origin:  %s", o.Kind)
+	if o.JobID != "" {
+		fmt.Fprintf(w, " (job %s, scheduled %s)", o.JobID, o.ScheduledAt.Local().Format(time.RFC3339))
+	}
+	if o.TriggerID != "" {
+		fmt.Fprintf(w, " (trigger %s)", o.TriggerID)
+	}
+	fmt.Fprintf(w, "\n  dir:     %s\n  prompt:  %s\n", r.Request.Dir, short(r.Request.Prompt, 200))
+	if r.SessionID != "" {
+		fmt.Fprintf(w, "  session: %s (gantry -p --resume %s …)\n", r.SessionID, r.SessionID)
+	}
+	fmt.Fprintf(w, "  created: %s", r.CreatedAt.Local().Format(time.RFC3339))
+	if !r.EndedAt.IsZero() {
+		fmt.Fprintf(w, "; ended %s", r.EndedAt.Local().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "\n  owner:   %s\n  events:  %d\n", r.Owner, r.Events)
+	for _, ask := range r.Asks {
+		fmt.Fprintf(w, "  waiting: %s ask %s\n", ask.Kind, ask.ID)
+	}
+	if r.Result != nil {
+		fmt.Fprintf(w, "  result:  %s, %d turns, $%.4f\n%s\n", r.Result.Subtype, r.Result.NumTurns, r.Result.CostUSD, indent(r.Result.Text))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error:   %s\n", r.Error)
+	}
+}
+
+func newRunsLogsCmd(a *app) *cobra.Command {
+	var follow bool
+	var after int64
+	cmd := &cobra.Command{
+		Use:   "logs ID",
+		Short: "Print a run's events (stream-json lines); --follow waits for new ones until the run ends",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			eng := serve.Stored(st)
+			r, err := eng.Get(cmd.Context(), args[0])
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if !follow && r.Events <= after {
+				return nil
+			}
+			for ev, err := range eng.Events(cmd.Context(), r.ID, after) {
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				fmt.Fprintf(a.stdout, "%s\n", ev.Data)
+				if !follow && ev.Seq >= r.Events {
+					break
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
+	cmd.Flags().Int64Var(&after, "after", 0, "start after this event number")
+	return cmd
+}
+
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// serveTokenFile is the default token file of gantry serve.
+func serveTokenFile(a *app) (string, error) {
+	path, err := storePath(a)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(path), serveapi.TokenFile), nil
+}
