@@ -424,3 +424,20 @@ func TestDeferredLoadHint(t *testing.T) {
 		t.Errorf("a tool that is not deferred gets no load hint: %s", o.Result.TextContent())
 	}
 }
+
+// TestCheckedForBackfill: the files a decision checked under the
+// observable (absolute) paths are found under the tool's own (relative)
+// paths too, so a file tool uses the file that was checked.
+func TestCheckedForBackfill(t *testing.T) {
+	open := tool.Must(tool.NewText("Open", "Opens a file.", func(ctx context.Context, env *tool.Env, in openIn) (string, error) {
+		return "", nil
+	}, tool.AccessFunc(func(in openIn) (tool.Access, error) { return tool.Access{Reads: []string{in.Path}}, nil })))
+	checked := map[string]string{"/w/l/a.txt": "/w/in/a.txt"}
+	got := checkedFor(open, json.RawMessage(`{"path":"l/a.txt"}`), json.RawMessage(`{"path":"/w/l/a.txt"}`), checked)
+	if got["l/a.txt"] != "/w/in/a.txt" || got["/w/l/a.txt"] != "/w/in/a.txt" || len(checked) != 1 {
+		t.Fatalf("checked %v (decision's map %v must not change)", got, checked)
+	}
+	if got := checkedFor(open, json.RawMessage(`{"path":"a"}`), json.RawMessage(`{"path":"a"}`), checked); len(got) != 1 {
+		t.Fatalf("same input: %v", got)
+	}
+}

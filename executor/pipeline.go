@@ -386,7 +386,8 @@ func (e *Executor) execute(s *Stream, j *job) {
 			return
 		}
 	}
-	env.Checked = d.Checked // the files the decision checked: the tool uses those
+	// The files the decision checked: the tool uses those.
+	env.Checked = checkedFor(t, j.input, req.Input, d.Checked)
 
 	// The call.
 	res, modifier := e.call(ctx, j, env)
@@ -539,6 +540,42 @@ func (e *Executor) backfill(j *job, env *tool.Env, show bool) {
 	in := j.observed()
 	desc := tool.Describe(j.tool, in)
 	j.emit(func(st *tool.Status) { st.Input, st.Description = in, desc })
+}
+
+// checkedFor keys the files a decision checked ([tool.Env.Checked]) by
+// the paths of the tool's own input too: the decision saw the observable
+// input (a backfilled absolute path), the tool looks its paths up as its
+// input wrote them. Paths pair up by position in the two inputs' accesses
+// ([tool.Accessor]); a path the decision did not record stays unrecorded
+// (the tool then resolves it itself).
+func checkedFor(t tool.Tool, input, observed json.RawMessage, checked map[string]string) map[string]string {
+	if len(checked) == 0 || bytes.Equal(input, observed) {
+		return checked
+	}
+	ain, err1 := tool.AccessOf(t, input)
+	aobs, err2 := tool.AccessOf(t, observed)
+	if err1 != nil || err2 != nil {
+		return checked
+	}
+	out := make(map[string]string, len(checked)+len(ain.Reads)+len(ain.Writes))
+	for k, v := range checked {
+		out[k] = v
+	}
+	pair := func(raw, obs []string) {
+		if len(raw) != len(obs) {
+			return
+		}
+		for i, r := range raw {
+			if v, ok := checked[obs[i]]; ok {
+				if _, own := checked[r]; !own {
+					out[r] = v
+				}
+			}
+		}
+	}
+	pair(ain.Reads, aobs.Reads)
+	pair(ain.Writes, aobs.Writes)
+	return out
 }
 
 // observed returns the input as hooks and the permission decision see it.

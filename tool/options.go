@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,10 +197,14 @@ func BackfillFunc[In any](f func(env *Env, in *In)) Option {
 			if err != nil {
 				return nil
 			}
-			f(env, &in)
-			out, err := json.Marshal(in)
+			before, err := json.Marshal(in)
 			if err != nil {
 				return nil
+			}
+			f(env, &in)
+			out, err := json.Marshal(in)
+			if err != nil || bytes.Equal(out, before) {
+				return nil // nothing added
 			}
 			return out
 		}

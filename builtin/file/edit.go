@@ -35,6 +35,7 @@ func NewEdit(opts Options) tool.Tool {
 	e := &editor{changer{opts.withDefaults()}}
 	return tool.Must(tool.New("Edit", editDescription, observed(func(in EditInput) string { return in.FilePath }, e.call),
 		tool.AccessFunc(func(in EditInput) (tool.Access, error) { return tool.Access{Writes: []string{in.FilePath}}, nil }),
+		tool.BackfillFunc(func(env *tool.Env, in *EditInput) { backfillPath(env, &in.FilePath) }),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in EditInput) error {
 			return e.check(env, in)
 		}),

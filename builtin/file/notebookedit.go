@@ -36,6 +36,7 @@ func NewNotebookEdit(opts Options) tool.Tool {
 		tool.AccessFunc(func(in NotebookEditInput) (tool.Access, error) {
 			return tool.Access{Writes: []string{in.NotebookPath}}, nil
 		}),
+		tool.BackfillFunc(func(env *tool.Env, in *NotebookEditInput) { backfillPath(env, &in.NotebookPath) }),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in NotebookEditInput) error {
 			return e.check(env, in)
 		}),

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gantry-dev/gantry/tool"
 )
 
 // resolvePath turns a model-given path into an absolute, cleaned path:
@@ -38,6 +40,16 @@ func resolvePath(workDir, p string) (string, error) {
 		return "", fmt.Errorf("%s is under /dev: device files are not read or written by the file tools", p)
 	}
 	return p, nil
+}
+
+// backfillPath is the observable-input backfill of the file tools
+// (tool.Backfiller): hooks, permission checks, transcripts and UIs see the
+// absolute path of a relative (or ~) one. The tool itself still gets the
+// model's path and resolves it in the call's working directory.
+func backfillPath(env *tool.Env, p *string) {
+	if abs, err := resolvePath(envWorkDir(env), *p); err == nil {
+		*p = abs
+	}
 }
 
 // realPath returns p with symbolic links resolved, or p itself when it (or

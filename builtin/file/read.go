@@ -49,6 +49,7 @@ func NewRead(opts Options) tool.Tool {
 	r := &reader{opts: opts.withDefaults()}
 	return tool.Must(tool.New("Read", readDescription, r.call,
 		tool.AccessFunc(func(in ReadInput) (tool.Access, error) { return tool.Access{Reads: []string{in.FilePath}}, nil }),
+		tool.BackfillFunc(func(env *tool.Env, in *ReadInput) { backfillPath(env, &in.FilePath) }),
 		tool.ReadOnly(),
 		tool.WithMaxResultChars(-1), // bounded by the tool itself: reading a spill file with Read would loop
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in ReadInput) error {

@@ -29,6 +29,7 @@ func NewWrite(opts Options) tool.Tool {
 	w := &writer{changer{opts.withDefaults()}}
 	return tool.Must(tool.New("Write", writeDescription, observed(func(in WriteInput) string { return in.FilePath }, w.call),
 		tool.AccessFunc(func(in WriteInput) (tool.Access, error) { return tool.Access{Writes: []string{in.FilePath}}, nil }),
+		tool.BackfillFunc(func(env *tool.Env, in *WriteInput) { backfillPath(env, &in.FilePath) }),
 		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in WriteInput) error {
 			_, err := resolvePath(envWorkDir(env), in.FilePath)
 			return err
