@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/builtin/triggertool"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
@@ -343,4 +345,30 @@ func serveTokenFile(a *app) (string, error) {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(path), serveapi.TokenFile), nil
+}
+
+// triggerOptions tell RemoteTrigger which gantry serve to talk to: the one
+// at $GANTRY_SERVE_URL (token from $GANTRY_SERVE_TOKEN_FILE) for every
+// action, else the local one (found through its state file) for runs.
+func triggerOptions(a *app) triggertool.Options {
+	if u := a.getenv("GANTRY_SERVE_URL"); u != "" {
+		tf := a.getenv("GANTRY_SERVE_TOKEN_FILE")
+		return triggertool.Options{Remote: func() (*serveapi.Client, error) {
+			if tf == "" {
+				return nil, errors.New("GANTRY_SERVE_URL is set but GANTRY_SERVE_TOKEN_FILE is not")
+			}
+			tok, err := serveapi.ReadToken(tf)
+			if err != nil {
+				return nil, err
+			}
+			return &serveapi.Client{URL: u, Token: tok}, nil
+		}}
+	}
+	return triggertool.Options{Local: func() (*serveapi.Client, error) {
+		path, err := storePath(a)
+		if err != nil {
+			return nil, err
+		}
+		return serveapi.Discover(filepath.Dir(path))
+	}}
 }

@@ -184,6 +184,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		o.Builtin.Web = webOpts
 		o.MCPConfigFiles, o.Agents = f.mcpConfig, defs
 		o.CompletionTools = f.completion
+		o.Builtin.Trigger = triggerOptions(a)
 		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
 		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed
