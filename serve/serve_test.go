@@ -74,7 +74,7 @@ type fixture struct {
 	dir    string
 }
 
-func openStore(t *testing.T, path string) *store.SQLite {
+func openStore(t testing.TB, path string) *store.SQLite {
 	t.Helper()
 	st, err := store.OpenSQLite(context.Background(), path, store.SQLiteOptions{})
 	if err != nil {
@@ -84,7 +84,7 @@ func openStore(t *testing.T, path string) *store.SQLite {
 	return st
 }
 
-func start(t *testing.T, o serve.Options) *fixture {
+func start(t testing.TB, o serve.Options) *fixture {
 	t.Helper()
 	if o.Store == nil {
 		o.Store = openStore(t, filepath.Join(t.TempDir(), "g.db"))
