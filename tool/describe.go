@@ -256,8 +256,9 @@ func ApplySession(spec *Spec, ss SessionSpec) (*Spec, error) {
 // while the model is still streaming it, to show what they are about to do
 // or to prepare (open a file, warm a connection). The executor calls
 // ObservePartial with the input streamed so far repaired into a valid JSON
-// object (unfinished strings cut, open objects and arrays closed; a field
-// may be incomplete), throttled (at most once per interval, only when the
+// object (an open string closed as far as it streamed, open objects and
+// arrays closed, a key without a value dropped: a string field may be
+// incomplete), throttled (at most once per interval, only when the
 // repaired input changed), from the goroutine that reads the model's stream,
 // so it must return quickly: start any slow preparation on your own
 // goroutine bound to ctx, which ends when the model's reply is done or
