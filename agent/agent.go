@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/web"
+	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
@@ -82,6 +83,18 @@ type Options struct {
 	// (agenttool.Definition.OutputSchema), never this one.
 	OutputSchema  json.RawMessage
 	OutputRetries int
+	// Checkpoints, if set, records the project's files so that every
+	// change can be undone (see package checkpoint and
+	// [Agent.RewindFiles]): at the start of every user turn (the
+	// checkpoint's id is the user message's uuid, in MessageEvent.UUID and
+	// the transcript) and before every tool call that may write (its id is
+	// the tool use id) — a call whose traits are neither read-only nor
+	// planning, so a Bash command the shell analysis does not find
+	// read-only counts, whatever it runs. The state at the end of each run
+	// is recorded too. A failed recording is a notice; the run goes on.
+	// Subagents working in the same directory share it. Nil means no
+	// checkpoints.
+	Checkpoints *checkpoint.Store
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
@@ -406,10 +419,12 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 	if a.canUse != nil {
 		xo = append(xo, executor.WithCanUseTool(a.canUse))
 	}
-	if a.opts.Hooks != nil {
+	a.resolver = &resolver{pool: a.pool}
+	if a.opts.Checkpoints != nil {
+		xo = append(xo, executor.WithHooks(checkpointHooks{inner: a.opts.Hooks, a: a}))
+	} else if a.opts.Hooks != nil {
 		xo = append(xo, executor.WithHooks(a.opts.Hooks))
 	}
-	a.resolver = &resolver{pool: a.pool}
 	a.exec = executor.New(a.resolver, append(xo, a.opts.ExecutorOptions...)...)
 }
 
@@ -601,7 +616,11 @@ func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
 }
 
 // record appends a message to the transcript.
-func (a *Agent) record(typ string, m llm.Message) error {
+func (a *Agent) record(typ string, m llm.Message) error { return a.recordAs(typ, m, "") }
+
+// recordAs appends a message to the transcript under uuid ("" = a new
+// one).
+func (a *Agent) recordAs(typ string, m llm.Message, uuid string) error {
 	if a.sess == nil {
 		return nil
 	}
@@ -609,7 +628,7 @@ func (a *Agent) record(typ string, m llm.Message) error {
 	if err != nil {
 		return fmt.Errorf("agent: encode message: %w", err)
 	}
-	_, err = a.sess.Append(session.Record{Type: typ, Message: b})
+	_, err = a.sess.Append(session.Record{Type: typ, Message: b, UUID: uuid})
 	return err
 }
 

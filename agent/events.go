@@ -38,9 +38,18 @@ type ToolStatus struct{ Status tool.Status }
 // after the whole message's calls ended.
 type ToolResultEvent struct{ Outcome *executor.Outcome }
 
-// MessageEvent is a message appended to the conversation: the assistant's
-// reply of a turn, or the user message carrying the tool results.
-type MessageEvent struct{ Message llm.Message }
+// MessageEvent is a message appended to the conversation: the user's
+// prompt, the assistant's reply of a turn, or the user message carrying
+// the tool results.
+type MessageEvent struct {
+	Message llm.Message
+	// UUID is the message's id in the transcript.
+	UUID string
+	// Checkpoint is the id of the checkpoint recorded before a user's
+	// prompt (Options.Checkpoints), its UUID; "" for other messages and
+	// when no checkpoint was recorded. [Agent.RewindFiles] takes it.
+	Checkpoint string
+}
 
 // RetryEvent says a turn's request is sent again after a transient failure
 // (the partial reply, if any, was discarded).

@@ -106,6 +106,7 @@ func (r *run) waitBackground(ctx context.Context) bool {
 
 // finish emits the final result (and err after it, if any).
 func (r *run) finish(subtype string, isErr bool, text string, err error) {
+	r.recordTip()
 	r.drain()
 	r.absorb()
 	res := &ResultEvent{
@@ -142,7 +143,9 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			blocks = append(blocks, llm.Text(out.AdditionalContext))
 		}
 	}
-	if !r.appendMessage(llm.UserMessage(blocks...)) {
+	uuid := session.NewUUID()
+	cp := r.checkpointTurn(ctx, uuid, prompt)
+	if !r.appendMessageAs(llm.UserMessage(blocks...), uuid, cp) {
 		return
 	}
 
@@ -337,17 +340,21 @@ func (r *run) toolNames() []string {
 }
 
 // appendMessage adds m to the conversation and the transcript.
-func (r *run) appendMessage(m llm.Message) bool {
+func (r *run) appendMessage(m llm.Message) bool { return r.appendMessageAs(m, session.NewUUID(), "") }
+
+// appendMessageAs adds m under uuid, with the checkpoint recorded before
+// it (if any).
+func (r *run) appendMessageAs(m llm.Message, uuid, checkpoint string) bool {
 	typ := session.TypeUser
 	if m.Role == llm.RoleAssistant {
 		typ = session.TypeAssistant
 	}
 	r.a.history = append(r.a.history, m)
-	if err := r.a.record(typ, m); err != nil {
+	if err := r.a.recordAs(typ, m, uuid); err != nil {
 		r.finish(SubtypeDuringExecution, true, err.Error(), err)
 		return false
 	}
-	return r.emit(&MessageEvent{Message: m})
+	return r.emit(&MessageEvent{Message: m, UUID: uuid, Checkpoint: checkpoint})
 }
 
 // sendResults appends the user message answering every tool use in order.

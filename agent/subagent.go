@@ -290,6 +290,9 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 	c.opts.SessionID, c.opts.Continue, c.opts.Fork = "", false, false
 	c.opts.Closers, c.opts.Agents = nil, nil
 	c.opts.OutputSchema, c.opts.OutputRetries = def.OutputSchema, 0
+	if wt != nil {
+		c.opts.Checkpoints = nil // a worktree is another tree
+	}
 	c.opts.WaitForBackground = true
 	if a.opts.MaxBudgetUSD > 0 {
 		c.opts.MaxBudgetUSD = max(a.opts.MaxBudgetUSD-a.cost, 1e-9)

@@ -206,6 +206,38 @@ func (s *Store) Fork(cwd, id string) (*Session, error) {
 	return dst, nil
 }
 
+// ForkBefore copies session id under a new id up to, not including, the
+// record uuid (a user message): the conversation as it was before that
+// message was sent. The source is unchanged. An unknown uuid is an error
+// wrapping ErrNotFound.
+func (s *Store) ForkBefore(cwd, id, uuid string) (*Session, error) {
+	src, err := s.Open(cwd, id)
+	if err != nil {
+		return nil, err
+	}
+	recs := src.Records()
+	if err := src.Close(); err != nil {
+		return nil, err
+	}
+	cut := slices.IndexFunc(recs, func(r Record) bool { return r.UUID == uuid })
+	if cut < 0 {
+		return nil, fmt.Errorf("%w: message %s in session %s", ErrNotFound, uuid, id)
+	}
+	dst, err := s.Create(cwd)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs[:cut] {
+		r.SessionID = dst.ID
+		r.ForkedFrom = id
+		if err := dst.write(r); err != nil {
+			dst.Close()
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
 func (s *Store) open(cwd, id string, create bool) (*Session, error) {
 	dir := s.Dir(cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -246,3 +246,30 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestForkBefore: the fork ends before the named message; an unknown
+// message is ErrNotFound.
+func TestForkBefore(t *testing.T) {
+	st := newTestStore(t)
+	a, _ := st.Create("/w")
+	a.Append(Record{Type: TypeUser, Message: msg("one"), UUID: "u1"})
+	a.Append(Record{Type: TypeAssistant, Message: msg("reply")})
+	a.Append(Record{Type: TypeUser, Message: msg("two"), UUID: "u2"})
+	a.Append(Record{Type: TypeAssistant, Message: msg("reply 2")})
+	a.Close()
+	f, err := st.ForkBefore("/w", a.ID, "u2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	recs := f.Records()
+	if len(recs) != 2 || recs[0].UUID != "u1" || recs[1].ForkedFrom != a.ID || recs[1].SessionID != f.ID {
+		t.Fatalf("fork records: %+v", recs)
+	}
+	if orig, _ := ReadFile(a.Path); len(orig) != 4 {
+		t.Fatalf("original changed: %d records", len(orig))
+	}
+	if _, err := st.ForkBefore("/w", a.ID, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+}

@@ -73,6 +73,8 @@ var subcommands = []func(*app) *cobra.Command{
 	newSandboxCmd,
 	newCronCmd,
 	newRunsCmd,
+	newCheckpointsCmd,
+	newRewindCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

@@ -46,6 +46,8 @@ type runFlags struct {
 	toolProtocol   string
 	completion     bool
 	jsonSchema     string
+	noCheckpoints  bool
+	replayUser     bool
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -72,6 +74,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.toolProtocol, "tool-protocol", "native", "how tools reach the model: native, text (described in the prompt, called with XML-style tags; for models without tool calling) or auto")
 	fl.BoolVar(&f.completion, "completion-tools", false, "offer attempt_completion (ends the run with its result) and new_task (restarts the conversation from a hand-off summary)")
 	fl.StringVar(&f.jsonSchema, "json-schema", "", "a JSON Schema the final answer must match (inline JSON or @file): the run ends with a StructuredOutput call, printed as structured_output in json and stream-json results")
+	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "do not record checkpoints of the project's files (gantry rewind undoes a run's changes with them)")
+	fl.BoolVar(&f.replayUser, "replay-user-messages", false, "stream-json: also print the prompt as a user message, with its uuid (the id of the checkpoint before it)")
 	f.web.add(fl, true)
 	f.agents.add(cmd)
 }
@@ -222,6 +226,15 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 			return err
 		}
 		opts.Store = session.NewStore(home)
+		if !f.noCheckpoints {
+			// Checkpoints of the project's files: gantry rewind.
+			if st, _, err := openCheckpoints(a, dir); err != nil {
+				fmt.Fprintln(a.stderr, "gantry: checkpoints are off:", err)
+			} else {
+				opts.Checkpoints = st
+				defer pruneCheckpoints(context.WithoutCancel(ctx), st, opts.Store, dir)
+			}
+		}
 	}
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
@@ -232,6 +245,7 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	defer ag.Close()
 
 	out := newPrinter(a, f.outputFormat, model)
+	out.replayUser = f.replayUser
 	rc.printer.Store(out)
 	var res *agent.ResultEvent
 	var runErr error
@@ -302,6 +316,8 @@ type printer struct {
 	enc      *json.Encoder
 	start    time.Time
 	session  string
+	// replayUser prints the prompt's user message too (stream-json).
+	replayUser bool
 }
 
 func hasToolResult(m llm.Message) bool {
@@ -338,6 +354,9 @@ type streamLine struct {
 	// ParentToolUseID is null for the main agent's messages (a subagent's
 	// would name the Agent call), as in Claude Code's output.
 	ParentToolUseID *string `json:"parent_tool_use_id"`
+	// UUID is a message's id in the transcript; the prompt's is also the
+	// id of the checkpoint recorded before it (gantry rewind ID).
+	UUID string `json:"uuid,omitempty"`
 }
 
 // resultJSON is the json output and the last stream-json line.
@@ -371,25 +390,25 @@ func (p *printer) event(ev agent.Event) {
 		p.session = e.SessionID
 		p.enc.Encode(streamLine{Type: "system", Subtype: "init", SessionID: e.SessionID, CWD: e.WorkDir, Tools: e.Tools, Model: p.model, PermissionMode: e.Mode})
 	case *agent.MessageEvent:
-		p.message(e.Message, nil)
+		p.message(e.Message, e.UUID, nil)
 	case *agent.SubagentEvent:
 		if m, ok := e.Event.(*agent.MessageEvent); ok {
 			id := e.ParentToolUseID
-			p.message(m.Message, &id)
+			p.message(m.Message, m.UUID, &id)
 		}
 	}
 }
 
 // message prints a message line; parent names the Agent call of a
 // subagent's message (nil for the main agent's).
-func (p *printer) message(m llm.Message, parent *string) {
+func (p *printer) message(m llm.Message, uuid string, parent *string) {
 	typ := "user"
 	if m.Role == llm.RoleAssistant {
 		typ = "assistant"
-	} else if !hasToolResult(m) && parent == nil {
-		return // the prompt itself is not echoed
+	} else if !hasToolResult(m) && parent == nil && !p.replayUser {
+		return // the prompt itself is echoed only with --replay-user-messages
 	}
-	p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m, ParentToolUseID: parent})
+	p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m, UUID: uuid, ParentToolUseID: parent})
 }
 
 func (p *printer) finish(res *agent.ResultEvent) {

@@ -1,0 +1,521 @@
+// Package checkpoint records the state of a project's files and restores
+// it: every change is undone, whatever made it — the agent's Write and
+// Edit calls, a `sed -i` or a code generator run through Bash, a person.
+//
+// A [Store] keeps checkpoints outside the project (by default under
+// $GANTRY_HOME/checkpoints/<project>; the project's own .git is never
+// read or written). A checkpoint is a manifest of the project's tree —
+// every file (by the SHA-256 of its content), directory and symbolic link
+// (its target, never followed), with permissions — plus the list of paths
+// it does not cover and why. File contents are stored once per content in
+// a content-addressed object store; a manifest is stored under the hash
+// of its own encoding. Recording is incremental: a file whose size,
+// modification and change times, inode and mode equal those of the last
+// recording is not read again.
+//
+// [Store.Rewind] restores a checkpoint: files created since are removed,
+// modified and deleted ones written back (atomically, permissions kept),
+// symbolic links recreated as links. Paths a checkpoint does not cover
+// (ignored by .gitignore, over a size cap, special files) are never
+// touched. Before writing anything the rewind reads back and verifies
+// every manifest and object it needs, so a corrupt store is reported and
+// nothing is applied. A path someone else changed since the last
+// recording (the "tip") is not overwritten unless RewindOptions.Force is
+// set, and the state before a rewind is itself recorded, so a rewind can
+// be undone.
+package checkpoint
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxFileSize  = 10 << 20
+	DefaultMaxTotalSize = 1 << 30
+	DefaultMaxFiles     = 100_000
+	DefaultRetention    = 30 * 24 * time.Hour
+)
+
+// Kind says why a checkpoint was recorded.
+type Kind string
+
+// Checkpoint kinds.
+const (
+	// KindTurn: at the start of a user turn, before the prompt is sent.
+	KindTurn Kind = "turn"
+	// KindTool: before a tool call that may write.
+	KindTool Kind = "tool"
+	// KindRewind: the state just before a rewind (to undo it).
+	KindRewind Kind = "rewind"
+)
+
+// Errors.
+var (
+	// ErrNotFound: no checkpoint has the id.
+	ErrNotFound = errors.New("checkpoint not found")
+	// ErrCorrupt: a manifest, object or record of the store does not
+	// match its hash or cannot be parsed. Nothing was written.
+	ErrCorrupt = errors.New("checkpoint store is corrupt")
+	// ErrConflict is wrapped by a [*ConflictError].
+	ErrConflict = errors.New("files changed since the last checkpoint")
+)
+
+// ConflictError lists the paths a rewind would overwrite although they
+// changed since the last recording (the tip): someone else edited them.
+type ConflictError struct{ Paths []string }
+
+func (e *ConflictError) Error() string {
+	const show = 10
+	p := e.Paths
+	more := ""
+	if len(p) > show {
+		more = fmt.Sprintf(" and %d more", len(p)-show)
+		p = p[:show]
+	}
+	return fmt.Sprintf("%v: %s%s (rewind with force to overwrite them)", ErrConflict, strings.Join(p, ", "), more)
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// Options configure a [Store]. Dir is required; every other zero value is
+// a default.
+type Options struct {
+	// Dir is the project directory whose files are recorded.
+	Dir string
+	// StoreDir is where the checkpoints are kept. "" means
+	// DirFor(Home, Dir); with Home "" too, Open fails.
+	StoreDir string
+	// Home is the Gantry home ($GANTRY_HOME) used when StoreDir is "".
+	Home string
+	// MaxFileSize is the largest file recorded (0 = DefaultMaxFileSize);
+	// larger files are listed as not covered.
+	MaxFileSize int64
+	// MaxTotalSize bounds the summed size of the files one checkpoint
+	// covers (0 = DefaultMaxTotalSize); MaxFiles the number of paths
+	// (0 = DefaultMaxFiles). What is over a cap is listed as not covered.
+	MaxTotalSize int64
+	MaxFiles     int
+	// Retention is how long checkpoints are kept by [Store.Prune]
+	// (0 = DefaultRetention).
+	Retention time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// DirFor returns the store directory of project under home:
+// home/checkpoints/<project path with every non-alphanumeric character
+// replaced by "-">, the naming of session transcripts.
+func DirFor(home, project string) string {
+	return filepath.Join(home, "checkpoints", unsafeChars.ReplaceAllString(filepath.Clean(project), "-"))
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9]`)
+
+// Info describes one checkpoint.
+type Info struct {
+	ID      string    `json:"id"`
+	Session string    `json:"session_id,omitempty"`
+	Kind    Kind      `json:"kind"`
+	Created time.Time `json:"created"`
+	// Label is the user's prompt (cut) for a turn, the call's
+	// description for a tool checkpoint.
+	Label     string `json:"label,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// Manifest is the hash of the recorded tree.
+	Manifest string `json:"manifest"`
+	// Files is how many paths the checkpoint covers.
+	Files int `json:"files"`
+	// NotCovered lists (up to maxListed) paths it does not cover;
+	// NotCoveredCount is how many there are.
+	NotCovered      []NotCovered `json:"not_covered,omitempty"`
+	NotCoveredCount int          `json:"not_covered_count,omitempty"`
+}
+
+// maxListed bounds the not-covered paths kept in an Info.
+const maxListed = 100
+
+// Meta describes a checkpoint to record.
+type Meta struct {
+	// ID is the checkpoint's id: 1-128 of [A-Za-z0-9_-] ("" = a random
+	// one). The agent uses the user message's uuid for a turn and the tool
+	// use id for a tool call.
+	ID        string
+	Session   string
+	Kind      Kind
+	Label     string
+	ToolUseID string
+}
+
+// Store records and restores checkpoints of one project. It is safe for
+// concurrent use, also by several processes on one store directory
+// (objects and manifests are content-addressed and written atomically).
+type Store struct {
+	opts Options
+	dir  string // the project
+	root string // the store
+	now  func() time.Time
+
+	mu   sync.Mutex
+	last *manifest // the last tree recorded or loaded: the stat cache
+}
+
+var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// ValidID reports whether id is usable as a checkpoint id: 1-128 of
+// [A-Za-z0-9_-].
+func ValidID(id string) bool { return validID.MatchString(id) }
+
+// Open opens (creating it if needed) the store of a project.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("checkpoint: Options.Dir is required")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	root := opts.StoreDir
+	if root == "" {
+		if opts.Home == "" {
+			return nil, errors.New("checkpoint: Options.StoreDir or Options.Home is required")
+		}
+		root = DirFor(opts.Home, dir)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	for _, d := range []string{"objects", "manifests", "refs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.MaxTotalSize <= 0 {
+		opts.MaxTotalSize = DefaultMaxTotalSize
+	}
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = DefaultMaxFiles
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	s := &Store{opts: opts, dir: dir, root: root, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Dir returns the project directory; StoreDir the store's.
+func (s *Store) Dir() string      { return s.dir }
+func (s *Store) StoreDir() string { return s.root }
+
+// Create records the project's current state as a checkpoint and makes it
+// the tip (the state rewinds compare against to find other people's
+// edits).
+func (s *Store) Create(ctx context.Context, m Meta) (*Info, error) {
+	if m.ID == "" {
+		m.ID = randomID()
+	}
+	if !validID.MatchString(m.ID) {
+		return nil, fmt.Errorf("checkpoint: invalid id %q", m.ID)
+	}
+	if m.Kind == "" {
+		m.Kind = KindTurn
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	man, hash, err := s.recordLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{
+		ID: m.ID, Session: m.Session, Kind: m.Kind, Created: s.now().UTC(), Label: cut(m.Label, 200),
+		ToolUseID: m.ToolUseID, Manifest: hash, Files: len(man.entries), NotCoveredCount: len(man.notCovered),
+	}
+	info.NotCovered = man.notCovered[:min(len(man.notCovered), maxListed)]
+	if err := s.writeRef(info); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// Record records the current state as the tip without a checkpoint (the
+// agent does it when a run ends, so that a rewind tells the agent's last
+// changes from someone else's).
+func (s *Store) Record(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _, err := s.recordLocked(ctx)
+	return err
+}
+
+// recordLocked scans the tree, stores it and makes it the tip.
+func (s *Store) recordLocked(ctx context.Context) (*manifest, string, error) {
+	prev := s.last
+	if prev == nil {
+		prev, _, _ = s.loadTip() // a missing or corrupt tip only costs hashing
+	}
+	man, err := s.scan(ctx, prev)
+	if err != nil {
+		return nil, "", err
+	}
+	hash, err := s.putManifest(man)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.writeTip(hash, man.taken); err != nil {
+		return nil, "", err
+	}
+	s.last = man
+	return man, hash, nil
+}
+
+// List returns the checkpoints of session ("" = every session), oldest
+// first. A record that cannot be read is reported as ErrCorrupt after the
+// readable ones.
+func (s *Store) List(session string) ([]Info, error) {
+	ents, err := os.ReadDir(filepath.Join(s.root, "refs"))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var out []Info
+	var bad []string
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		info, err := s.Get(id)
+		if err != nil {
+			bad = append(bad, id)
+			continue
+		}
+		if session == "" || info.Session == session {
+			out = append(out, *info)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Info) int { return a.Created.Compare(b.Created) })
+	if len(bad) > 0 {
+		return out, fmt.Errorf("%w: unreadable checkpoint records %s", ErrCorrupt, strings.Join(bad, ", "))
+	}
+	return out, nil
+}
+
+// Get returns one checkpoint's description.
+func (s *Store) Get(id string) (*Info, error) {
+	if !validID.MatchString(id) {
+		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
+	}
+	b, err := os.ReadFile(filepath.Join(s.root, "refs", id+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil || info.ID != id || len(info.Manifest) != 64 {
+		return nil, fmt.Errorf("%w: checkpoint record %s", ErrCorrupt, id)
+	}
+	return &info, nil
+}
+
+func (s *Store) writeRef(info *Info) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	p := filepath.Join(s.root, "refs", info.ID+".json")
+	if _, err := os.Lstat(p); err == nil {
+		return fmt.Errorf("checkpoint: id %q: %w", info.ID, fs.ErrExist)
+	}
+	return writeAtomic(p, b)
+}
+
+// tip
+
+// The tip file holds the manifest hash and when the tree was recorded.
+func (s *Store) writeTip(hash string, taken time.Time) error {
+	return writeAtomic(filepath.Join(s.root, "tip"), fmt.Appendf(nil, "%s %d\n", hash, taken.UnixNano()))
+}
+
+// loadTip reads the tip's manifest: nil (and "") when there is none yet.
+func (s *Store) loadTip() (*manifest, string, error) {
+	b, err := os.ReadFile(filepath.Join(s.root, "tip"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint: %w", err)
+	}
+	hash, ts, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	m, err := s.getManifest(hash)
+	if err != nil {
+		return nil, "", err
+	}
+	if ns, err := strconv.ParseInt(ts, 10, 64); err == nil {
+		m.taken = time.Unix(0, ns)
+	} else {
+		m.taken = time.Now() // unknown: every file counts as racy
+	}
+	return m, hash, nil
+}
+
+// manifests
+
+func (s *Store) manifestPath(hash string) string { return filepath.Join(s.root, "manifests", hash) }
+
+func (s *Store) putManifest(m *manifest) (string, error) {
+	b, hash := m.encode()
+	p := s.manifestPath(hash)
+	if _, err := os.Stat(p); err == nil {
+		return hash, nil
+	}
+	return hash, writeAtomic(p, b)
+}
+
+func (s *Store) getManifest(hash string) (*manifest, error) {
+	if !isHash(hash) {
+		return nil, fmt.Errorf("%w: bad manifest name %q", ErrCorrupt, hash)
+	}
+	b, err := os.ReadFile(s.manifestPath(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: manifest %s is missing", ErrCorrupt, short(hash))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return decodeManifest(b, hash)
+}
+
+// objects
+
+func (s *Store) objectPath(hash string) string {
+	return filepath.Join(s.root, "objects", hash[:2], hash[2:])
+}
+
+// putObject stores data under its hash (once).
+func (s *Store) putObject(hash string, data []byte) error {
+	p := s.objectPath(hash)
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return writeAtomic(p, data)
+}
+
+// verifyObject reads an object back and checks its hash and size.
+func (s *Store) verifyObject(hash string, size int64) error {
+	f, err := os.Open(s.objectPath(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: object %s is missing", ErrCorrupt, short(hash))
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if n != size || hex.EncodeToString(h.Sum(nil)) != hash {
+		return fmt.Errorf("%w: object %s does not match its hash", ErrCorrupt, short(hash))
+	}
+	return nil
+}
+
+// helpers
+
+// writeAtomic writes a store file: a temporary sibling, then rename.
+func writeAtomic(p string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+func isHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil && strings.ToLower(h) == h
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func cut(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// Latest returns the newest checkpoint of kind ("" = any) of session (""
+// = any session): for example the turn a rewind without an id undoes.
+func (s *Store) Latest(session string, kind Kind) (*Info, error) {
+	list, err := s.List(session)
+	for i := len(list) - 1; i >= 0; i-- {
+		if kind == "" || list[i].Kind == kind {
+			return &list[i], nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("no %s checkpoint: %w", cmpOr(string(kind), "any"), ErrNotFound)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/checkpoint"
+	"github.com/gantry-dev/gantry/session"
+)
+
+// checkpointRetention is how often and how far back the CLI prunes the
+// checkpoints of a project (at the end of a run).
+const checkpointPruneEvery = 24 * time.Hour
+
+// openCheckpoints opens the checkpoint store of dir under $GANTRY_HOME.
+func openCheckpoints(a *app, dir string) (*checkpoint.Store, string, error) {
+	home, err := session.DefaultHome(a.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := checkpoint.Open(checkpoint.Options{Dir: dir, Home: home})
+	return st, home, err
+}
+
+// pruneCheckpoints drops, at most once a day, the checkpoints past their
+// retention and those of sessions whose transcript is gone.
+func pruneCheckpoints(ctx context.Context, st *checkpoint.Store, sessions *session.Store, dir string) {
+	_, _ = st.PruneIfDue(ctx, checkpointPruneEvery, checkpoint.PruneOptions{SessionGone: func(id string) bool {
+		_, err := os.Stat(sessions.Path(dir, id))
+		return errors.Is(err, os.ErrNotExist)
+	}})
+}
+
+type checkpointFlags struct {
+	cwd     string
+	session string
+	json    bool
+}
+
+func (f *checkpointFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.cwd, "cwd", "", "project directory (default: the current directory)")
+	cmd.Flags().StringVar(&f.session, "session", "", "only the checkpoints of this session (default: every session of the project)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+}
+
+func (f *checkpointFlags) open(a *app) (*checkpoint.Store, string, string, error) {
+	sf := safetyFlags{cwd: f.cwd}
+	dir, err := sf.workDir()
+	if err != nil {
+		return nil, "", "", &exitError{code: 2, err: err}
+	}
+	st, home, err := openCheckpoints(a, dir)
+	if err != nil {
+		return nil, "", "", &exitError{code: 1, err: err}
+	}
+	return st, home, dir, nil
+}
+
+func newCheckpointsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "checkpoints",
+		Short: "The project's checkpoints: the state of its files before each prompt and each writing tool call",
+	}
+	f := &checkpointFlags{}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the checkpoints of the project, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, _, _, err := f.open(a)
+			if err != nil {
+				return err
+			}
+			infos, lerr := st.List(f.session)
+			if f.json {
+				if infos == nil {
+					infos = []checkpoint.Info{}
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				enc.Encode(infos)
+			} else {
+				printCheckpoints(a.stdout, infos)
+			}
+			if lerr != nil {
+				return &exitError{code: 1, err: lerr}
+			}
+			return nil
+		},
+	}
+	f.add(list)
+	pf := &checkpointFlags{}
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove the checkpoints past their retention (30 days) and those of deleted sessions, and what only they used",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, home, dir, err := pf.open(a)
+			if err != nil {
+				return err
+			}
+			sessions := session.NewStore(home)
+			rep, err := st.Prune(cmd.Context(), checkpoint.PruneOptions{SessionGone: func(id string) bool {
+				_, err := os.Stat(sessions.Path(dir, id))
+				return errors.Is(err, os.ErrNotExist)
+			}})
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(a.stdout, "removed %d checkpoints, %d trees, %d file contents\n", rep.Checkpoints, rep.Manifests, rep.Objects)
+			return nil
+		},
+	}
+	pf.add(prune)
+	cmd.AddCommand(list, prune)
+	return cmd
+}
+
+func printCheckpoints(w io.Writer, infos []checkpoint.Info) {
+	if len(infos) == 0 {
+		fmt.Fprintln(w, "no checkpoints")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tCREATED\tFILES\tNOT COVERED\tLABEL")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", in.ID, in.Kind, in.Created.Local().Format("2006-01-02 15:04:05"),
+			in.Files, in.NotCoveredCount, visible(in.Label, 60))
+	}
+	tw.Flush()
+}
+
+// visible shows s on one line of at most n runes, escapes visible.
+func visible(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Trim(fmt.Sprintf("%q", s), `"`)
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+type rewindFlags struct {
+	checkpointFlags
+	force        bool
+	dryRun       bool
+	conversation bool
+}
+
+func newRewindCmd(a *app) *cobra.Command {
+	f := &rewindFlags{}
+	cmd := &cobra.Command{
+		Use:   "rewind [ID]",
+		Short: "Restore the project's files to a checkpoint (default: before the latest prompt)",
+		Long: `Restore the project's files to checkpoint ID (see gantry checkpoints list): files
+created since are removed, changed and deleted ones written back, whatever changed
+them (Write, Edit, a command run through Bash). Without ID, the state before the
+latest prompt. Files someone else changed since the agent last recorded the project
+are not overwritten without --force. Paths the checkpoint does not cover (ignored,
+too large) are left as they are. The state before the rewind is recorded: the
+command prints the checkpoint that undoes it.
+
+--conversation also forks the session so that it ends before that prompt; resume
+the fork with gantry -p --resume ID.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return rewind(cmd.Context(), a, f, args)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite files changed by someone else since the last recording")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "show what would change; change nothing")
+	cmd.Flags().BoolVar(&f.conversation, "conversation", false, "also fork the session to end before that prompt (turn checkpoints)")
+	return cmd
+}
+
+// rewindJSON is `gantry rewind --json`.
+type rewindJSON struct {
+	*checkpoint.Report
+	Session string `json:"forked_session_id,omitempty"`
+}
+
+func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
+	st, home, dir, err := f.open(a)
+	if err != nil {
+		return err
+	}
+	var info *checkpoint.Info
+	if len(args) == 1 {
+		info, err = st.Get(args[0])
+	} else {
+		info, err = st.Latest(f.session, checkpoint.KindTurn)
+	}
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if f.conversation && info.Kind != checkpoint.KindTurn {
+		return &exitError{code: 2, err: fmt.Errorf("--conversation needs a turn checkpoint; %s is a %s checkpoint", info.ID, info.Kind)}
+	}
+	rep, err := st.Rewind(ctx, info.ID, checkpoint.RewindOptions{Force: f.force, DryRun: f.dryRun, Session: info.Session})
+	if err != nil {
+		var ce *checkpoint.ConflictError
+		if errors.As(err, &ce) {
+			return &exitError{code: 1, err: fmt.Errorf("not rewound: %d paths changed since the agent last recorded the project:\n  %s\n(rewind with --force to overwrite them)",
+				len(ce.Paths), strings.Join(ce.Paths, "\n  "))}
+		}
+		return &exitError{code: 1, err: err}
+	}
+	out := rewindJSON{Report: rep}
+	if f.conversation && !f.dryRun {
+		fork, err := session.NewStore(home).ForkBefore(dir, info.Session, info.ID)
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("the files were rewound, the conversation not: %w", err)}
+		}
+		fork.Close()
+		out.Session = fork.ID
+	}
+	if f.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return nil
+	}
+	verb := "rewound to"
+	if rep.DryRun {
+		verb = "would rewind to"
+	}
+	fmt.Fprintf(a.stdout, "%s %s (%s, %s) %s\n", verb, info.ID, info.Kind, info.Created.Local().Format("2006-01-02 15:04:05"), visible(info.Label, 60))
+	if !rep.Changed() {
+		fmt.Fprintln(a.stdout, "nothing to change")
+	}
+	for _, p := range rep.Restored {
+		fmt.Fprintln(a.stdout, "  restored", visible(p, 200))
+	}
+	for _, p := range rep.Removed {
+		fmt.Fprintln(a.stdout, "  removed ", visible(p, 200))
+	}
+	for _, p := range rep.ModeChanged {
+		fmt.Fprintln(a.stdout, "  mode    ", visible(p, 200))
+	}
+	for _, p := range rep.Overwritten {
+		fmt.Fprintln(a.stdout, "  overwrote a change by someone else:", visible(p, 200))
+	}
+	if n := len(rep.NotCovered); n > 0 {
+		var names []string
+		for _, nc := range rep.NotCovered[:min(n, 5)] {
+			names = append(names, visible(nc.Path, 60)+" ("+nc.Reason+")")
+		}
+		more := ""
+		if n > 5 {
+			more = fmt.Sprintf(", and %d more", n-5)
+		}
+		fmt.Fprintf(a.stdout, "not covered by the checkpoint, left as they are: %s%s\n", strings.Join(names, ", "), more)
+	}
+	if rep.Before != "" {
+		fmt.Fprintf(a.stdout, "to undo: gantry rewind %s\n", rep.Before)
+	}
+	if out.Session != "" {
+		fmt.Fprintf(a.stdout, "conversation forked before that prompt: gantry -p --resume %s\n", out.Session)
+	}
+	return nil
+}
