@@ -126,6 +126,17 @@ func (r *resolver) Names() []string {
 	return names
 }
 
+// Unloaded implements executor.UnloadedReporter (the deferred-tool hint)
+// by asking the pool.
+func (r *resolver) Unloaded(name string) bool {
+	if name == StructuredOutputName && r.output.Load() != nil {
+		return false
+	}
+	return r.pool.Unloaded(name)
+}
+
+var _ executor.UnloadedReporter = (*resolver)(nil)
+
 // outputRun is the structured-output state of one run.
 type outputRun struct {
 	tool     tool.Tool
