@@ -502,3 +502,59 @@ func TestKillMidRun(t *testing.T) {
 	srv.Run(runCtx) // drains (nothing running) and returns
 	_ = io.Discard
 }
+
+// TestTwoProcessesFireOnce: two serve processes on one database, twenty
+// jobs due at once: every fire runs exactly once, split between them.
+func TestTwoProcessesFireOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	st := openStore(t, db)
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Now()
+	for range 20 {
+		j, err := cron.NewJob("", cron.Spec{Cron: "0 0 1 1 *", Prompt: "quick", Dir: dir}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.NextAt = now.Add(-time.Second)
+		if _, err := st.CreateCronJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cmds []*exec.Cmd
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+db)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Signal(syscall.SIGTERM)
+			c.Wait()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	var runs []store.RunRecord
+	for {
+		runs, _ = st.ListRuns(ctx, store.RunFilter{Status: []string{"succeeded"}})
+		if len(runs) >= 20 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for a (wrong) second run
+	all, _ := st.ListRuns(ctx, store.RunFilter{Limit: 1000})
+	keys, owners := map[string]int{}, map[string]int{}
+	for _, r := range all {
+		keys[r.Key]++
+		owners[r.Owner]++
+	}
+	if len(all) != 20 || len(keys) != 20 {
+		t.Fatalf("%d runs for %d fires", len(all), len(keys))
+	}
+	t.Logf("runs per process: %v", owners)
+}
