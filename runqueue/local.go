@@ -249,8 +249,8 @@ func (l *Local) run(ctx context.Context, req Request, x Exec) (res *Result, err 
 // finish records the end of r and starts the next queued run.
 func (l *Local) finish(r *localRun, res *Result, err error) {
 	l.mu.Lock()
-	rec := &r.rec
-	rec.Result, rec.EndedAt = res, l.now()
+	rec := r.rec
+	rec.Result, rec.EndedAt, rec.Asks = res, l.now(), nil
 	switch {
 	case r.stopped:
 		rec.Status = StatusCancelled
@@ -268,8 +268,14 @@ func (l *Local) finish(r *localRun, res *Result, err error) {
 			rec.Error = "the run ended without a result"
 		}
 	}
+	l.mu.Unlock()
+	// The journal first: whoever sees the run end (a subscriber, Get)
+	// finds its final record in the journal too.
+	l.journal(rec)
+	l.mu.Lock()
+	rec.Events = r.rec.Events
+	r.rec = rec
 	clear(r.asks)
-	rec.Asks = nil
 	r.notify()
 	l.running--
 	for len(l.queue) > 0 && l.running < l.opts.MaxRunning {
@@ -277,9 +283,7 @@ func (l *Local) finish(r *localRun, res *Result, err error) {
 		l.queue = l.queue[1:]
 		l.launch(next)
 	}
-	out := *rec
 	l.mu.Unlock()
-	l.journal(out)
 }
 
 // journal records a run state; failures are only visible in memory

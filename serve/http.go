@@ -184,11 +184,18 @@ func filterOf(r *http.Request) (runqueue.Filter, error) {
 	return f, nil
 }
 
-func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) { s.writeRuns(w, r, "") }
+
+// writeRuns answers a run listing of the query's filter (of one trigger
+// when triggerID is set).
+func (s *Server) writeRuns(w http.ResponseWriter, r *http.Request, triggerID string) {
 	f, err := filterOf(r)
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	if triggerID != "" {
+		f.TriggerID = triggerID
 	}
 	runs, err := s.engine.List(r.Context(), f)
 	if err != nil {
@@ -522,19 +529,5 @@ func (s *Server) triggerRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	f, err := filterOf(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	f.TriggerID = t.ID
-	runs, err := s.engine.List(r.Context(), f)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	if runs == nil {
-		runs = []runqueue.Run{}
-	}
-	writeJSON(w, http.StatusOK, serveapi.RunList{Runs: runs})
+	s.writeRuns(w, r, t.ID)
 }

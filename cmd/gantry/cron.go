@@ -63,26 +63,17 @@ func newCronListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			if asJSON {
-				if jobs == nil {
-					jobs = []store.CronJob{}
-				}
-				return json.NewEncoder(a.stdout).Encode(serveapi.JobList{Jobs: jobs})
+			if jobs == nil {
+				jobs = []store.CronJob{}
 			}
-			if len(jobs) == 0 {
-				fmt.Fprintln(a.stdout, "No cron jobs.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCRON\tKIND\tNEXT\tDIR\tPROMPT")
-			for _, j := range jobs {
-				kind := "once"
-				if j.Recurring {
-					kind = "recurring"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, short(j.Prompt, 60))
-			}
-			return tw.Flush()
+			return printTable(a, asJSON, serveapi.JobList{Jobs: jobs}, jobs, "No cron jobs.", "ID\tCRON\tKIND\tNEXT\tDIR\tPROMPT",
+				func(j store.CronJob) []any {
+					kind := "once"
+					if j.Recurring {
+						kind = "recurring"
+					}
+					return []any{j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, short(j.Prompt, 60)}
+				})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -200,26 +191,17 @@ func newRunsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			if asJSON {
-				if runs == nil {
-					runs = []runqueue.Run{}
-				}
-				return json.NewEncoder(a.stdout).Encode(serveapi.RunList{Runs: runs})
+			if runs == nil {
+				runs = []runqueue.Run{}
 			}
-			if len(runs) == 0 {
-				fmt.Fprintln(a.stdout, "No runs.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tORIGIN\tCREATED\tDIR\tPROMPT")
-			for _, r := range runs {
-				origin := r.Request.Origin.Kind
-				if id := r.Request.Origin.JobID; id != "" {
-					origin += ":" + id
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, short(r.Request.Prompt, 50))
-			}
-			return tw.Flush()
+			return printTable(a, asJSON, serveapi.RunList{Runs: runs}, runs, "No runs.", "ID\tSTATUS\tORIGIN\tCREATED\tDIR\tPROMPT",
+				func(r runqueue.Run) []any {
+					origin := r.Request.Origin.Kind
+					if id := r.Request.Origin.JobID; id != "" {
+						origin += ":" + id
+					}
+					return []any{r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, short(r.Request.Prompt, 50)}
+				})
 		},
 	}
 	fl := cmd.Flags()
@@ -371,4 +353,28 @@ func triggerOptions(a *app) triggertool.Options {
 		}
 		return serveapi.Discover(filepath.Dir(path))
 	}}
+}
+
+// printTable prints a listing: whole as JSON, or rows as a table under
+// header (empty: the message).
+func printTable[T any](a *app, asJSON bool, whole any, rows []T, empty, header string, cells func(T) []any) error {
+	if asJSON {
+		return json.NewEncoder(a.stdout).Encode(whole)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, empty)
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		for i, c := range cells(r) {
+			if i > 0 {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprint(tw, c)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }
