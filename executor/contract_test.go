@@ -441,3 +441,44 @@ func TestCheckedForBackfill(t *testing.T) {
 		t.Fatalf("same input: %v", got)
 	}
 }
+
+// FuzzPartialStream streams an input cut into arbitrary chunks: every
+// partial the tool sees is a JSON object, the tool never runs before the
+// complete call, the instance that saw the partials runs the call, and it
+// is released once.
+func FuzzPartialStream(f *testing.F) {
+	f.Add(`{"path":"a \"q\" \\ b","content":"x\ny [1,{2}] é"}`, []byte{1, 3, 7, 2})
+	f.Add(`{"path":"","content":""}`, []byte{0, 0, 50})
+	f.Add(`{ "content" : "{\"nested\":[true,null]}" , "path":"p" }`, []byte{9})
+	f.Fuzz(func(t *testing.T, full string, cuts []byte) {
+		var in writeIn
+		if json.Unmarshal([]byte(full), &in) != nil || !json.Valid([]byte(full)) {
+			return
+		}
+		p := newPreparer(t)
+		r, _ := NewMapResolver(p)
+		e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+		st := e.Stream(context.Background(), session())
+		n := 0
+		for _, c := range cuts {
+			n = min(n+int(c), len(full))
+			st.Partial("f", "Prep", []byte(full[:n]))
+		}
+		st.Add(call("f", "Prep", full))
+		o := st.Wait().Outcomes[0]
+		ins := p.all()
+		if o.Kind != KindOK && o.Kind != KindInvalidInput {
+			t.Fatalf("kind %s: %s", o.Kind, o.Result.TextContent())
+		}
+		if len(ins) != 1 {
+			t.Fatalf("%d instances", len(ins))
+		}
+		_, calls, released, bad := ins[0].snapshot()
+		if len(bad) > 0 || released != 1 {
+			t.Fatalf("bad %v released %d", bad, released)
+		}
+		if (o.Kind == KindOK) != (len(calls) == 1) {
+			t.Fatalf("kind %s with %d calls", o.Kind, len(calls))
+		}
+	})
+}

@@ -165,17 +165,16 @@ func (e *Executor) prepare(ctx context.Context, j *job) bool {
 	}
 	j.tool, j.spec = t, t.Spec()
 	j.out.Tool = j.spec.Name
-	// A stateful tool runs as its own instance for this call: the one
-	// that saw the partial input, or a new one.
+	// A stateful tool runs the call on its own instance for this call:
+	// the one that saw the partial input, or a new one. The pool's tool
+	// keeps answering the checks (traits, validation, access, permission).
 	j.part.seal()
 	if j.part.inst == nil {
 		if f, ok := tool.As[tool.CallFactory](t); ok {
 			j.part.inst = f.NewCall(j.call.ID)
 		}
 	}
-	if j.part.inst != nil {
-		j.tool = j.part.inst
-	}
+
 	in, coerced, err := e.validate(j.spec, j.call.Input)
 	if err != nil {
 		j.out.Kind, j.out.Err = kindOfValidation(err), err
@@ -722,7 +721,11 @@ func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Resu
 				ch <- callReturn{panic: p, isPan: true}
 			}
 		}()
-		r, err := j.tool.Call(cctx, env, j.input)
+		runner := j.tool
+		if j.part.inst != nil {
+			runner = j.part.inst
+		}
+		r, err := runner.Call(cctx, env, j.input)
 		ch <- callReturn{r: r, err: err}
 	}()
 	var cr callReturn

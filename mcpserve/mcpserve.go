@@ -150,6 +150,12 @@ func New(tools []tool.Tool, exec *executor.Executor, session *executor.Session, 
 		if err := tool.CheckSchema(spec.InputSchema); err != nil {
 			return nil, fmt.Errorf("mcpserve: tool %q: %w", spec.Name, err)
 		}
+		if !spec.Rendered() { // a hand-written tool's structured description (a pool's tools are rendered)
+			if err := tool.CheckDoc(spec); err != nil {
+				return nil, fmt.Errorf("mcpserve: tool %q: %w", spec.Name, err)
+			}
+			spec = spec.Render()
+		}
 		mt := toolset.MCPTool(spec)
 		if len(spec.OutputSchema) > 0 {
 			var m map[string]any

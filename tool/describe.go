@@ -277,11 +277,13 @@ type PartialObserver interface {
 // call (the state a [PartialObserver] prepared for the call it will run).
 // The executor calls NewCall once per tool-use id, when the call's first
 // partial input arrives or, without partials, when the complete call does;
-// it uses the instance for that call's partials, checks and [Tool.Call],
-// and drops it when the call reaches a final status (or never arrives: the
-// reply was discarded or ended without it). The pool's spec stays the
-// tool's spec: the instance's Spec is not consulted. An instance that
-// implements [Releaser] is told when it is dropped.
+// the instance receives that call's partial inputs ([PartialObserver]) and
+// runs its [Tool.Call], and is dropped when the call reaches a final status
+// (or never arrives: the reply was discarded or ended without it, or the
+// input failed validation). Everything else — the spec, traits,
+// validation, access, permission checks, descriptions, backfill — is
+// answered by the tool itself (the instance's Spec is not consulted). An
+// instance that implements [Releaser] is told when it is dropped.
 type CallFactory interface {
 	NewCall(toolUseID string) Tool
 }
