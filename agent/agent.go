@@ -255,6 +255,7 @@ type Agent struct {
 	runMu    sync.Mutex // one run at a time
 	history  []llm.Message
 	notices  []string // for the user at the start of the next run (a repaired transcript)
+	poolErr  string   // the pool's build errors last reported (a tool left out)
 	usage    llm.Usage
 	cost     float64
 	turns    int

@@ -129,6 +129,12 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		r.emit(&NoticeEvent{Text: n})
 	}
 	a.notices = nil
+	// Tools whose factory or session-time description failed are left out
+	// of the pool (built for the tool list above): say so, once per error.
+	if err := a.pool.Err(); err != nil && err.Error() != a.poolErr {
+		a.poolErr = err.Error()
+		r.emit(&NoticeEvent{Text: "tools left out of this session: " + a.poolErr})
+	}
 
 	blocks := []llm.Block{llm.Text(prompt)}
 	if out := a.hook(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: prompt}); out != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -93,4 +95,44 @@ func TestPartialInputStreamedByteByByte(t *testing.T) {
 			t.Fatalf("tool results %+v", tr)
 		}
 	})
+}
+
+// TestSessionDescriptionFailureNoticed: a tool whose session-time
+// description fails or misses its deadline is left out of the requests,
+// and the run says so.
+func TestSessionDescriptionFailureNoticed(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(llmtest.Reply{Content: []llm.Block{llm.Text("hi")}})
+	slow := tool.Must(tool.NewText("Slow", "Describes itself slowly.", func(context.Context, *tool.Env, echoIn) (string, error) { return "", nil },
+		tool.SessionFunc(func(ctx context.Context, env *tool.Env) (tool.SessionSpec, error) {
+			<-ctx.Done()
+			return tool.SessionSpec{}, ctx.Err()
+		})))
+	good := tool.Must(tool.NewText("Good", "Static.", func(context.Context, *tool.Env, echoIn) (string, error) { return "", nil },
+		tool.SessionFunc(func(ctx context.Context, env *tool.Env) (tool.SessionSpec, error) {
+			return tool.SessionSpec{Prompt: "Works in " + env.WorkDir + "."}, nil
+		})))
+	a := f.agent(t, func(o *Options) {
+		o.Pool = toolset.Options{Tools: []tool.Tool{slow, good}, SessionTimeout: 20 * time.Millisecond}
+	})
+	evs, _, err := collect(t, context.Background(), a, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notice string
+	for _, ev := range evs {
+		if n, ok := ev.(*NoticeEvent); ok {
+			notice += n.Text
+		}
+	}
+	if !strings.Contains(notice, `tool "Slow": session-time description: no answer within 20ms`) {
+		t.Fatalf("notices %q", notice)
+	}
+	req := f.srv.LastRequest()
+	if names := strings.Join(req.ToolNames(), ","); names != "Good" {
+		t.Fatalf("tools sent %s", names)
+	}
+	if !strings.Contains(string(mustJSON(req.Tools)), "Works in "+f.dir+".") {
+		t.Fatalf("the session prompt is not sent: %s", mustJSON(req.Tools))
+	}
 }
