@@ -191,7 +191,8 @@ type Options struct {
 	// total tokens reach them (0 = no limit). Cost uses Prices.
 	MaxBudgetUSD    float64
 	MaxBudgetTokens int
-	// Prices is the price table (nil = DefaultPrices()).
+	// Prices is the price table (nil = the table of DefaultPrices, one
+	// read-only copy shared by every agent).
 	Prices PriceTable
 
 	// ContextWindow is the model's context size in tokens (0 =
@@ -292,7 +293,7 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 		a.now = time.Now
 	}
 	if a.prices == nil {
-		a.prices = DefaultPrices()
+		a.prices = defaultPrices // shared, read-only
 	}
 	ws := opts.Workspace
 	wd := opts.WorkDir

@@ -1,7 +1,7 @@
 package agent
 
 import (
-	"sort"
+	"maps"
 	"strings"
 )
 
@@ -28,29 +28,38 @@ func (p Price) Cost(c TokenCounts) float64 {
 // wins, so "claude-sonnet-4-5-20250929" finds "claude-sonnet-4-5".
 type PriceTable map[string]Price
 
-// Lookup returns the price of model and whether it is known.
+// Lookup returns the price of model and whether it is known. It allocates
+// nothing (it runs after every turn of every session).
 func (t PriceTable) Lookup(model string) (Price, bool) {
-	model = strings.ToLower(model)
-	keys := make([]string, 0, len(t))
+	best, found := "", false
 	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return len(keys[i]) > len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j]
-	})
-	for _, k := range keys {
-		if strings.HasPrefix(model, k) {
-			return t[k], true
+		if !hasPrefixFold(model, k) {
+			continue
+		}
+		if !found || len(k) > len(best) || len(k) == len(best) && k < best {
+			best, found = k, true
 		}
 	}
-	return Price{}, false
+	if !found {
+		return Price{}, false
+	}
+	return t[best], true
 }
 
-// DefaultPrices returns the list prices (USD per million tokens) of the
-// models Gantry knows, as published by the providers in 2025–2026. Callers
-// may copy and extend it (Options.Prices); a model missing from the table
+// hasPrefixFold reports whether s starts with prefix, ignoring case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// DefaultPrices returns a copy of the list prices (USD per million tokens)
+// of the models Gantry knows, as published by the providers in 2025–2026,
+// for callers to extend (Options.Prices); a model missing from the table
 // costs 0 and budgets in USD do not apply to it (token budgets still do).
-func DefaultPrices() PriceTable {
+// Agents without Options.Prices share one table, which is never modified.
+func DefaultPrices() PriceTable { return maps.Clone(defaultPrices) }
+
+// defaultPrices is the table behind [DefaultPrices], shared read-only.
+var defaultPrices = func() PriceTable {
 	return PriceTable{
 		// Anthropic: cache writes (5 min) at 1.25× input, reads at 0.1×.
 		"claude-opus-4-5":   {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.5},
@@ -72,4 +81,4 @@ func DefaultPrices() PriceTable {
 		"o4-mini":      {Input: 1.1, Output: 4.4, CacheRead: 0.275},
 		"o3":           {Input: 2, Output: 8, CacheRead: 0.5},
 	}
-}
+}()

@@ -544,13 +544,15 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 // will never be answered, so a UI must not show them as results.
 func (r *run) takeDiscarded() { r.a.takeStatuses() }
 
-// wait waits for the stream's calls while delivering their status events.
+// wait waits for the stream's calls while delivering their status events,
+// on the run's goroutine (no goroutine of its own).
 func (r *run) wait(stream *executor.Stream) *executor.Batch {
-	done := make(chan *executor.Batch, 1)
-	go func() { done <- stream.Wait() }()
+	stream.Close()
+	done := stream.Done()
 	for {
 		select {
-		case b := <-done:
+		case <-done:
+			b := stream.Wait()
 			r.drain()
 			return b
 		case <-r.a.notify:

@@ -315,7 +315,7 @@ func New(r Resolver, opts ...Option) *Executor {
 	if c.previewChars <= 0 {
 		c.previewChars = DefaultPreviewChars
 	}
-	e := &Executor{resolver: r, cfg: c, schemas: newSchemaCache(), log: c.logger}
+	e := &Executor{resolver: r, cfg: c, schemas: sharedSchemas, log: c.logger}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 100}))
 	}

@@ -40,6 +40,13 @@ type compiled struct {
 	emptyOK bool
 }
 
+// sharedSchemas is the compiled-schema cache of every executor of the
+// process: a compiled schema is immutable and safe for concurrent use, and
+// sessions built from one registry send the same schemas, so thousands of
+// sessions compile each schema once. It is a memo of a pure function (the
+// bytes decide the result), bounded by maxCachedSchemas.
+var sharedSchemas = newSchemaCache()
+
 func newSchemaCache() *schemaCache { return &schemaCache{m: make(map[string]*compiled)} }
 
 func (c *schemaCache) get(raw json.RawMessage) *compiled {

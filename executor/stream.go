@@ -51,7 +51,10 @@ type Stream struct {
 	stopReason    string
 	signals       []Signal
 	wg            sync.WaitGroup
-	deferStart    bool // Run: Add queues, runAll starts
+	deferStart    bool          // Run: Add queues, runAll starts
+	pending       int           // calls added without an outcome yet
+	done          chan struct{} // closed when closed and pending == 0 (made by Done)
+	doneClosed    bool
 }
 
 // Stream starts a streaming run of one model message's calls in session s.
@@ -195,6 +198,7 @@ func (s *Stream) Add(c Call) {
 	}
 	j.idx, j.call, j.done = len(s.jobs), c, make(chan struct{})
 	s.jobs = append(s.jobs, j)
+	s.pending++
 	s.mu.Unlock()
 
 	if !s.e.prepare(s.ctx, j) {
@@ -417,6 +421,8 @@ func (s *Stream) finalize(j *job) {
 	j.part.release()
 	close(j.done)
 	s.mu.Lock()
+	s.pending--
+	s.signalDone()
 	s.cond.Broadcast()
 	s.mu.Unlock()
 }
@@ -428,6 +434,29 @@ func (s *Stream) dropPartials() {
 		j.part.release()
 	}
 	s.partials = nil
+}
+
+// Done returns a channel that is closed once the stream is closed (by
+// Close, Wait or Discard) and every call added has its outcome: a caller
+// can wait for it in a select together with other work (delivering status
+// events, say) without a goroutine of its own, then call [Stream.Wait],
+// which no longer blocks on calls.
+func (s *Stream) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		s.signalDone()
+	}
+	return s.done
+}
+
+// signalDone closes the Done channel when it is due. s.mu must be held.
+func (s *Stream) signalDone() {
+	if s.done != nil && !s.doneClosed && s.closed && s.pending == 0 {
+		s.doneClosed = true
+		close(s.done)
+	}
 }
 
 func (s *Stream) isDiscarded() bool {
@@ -442,6 +471,7 @@ func (s *Stream) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.dropPartials()
+	s.signalDone()
 	s.cond.Broadcast()
 	s.mu.Unlock()
 }
@@ -526,6 +556,7 @@ func (s *Stream) Discard() {
 	}
 	s.discarded, s.closed = true, true
 	s.dropPartials()
+	s.signalDone()
 	s.cond.Broadcast()
 	s.mu.Unlock()
 	if s.cancel != nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -34,8 +35,13 @@ func InferSchema[T any]() (json.RawMessage, error) {
 	return InferSchemaType(reflect.TypeFor[T]())
 }
 
-// InferSchemaType is [InferSchema] for a reflect.Type.
+// InferSchemaType is [InferSchema] for a reflect.Type. The result is
+// computed once per type (tools built per session infer nothing again);
+// each call returns its own copy.
 func InferSchemaType(t reflect.Type) (json.RawMessage, error) {
+	if b, ok := inferred.Load(t); ok {
+		return bytes.Clone(b.(json.RawMessage)), nil
+	}
 	s, err := inferSchema(t)
 	if err != nil {
 		return nil, err
@@ -44,8 +50,13 @@ func InferSchemaType(t reflect.Type) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool: marshal schema of %v: %w", t, err)
 	}
-	return b, nil
+	inferred.Store(t, json.RawMessage(b))
+	return bytes.Clone(b), nil
 }
+
+// inferred memoises InferSchemaType by type: the schema is a pure function
+// of the type, and the set of input types of a program is fixed.
+var inferred sync.Map // reflect.Type → json.RawMessage
 
 func inferSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	base := t

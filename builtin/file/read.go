@@ -233,7 +233,13 @@ func (r *reader) readText(ctx context.Context, body io.Reader, info fs.FileInfo,
 		h = sha256.New()
 		src = io.TeeReader(body, h)
 	}
-	br := bufio.NewReaderSize(src, 64<<10)
+	// A buffer the size of a small file, not 64 KiB for every read (the
+	// size is a hint: a file that grew since is still read whole).
+	bufSize := 64 << 10
+	if !synthetic && size < int64(bufSize) {
+		bufSize = max(int(size)+1, 512)
+	}
+	br := bufio.NewReaderSize(src, bufSize)
 	res, err := numberLines(ctx, br, rng, r.opts.MaxLineChars, outCap)
 	if err != nil {
 		return failure(fmt.Errorf("read %s: %w", path, err)), nil

@@ -19,6 +19,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/tool"
@@ -44,7 +46,8 @@ const (
 // Provider streams replies from the Anthropic Messages API. It is safe for
 // concurrent use.
 type Provider struct {
-	svc       sdk.MessageService
+	client    sdk.Client
+	tools     llm.ToolEncodings // tool definitions encoded once, shared by every request
 	model     string
 	maxTokens int
 	retry     llm.RetryPolicy
@@ -138,7 +141,7 @@ func New(opts ...Option) *Provider {
 	}
 	ropts = append(ropts, c.extra...)
 	client := sdk.NewClient(ropts...)
-	return &Provider{svc: client.Messages, model: c.model, maxTokens: c.maxTokens, retry: c.retry, now: c.now}
+	return &Provider{client: client, model: c.model, maxTokens: c.maxTokens, retry: c.retry, now: c.now}
 }
 
 func defaultHTTPClient() *http.Client {
@@ -151,19 +154,35 @@ func defaultHTTPClient() *http.Client {
 }
 
 // Stream sends req and streams the reply; see [llm.Provider].
+//
+// The request body is assembled from pieces the SDK encodes (see
+// [Provider.Body]); every attempt sends the same bytes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	params, err := p.Params(req)
+	body, err := p.body(req)
 	if err != nil {
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
 	}
 	return llm.Retry(ctx, p.retry, func(ctx context.Context) iter.Seq2[llm.Event, error] {
-		return p.attempt(ctx, params)
+		return p.attempt(ctx, body)
 	})
 }
 
-func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams) iter.Seq2[llm.Event, error] {
+// newStream posts a request body and decodes the reply's events, as the
+// SDK's MessageService.NewStreaming does for params it encodes itself.
+func (p *Provider) newStream(ctx context.Context, body *llm.Body) *ssestream.Stream[sdk.MessageStreamEventUnion] {
+	var raw *http.Response
+	err := p.client.Post(ctx, "v1/messages", body.Reader(), &raw, option.WithMiddleware(
+		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			r.ContentLength = body.Len()
+			r.GetBody = func() (io.ReadCloser, error) { return body.Reader(), nil }
+			return next(r)
+		}))
+	return ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
+}
+
+func (p *Provider) attempt(ctx context.Context, body *llm.Body) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		stream := p.svc.NewStreaming(ctx, params)
+		stream := p.newStream(ctx, body)
 		defer stream.Close()
 		var (
 			yielded bool
@@ -339,8 +358,119 @@ func (p *Provider) classify(ctx context.Context, err error, yielded bool) error 
 }
 
 // Params converts a request to the SDK's parameters (exported for tests and
-// for callers that want to inspect or extend the request).
+// for callers that want to inspect or extend the request). [Provider.Stream]
+// sends the same request, encoded by [Provider.Body].
 func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
+	params, err := p.head(req)
+	if err != nil {
+		return params, err
+	}
+	params.Tools = append(params.Tools, tools(req)...)
+	params.Messages, err = messages(req)
+	return params, err
+}
+
+// Body returns the JSON request body [Provider.Stream] sends for req: the
+// parameters of [Provider.Params] with "stream": true. The SDK encodes
+// every piece; the tool definitions are encoded once per distinct content
+// and provider (see [llm.ToolEncodings]) and spliced in, so a turn does not
+// re-encode the tool list, and a request in flight references them rather
+// than holding a copy.
+func (p *Provider) Body(req *llm.Request) ([]byte, error) {
+	b, err := p.body(req)
+	if err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
+	head, err := p.head(req)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := messages(req)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := head.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	encTools, err := p.encodedTools(req)
+	if err != nil {
+		return nil, err
+	}
+	var b llm.Body
+	b.Append(hb[:len(hb)-1]) // without the closing brace
+	b.AppendString(`,"messages":[`)
+	for i := range msgs {
+		enc, err := msgs[i].MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: encode messages[%d]: %w", i, err)
+		}
+		if i > 0 {
+			b.AppendString(",")
+		}
+		b.Append(enc)
+	}
+	b.AppendString("]")
+	if len(encTools) > 0 {
+		b.AppendString(`,"tools":[`)
+		for i, t := range encTools {
+			if i > 0 {
+				b.AppendString(",")
+			}
+			b.Append(t)
+		}
+		b.AppendString("]")
+	}
+	b.AppendString(`,"stream":true}`)
+	return &b, nil
+}
+
+// Tool encoding variants.
+const (
+	toolPlain uint8 = iota
+	toolCached
+)
+
+// encodedTools returns the encoded tool definitions of req, in order.
+func (p *Provider) encodedTools(req *llm.Request) ([][]byte, error) {
+	n := len(req.Tools)
+	if req.WebSearch != nil {
+		n++
+	}
+	out := make([][]byte, 0, n)
+	for i, spec := range req.Tools {
+		v := toolPlain
+		if req.Cache.Tools && req.WebSearch == nil && i == len(req.Tools)-1 {
+			v = toolCached
+		}
+		enc, err := p.tools.Get(spec, v, func(spec *tool.Spec) ([]byte, error) {
+			u := ToolParam(spec)
+			if v == toolCached {
+				u.OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+			}
+			return u.MarshalJSON()
+		})
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: encode tool %q: %w", spec.Name, err)
+		}
+		out = append(out, enc)
+	}
+	if req.WebSearch != nil {
+		enc, err := webSearchTool(req.WebSearch).MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: encode web search tool: %w", err)
+		}
+		out = append(out, enc)
+	}
+	return out, nil
+}
+
+// head converts everything of a request but its tools and messages.
+func (p *Provider) head(req *llm.Request) (sdk.MessageNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = p.model
@@ -385,22 +515,6 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if req.Cache.System && len(params.System) > 0 {
 		params.System[len(params.System)-1].CacheControl = sdk.NewCacheControlEphemeralParam()
 	}
-
-	for _, spec := range req.Tools {
-		params.Tools = append(params.Tools, ToolParam(spec))
-	}
-	if ws := req.WebSearch; ws != nil {
-		wt := &sdk.WebSearchTool20250305Param{AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains}
-		if ws.MaxUses > 0 {
-			wt.MaxUses = sdk.Int(int64(ws.MaxUses))
-		}
-		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfWebSearchTool20250305: wt})
-	}
-	if req.Cache.Tools && len(params.Tools) > 0 {
-		if t := params.Tools[len(params.Tools)-1].OfTool; t != nil {
-			t.CacheControl = sdk.NewCacheControlEphemeralParam()
-		}
-	}
 	if len(req.Tools) > 0 || req.ToolChoice.Mode != llm.ToolChoiceAuto || req.ToolChoice.DisableParallel {
 		tc, err := toolChoice(req.ToolChoice)
 		if err != nil {
@@ -408,7 +522,39 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		params.ToolChoice = tc
 	}
+	return params, nil
+}
 
+// tools converts the tools of a request (the last one carrying the cache
+// breakpoint when asked).
+func tools(req *llm.Request) []sdk.ToolUnionParam {
+	var out []sdk.ToolUnionParam
+	for _, spec := range req.Tools {
+		out = append(out, ToolParam(spec))
+	}
+	if ws := req.WebSearch; ws != nil {
+		out = append(out, webSearchTool(ws))
+	}
+	if req.Cache.Tools && len(out) > 0 {
+		if t := out[len(out)-1].OfTool; t != nil {
+			t.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+	}
+	return out
+}
+
+func webSearchTool(ws *llm.WebSearchTool) sdk.ToolUnionParam {
+	wt := &sdk.WebSearchTool20250305Param{AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains}
+	if ws.MaxUses > 0 {
+		wt.MaxUses = sdk.Int(int64(ws.MaxUses))
+	}
+	return sdk.ToolUnionParam{OfWebSearchTool20250305: wt}
+}
+
+// messages converts the conversation (system messages are in the system
+// prompt), with the cache breakpoint on the last user message when asked.
+func messages(req *llm.Request) ([]sdk.MessageParam, error) {
+	out := make([]sdk.MessageParam, 0, len(req.Messages))
 	lastUser := -1
 	for i, m := range req.Messages {
 		if m.Role == llm.RoleSystem {
@@ -416,18 +562,18 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		mp, err := message(m)
 		if err != nil {
-			return params, fmt.Errorf("anthropic: messages[%d]: %w", i, err)
+			return out, fmt.Errorf("anthropic: messages[%d]: %w", i, err)
 		}
 		if m.Role == llm.RoleUser && len(mp.Content) > 0 {
-			lastUser = len(params.Messages)
+			lastUser = len(out)
 		}
-		params.Messages = append(params.Messages, mp)
+		out = append(out, mp)
 	}
 	if req.Cache.LastUserMessage && lastUser >= 0 {
-		c := params.Messages[lastUser].Content
+		c := out[lastUser].Content
 		setCache(&c[len(c)-1])
 	}
-	return params, nil
+	return out, nil
 }
 
 func toolChoice(tc llm.ToolChoice) (sdk.ToolChoiceUnionParam, error) {

@@ -148,6 +148,17 @@ func WithResponder(f func(Request) (Reply, bool)) Option {
 	return func(s *Server) { s.responder = f }
 }
 
+// WithoutRecording keeps no record of the requests ([Server.Requests] and
+// [Server.LastRequest] stay empty): for load tests, whose thousands of
+// conversations would otherwise stay in memory.
+func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
+
+// WithHTTP2 serves HTTP/2 without TLS (h2c, prior knowledge) besides
+// HTTP/1.1, and makes [Server.Client] speak it: many concurrent streams
+// share one connection, the way the real APIs (HTTP/2 over TLS) serve a
+// busy client.
+func WithHTTP2() Option { return func(s *Server) { s.h2c = true } }
+
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
 	srv       *httptest.Server
@@ -157,6 +168,8 @@ type Server struct {
 	chunkDelay, headerDelay time.Duration
 	indexZero               bool
 	strict                  bool
+	noRecord                bool
+	h2c                     bool
 
 	mu       sync.Mutex
 	script   []Reply
@@ -167,6 +180,14 @@ type Server struct {
 // NewServer starts a server on loopback and closes it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	s := Start(opts...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server on loopback outside a test (a benchmark command, a
+// demo); the caller closes it with [Server.Close].
+func Start(opts ...Option) *Server {
 	s := &Server{}
 	for _, o := range opts {
 		o(s)
@@ -175,8 +196,21 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("POST /v1/messages", s.handleAnthropic)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleOpenAI)
 	mux.HandleFunc("POST /chat/completions", s.handleOpenAI)
-	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s.srv = httptest.NewUnstartedServer(mux)
+	if s.h2c {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		s.srv.Config.Protocols = &p
+	}
+	s.srv.Start()
+	if s.h2c {
+		if t, ok := s.srv.Client().Transport.(*http.Transport); ok {
+			var p http.Protocols
+			p.SetUnencryptedHTTP2(true)
+			t.Protocols = &p
+		}
+	}
 	return s
 }
 
@@ -236,14 +270,18 @@ func (s *Server) next(req Request) (Reply, int, bool) {
 		if r, ok := s.responder(req); ok {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.requests = append(s.requests, req)
+			if !s.noRecord {
+				s.requests = append(s.requests, req)
+			}
 			s.served++
 			return r, s.served, true
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, req)
+	if !s.noRecord {
+		s.requests = append(s.requests, req)
+	}
 	if len(s.script) == 0 {
 		return Reply{}, 0, false
 	}

@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"os"
@@ -61,7 +62,8 @@ const (
 // Provider streams replies from a Chat Completions API. It is safe for
 // concurrent use.
 type Provider struct {
-	svc         sdk.ChatCompletionService
+	client      sdk.Client
+	tools       llm.ToolEncodings // tool definitions encoded once, shared by every request
 	model       string
 	maxTokens   int
 	legacyLimit bool
@@ -157,11 +159,11 @@ func New(opts ...Option) *Provider {
 		option.WithAPIKey(key),
 	}
 	ropts = append(ropts, c.extra...)
-	// The service is built without sdk.NewClient so that the SDK reads no
+	// The client is built without sdk.NewClient so that the SDK reads no
 	// environment variable of its own.
 	return &Provider{
-		svc:   sdk.NewChatCompletionService(ropts...),
-		model: c.model, maxTokens: c.maxTokens, legacyLimit: c.legacyLimit,
+		client: sdk.Client{Options: ropts},
+		model:  c.model, maxTokens: c.maxTokens, legacyLimit: c.legacyLimit,
 		retry: c.retry, now: time.Now,
 	}
 }
@@ -176,13 +178,16 @@ func defaultHTTPClient() *http.Client {
 }
 
 // Stream sends req and streams the reply; see [llm.Provider].
+//
+// The request body is assembled from pieces the SDK encodes (see
+// [Provider.Body]); every attempt sends the same bytes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	params, err := p.Params(req)
+	body, err := p.body(req)
 	if err != nil {
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
 	}
 	return llm.Retry(ctx, p.retry, func(ctx context.Context) iter.Seq2[llm.Event, error] {
-		return p.attempt(ctx, params)
+		return p.attempt(ctx, body)
 	})
 }
 
@@ -204,9 +209,23 @@ func newStreamState() *streamState {
 	return s
 }
 
-func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewParams) iter.Seq2[llm.Event, error] {
+// newStream posts a request body and decodes the reply's chunks, as the
+// SDK's ChatCompletionService.NewStreaming does for params it encodes
+// itself.
+func (p *Provider) newStream(ctx context.Context, body *llm.Body) *ssestream.Stream[sdk.ChatCompletionChunk] {
+	var raw *http.Response
+	err := p.client.Post(ctx, "chat/completions", body.Reader(), &raw, option.WithMiddleware(
+		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			r.ContentLength = body.Len()
+			r.GetBody = func() (io.ReadCloser, error) { return body.Reader(), nil }
+			return next(r)
+		}))
+	return ssestream.NewStream[sdk.ChatCompletionChunk](ssestream.NewDecoder(raw), err)
+}
+
+func (p *Provider) attempt(ctx context.Context, body *llm.Body) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		stream := p.svc.NewStreaming(ctx, params)
+		stream := p.newStream(ctx, body)
 		defer stream.Close()
 		st := newStreamState()
 		var (
@@ -399,8 +418,83 @@ func cmpOr(a, b string) string {
 }
 
 // Params converts a request to the SDK's parameters (exported for tests and
-// for callers that want to inspect or extend the request).
+// for callers that want to inspect or extend the request). [Provider.Stream]
+// sends the same request, encoded by [Provider.Body].
 func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
+	params, err := p.head(req)
+	if err != nil {
+		return params, err
+	}
+	for _, spec := range req.Tools {
+		params.Tools = append(params.Tools, ToolParam(spec))
+	}
+	params.Messages, err = messages(req)
+	return params, err
+}
+
+// Body returns the JSON request body [Provider.Stream] sends for req: the
+// parameters of [Provider.Params] with "stream": true. The SDK encodes
+// every piece; the tool definitions are encoded once per distinct content
+// and provider (see [llm.ToolEncodings]) and spliced in, so a turn does not
+// re-encode the tool list, and a request in flight references them rather
+// than holding a copy.
+func (p *Provider) Body(req *llm.Request) ([]byte, error) {
+	b, err := p.body(req)
+	if err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
+	head, err := p.head(req)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := messages(req)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := head.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	var b llm.Body
+	b.Append(hb[:len(hb)-1]) // without the closing brace
+	b.AppendString(`,"messages":[`)
+	for i := range msgs {
+		enc, err := msgs[i].MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("openai: encode messages[%d]: %w", i, err)
+		}
+		if i > 0 {
+			b.AppendString(",")
+		}
+		b.Append(enc)
+	}
+	b.AppendString("]")
+	if len(req.Tools) > 0 {
+		b.AppendString(`,"tools":[`)
+		for i, spec := range req.Tools {
+			enc, err := p.tools.Get(spec, 0, encodeTool)
+			if err != nil {
+				return nil, fmt.Errorf("openai: encode tool %q: %w", spec.Name, err)
+			}
+			if i > 0 {
+				b.AppendString(",")
+			}
+			b.Append(enc)
+		}
+		b.AppendString("]")
+	}
+	b.AppendString(`,"stream":true}`)
+	return &b, nil
+}
+
+func encodeTool(spec *tool.Spec) ([]byte, error) { return ToolParam(spec).MarshalJSON() }
+
+// head converts everything of a request but its tools and messages.
+func (p *Provider) head(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = p.model
@@ -440,9 +534,6 @@ func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error)
 			params.ReasoningEffort = shared.ReasoningEffortHigh
 		}
 	}
-	for _, spec := range req.Tools {
-		params.Tools = append(params.Tools, ToolParam(spec))
-	}
 	switch req.ToolChoice.Mode {
 	case llm.ToolChoiceAuto:
 	case llm.ToolChoiceAny:
@@ -460,7 +551,13 @@ func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error)
 	if req.ToolChoice.DisableParallel && len(req.Tools) > 0 {
 		params.ParallelToolCalls = sdk.Bool(false)
 	}
+	return params, nil
+}
 
+// messages converts the conversation: one system message first (the
+// request's system blocks and the conversation's system messages), then
+// the user and assistant turns.
+func messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var system []string
 	for _, s := range req.System {
 		if s.Text != "" {
@@ -474,25 +571,26 @@ func (p *Provider) Params(req *llm.Request) (sdk.ChatCompletionNewParams, error)
 			}
 		}
 	}
+	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
 	if len(system) > 0 {
-		params.Messages = append(params.Messages, sdk.SystemMessage(strings.Join(system, "\n\n")))
+		out = append(out, sdk.SystemMessage(strings.Join(system, "\n\n")))
 	}
 	for i, m := range req.Messages {
 		var err error
 		switch m.Role {
 		case llm.RoleSystem:
 		case llm.RoleUser:
-			params.Messages, err = appendUser(params.Messages, m)
+			out, err = appendUser(out, m)
 		case llm.RoleAssistant:
-			params.Messages = appendAssistant(params.Messages, m)
+			out = appendAssistant(out, m)
 		default:
 			err = fmt.Errorf("unknown role %q", m.Role)
 		}
 		if err != nil {
-			return params, fmt.Errorf("openai: messages[%d]: %w", i, err)
+			return out, fmt.Errorf("openai: messages[%d]: %w", i, err)
 		}
 	}
-	return params, nil
+	return out, nil
 }
 
 func dataURL(data []byte, mime string) string {

@@ -1,0 +1,320 @@
+// Command scale is Gantry's many-sessions benchmark: an SDK program written
+// the way docs/sdk-scale.md recommends (one shared provider and tool
+// registry; agent.New, Prompt and Close per session) runs N sessions at
+// once against the fake API server (llm/llmtest, zero latency). Each
+// session makes 8 Read calls and 2 Bash calls, one per turn, then ends with
+// a text reply: 11 model turns.
+//
+// It reports completions, failures, wall time, the peak RSS of this process
+// (the fake server runs in a child process so that its memory and
+// goroutines are not counted), and the peak number of goroutines.
+//
+//	go run ./internal/cmd/scale -n 10000
+//	go run ./internal/cmd/scale -n 1000 -http1
+//
+// By default the client speaks HTTP/2 (h2c) to the fake server, as it does
+// with the real APIs (HTTP/2 over TLS): concurrent requests share a few
+// connections. -http1 makes every in-flight request hold its own
+// connection (and its two transport goroutines).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+var heapProf string
+
+const (
+	reads = 8
+	bashs = 2
+)
+
+func main() {
+	n := flag.Int("n", 1000, "number of concurrent sessions")
+	http1 := flag.Bool("http1", false, "speak HTTP/1.1 (one connection per in-flight request) instead of h2c")
+	serve := flag.Bool("serve", false, "internal: run the fake API server and print its URL")
+	budget := flag.Int("budget-mb", 0, "exit with status 1 if the peak RSS exceeds this many MiB (0 = no check)")
+	cpuProf := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.StringVar(&heapProf, "heapprofile", "", "write a heap profile to this file when the most sessions are in flight")
+	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if *serve {
+		runServer(!*http1)
+		return
+	}
+	if err := run(*n, !*http1, *budget); err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+// runServer serves the fake API until stdin closes.
+func runServer(h2 bool) {
+	opts := []llmtest.Option{llmtest.WithoutRecording(), llmtest.WithResponder(respond)}
+	if h2 {
+		opts = append(opts, llmtest.WithHTTP2())
+	}
+	srv := llmtest.Start(opts...)
+	defer srv.Close()
+	fmt.Println(srv.URL())
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+}
+
+// respond scripts every conversation alike: the k-th turn reads file k,
+// then two Bash calls, then the answer.
+func respond(req llmtest.Request) (llmtest.Reply, bool) {
+	k := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			k++
+		}
+	}
+	id := "t" + strconv.Itoa(k)
+	switch {
+	case k < reads:
+		return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: "Read", Input: fmt.Sprintf(`{"file_path":"f%d.txt"}`, k)}), true
+	case k < reads+bashs:
+		return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: "Bash", Input: `{"command":"echo ok"}`}), true
+	}
+	return llmtest.TextReply("done"), true
+}
+
+func run(n int, h2 bool, budgetMB int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"-serve"}
+	if !h2 {
+		args = append(args, "-http1")
+	}
+	srvCmd := exec.Command(self, args...)
+	srvCmd.Stderr = os.Stderr
+	stdin, err := srvCmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := srvCmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := srvCmd.Start(); err != nil {
+		return err
+	}
+	defer func() { stdin.Close(); _ = srvCmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("fake server: %w", err)
+	}
+	url := strings.TrimSpace(line)
+
+	dir, err := os.MkdirTemp("", "gantry-scale-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for i := range reads {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat("a line of text\n", 40)), 0o644); err != nil {
+			return err
+		}
+	}
+
+	// One provider (one HTTP client) and one registry for every session.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	if h2 {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+	}
+	provider := anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"),
+		anthropic.WithHTTPClient(&http.Client{Transport: tr}))
+	reg, err := builtin.Registry(builtin.Options{})
+	if err != nil {
+		return err
+	}
+	// One permission engine too: reads inside the directory run, and one
+	// rule lets the echo commands run.
+	engine, err := permission.NewEngine(permission.Config{WorkDir: dir, Rules: []permission.RuleSet{{Source: "cli", Allow: []string{"Bash(echo:*)"}}}})
+	if err != nil {
+		return err
+	}
+
+	var (
+		inflight, peakG, peakIn atomic.Int64
+		done, failed            atomic.Int64
+		firstErr                sync.Once
+		errText                 string
+	)
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+	}
+	peakMem := make([]int64, len(samples))
+	var dumpedGoal int64
+	var dumpedG int64
+	go func() { // sample goroutines and in-flight sessions
+		defer close(sampled)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
+					peakG.Store(g)
+					if heapProf != "" && g > dumpedG*11/10 {
+						dumpedG = g
+						if f, err := os.Create(heapProf + ".goroutines"); err == nil {
+							_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+							f.Close()
+						}
+					}
+				}
+				metrics.Read(samples)
+				for i, sm := range samples {
+					if v := int64(sm.Value.Uint64()); v > peakMem[i] {
+						peakMem[i] = v
+					}
+				}
+				if i := inflight.Load(); i > peakIn.Load() {
+					peakIn.Store(i)
+				}
+				if goal := peakMem[2]; heapProf != "" && goal > dumpedGoal*12/10 {
+					dumpedGoal = goal
+					runtime.GC()
+					if f, err := os.Create(heapProf); err == nil {
+						_ = pprof.WriteHeapProfile(f)
+						f.Close()
+					}
+				}
+			}
+		}
+	}()
+
+	ctx := context.Background()
+	startGate := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-startGate
+			inflight.Add(1)
+			defer inflight.Add(-1)
+			err := session(ctx, provider, reg, engine, dir)
+			if err != nil {
+				failed.Add(1)
+				firstErr.Do(func() { errText = err.Error() })
+				return
+			}
+			done.Add(1)
+		}()
+	}
+	base := runtime.NumGoroutine()
+	start := time.Now()
+	close(startGate)
+	wg.Wait()
+	wall := time.Since(start)
+	close(stop)
+	<-sampled
+
+	rss := peakRSS()
+	out := map[string]any{
+		"sessions": n, "completed": done.Load(), "failed": failed.Load(),
+		"wall_s": wall.Seconds(), "peak_rss_mb": float64(rss) / (1 << 20),
+		"rss_per_session_kb": float64(rss) / 1024 / float64(n),
+		"peak_goroutines":    peakG.Load(), "goroutines_before": base, "peak_inflight": peakIn.Load(),
+		"peak_heap_objects_mb": float64(peakMem[0]) / (1 << 20), "peak_stacks_mb": float64(peakMem[1]) / (1 << 20),
+		"peak_heap_goal_mb": float64(peakMem[2]) / (1 << 20), "peak_go_total_mb": float64(peakMem[3]) / (1 << 20),
+		"http": map[bool]string{true: "h2c", false: "http/1.1"}[h2],
+	}
+	if errText != "" {
+		out["first_error"] = errText
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Println(string(b))
+	if failed.Load() > 0 {
+		return fmt.Errorf("%d of %d sessions failed", failed.Load(), n)
+	}
+	if budgetMB > 0 && rss > int64(budgetMB)<<20 {
+		return fmt.Errorf("peak RSS %.1f MiB is over the budget of %d MiB", float64(rss)/(1<<20), budgetMB)
+	}
+	return nil
+}
+
+// session is one SDK session: agent.New over the shared provider and
+// registry, one prompt, Close.
+func session(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permission.Decider, dir string) error {
+	a, err := agent.New(ctx, agent.Options{
+		Provider: p, Model: "claude-sonnet-4-5", WorkDir: dir,
+		Pool: toolset.Options{Registry: reg}, Decider: d,
+		NoEnvFacts: true, NoMemoryFiles: true,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := a.Prompt(ctx, "read the files and check the shell")
+	if err != nil {
+		return err
+	}
+	if res.IsError || res.NumTurns != reads+bashs+1 {
+		return errors.New("session ended with " + res.Subtype + ": " + res.Text)
+	}
+	return nil
+}
+
+// peakRSS is this process's high-water resident set size in bytes.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
