@@ -21,7 +21,7 @@ const maxEncodedTools = 4096
 // by content: the same definition is encoded once and its bytes are shared
 // by every request, turn and session that sends it (an adapter keeps one
 // per provider, and sessions share the provider). The key is the content
-// the encoding depends on — [tool.Spec.Name], Description, Prompt and
+// the encoding depends on — [tool.Spec.Name], Description, Prompt, Doc and
 // InputSchema — plus a small variant number the adapter chooses (with or
 // without a cache breakpoint, deferred or not), so a spec that is rebuilt
 // with the same content hits, and one whose content changed misses.
@@ -38,13 +38,63 @@ type ToolEncodings struct {
 
 type encodedTool struct {
 	name, desc, prompt, schema string
+	doc                        *tool.Doc // a copy
 	variant                    uint8
 	enc                        []byte
 }
 
 func (e *encodedTool) is(s *tool.Spec, variant uint8) bool {
 	return e.variant == variant && e.name == s.Name && e.desc == s.Description &&
-		e.prompt == s.Prompt && e.schema == string(s.InputSchema)
+		e.prompt == s.Prompt && e.schema == string(s.InputSchema) && docEqual(e.doc, s.Doc)
+}
+
+func docEqual(a, b *tool.Doc) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.DisplayName == b.DisplayName && a.Short == b.Short && a.Long == b.Long &&
+		slices.Equal(a.UsageNotes, b.UsageNotes) && slices.Equal(a.Important, b.Important) &&
+		slices.EqualFunc(a.Examples, b.Examples, func(x, y tool.Example) bool {
+			return x.Description == y.Description && bytes.Equal(x.Input, y.Input)
+		})
+}
+
+func hashDoc(h *maphash.Hash, d *tool.Doc) {
+	if d == nil {
+		h.WriteByte(0)
+		return
+	}
+	h.WriteByte(1)
+	for _, s := range [...]string{d.DisplayName, d.Short, d.Long} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	for _, l := range [][]string{d.UsageNotes, d.Important} {
+		for _, s := range l {
+			h.WriteString(s)
+			h.WriteByte(0)
+		}
+		h.WriteByte(1)
+	}
+	for _, x := range d.Examples {
+		h.WriteString(x.Description)
+		h.WriteByte(0)
+		h.Write(x.Input)
+		h.WriteByte(0)
+	}
+}
+
+func cloneDoc(d *tool.Doc) *tool.Doc {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	c.UsageNotes, c.Important = slices.Clone(d.UsageNotes), slices.Clone(d.Important)
+	c.Examples = make([]tool.Example, len(d.Examples))
+	for i, x := range d.Examples {
+		c.Examples[i] = tool.Example{Description: x.Description, Input: bytes.Clone(x.Input)}
+	}
+	return &c
 }
 
 // Get returns the encoding of spec in the given variant, calling encode
@@ -61,6 +111,8 @@ func (c *ToolEncodings) Get(spec *tool.Spec, variant uint8, encode func(*tool.Sp
 	h.WriteString(spec.Prompt)
 	h.WriteByte(0)
 	h.Write(spec.InputSchema)
+	h.WriteByte(0)
+	hashDoc(&h, spec.Doc)
 	h.WriteByte(variant)
 	key := h.Sum64()
 
@@ -77,7 +129,7 @@ func (c *ToolEncodings) Get(spec *tool.Spec, variant uint8, encode func(*tool.Sp
 	if err != nil {
 		return nil, err
 	}
-	e := &encodedTool{name: spec.Name, desc: spec.Description, prompt: spec.Prompt, schema: string(spec.InputSchema), variant: variant, enc: enc}
+	e := &encodedTool{name: spec.Name, desc: spec.Description, prompt: spec.Prompt, schema: string(spec.InputSchema), doc: cloneDoc(spec.Doc), variant: variant, enc: enc}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, old := range c.m[key] {
