@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -27,7 +29,13 @@ const racyWindow = 2 * time.Second
 // maxIgnoreFile bounds a .gitignore read.
 const maxIgnoreFile = 1 << 20
 
-// scanner walks the project once.
+// scanWorkers bounds the directories listed and stat-ed at once.
+const scanWorkers = 4
+
+// scanner walks the project once, in two phases: the directories are
+// listed and their entries stat-ed in parallel (a tree of dirNodes), then
+// the tree is recorded in walk order — caps, the stat cache and hashing —
+// by one goroutine, so the result does not depend on scheduling.
 type scanner struct {
 	s     *Store
 	ctx   context.Context
@@ -37,12 +45,34 @@ type scanner struct {
 	total int64
 	full  bool // the file cap was reached
 	skip  string
+
+	sem  chan struct{} // worker slots of the listing phase
+	seen atomic.Int64  // entries listed so far (the listing stops past the file cap)
+	wg   sync.WaitGroup
+}
+
+// dirNode is one listed directory.
+type dirNode struct {
+	rel   string
+	parts []string
+	err   string // the directory could not be listed
+	items []item // by name
+}
+
+// item is one listed entry.
+type item struct {
+	name, path string
+	st         unix.Stat_t
+	err        string // stat or readlink failed
+	ignored    bool
+	target     string   // a link's
+	child      *dirNode // a directory's (nil past the file cap)
 }
 
 // scan records the project's tree, storing the content of new or changed
 // files; prev (may be nil) is the stat cache.
 func (s *Store) scan(ctx context.Context, prev *manifest) (*manifest, error) {
-	sc := &scanner{s: s, ctx: ctx, prev: prev, out: &manifest{taken: s.now()}}
+	sc := &scanner{s: s, ctx: ctx, prev: prev, out: &manifest{taken: s.now()}, sem: make(chan struct{}, scanWorkers)}
 	if prev != nil {
 		sc.racy = prev.taken.Add(-racyWindow).UnixNano()
 	}
@@ -50,99 +80,144 @@ func (s *Store) scan(ctx context.Context, prev *manifest) (*manifest, error) {
 	if rel, err := filepath.Rel(s.dir, s.root); err == nil && filepath.IsLocal(rel) {
 		sc.skip = filepath.ToSlash(rel)
 	}
-	var pats []gitignore.Pattern
-	pats = append(pats, readIgnore(filepath.Join(s.dir, ".git", "info", "exclude"), nil)...)
-	if err := sc.walk(unix.AT_FDCWD, "", nil, pats); err != nil {
+	fd, err := unix.Open(s.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: open %s: %w", s.dir, err)
+	}
+	pats := readIgnore(filepath.Join(s.dir, ".git", "info", "exclude"), nil)
+	root := &dirNode{}
+	sc.list(fd, root, pats)
+	sc.wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := sc.record(root); err != nil {
 		return nil, err
 	}
 	return sc.out, nil
 }
 
-// walk records directory rel (split into parts) and what it holds. The
-// directory is opened relative to its parent's descriptor without following
-// links, and its entries are stat-ed relative to its own (one path
-// component each, no link followed).
-func (sc *scanner) walk(parent int, rel string, parts []string, pats []gitignore.Pattern) error {
-	if err := sc.ctx.Err(); err != nil {
-		return err
-	}
-	name := sc.s.dir
-	if rel != "" {
-		name = parts[len(parts)-1]
-	}
-	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if rel == "" {
-			return fmt.Errorf("checkpoint: open %s: %w", sc.s.dir, err)
-		}
-		sc.notCovered(rel, ReasonUnreadable+": "+err.Error())
-		return nil
-	}
-	dir := os.NewFile(uintptr(fd), rel)
+// list lists directory fd (which it closes) into n, and its
+// subdirectories, each in a goroutine while a worker slot is free.
+func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
+	dir := os.NewFile(uintptr(fd), n.rel)
 	defer dir.Close()
+	if sc.ctx.Err() != nil {
+		return
+	}
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		sc.notCovered(rel, ReasonUnreadable+": "+errText(err))
-		return nil
+		n.err = errText(err)
+		return
 	}
 	slices.Sort(names)
 	if slices.Contains(names, ".gitignore") {
-		pats = append(pats[:len(pats):len(pats)], readIgnoreAt(fd, parts)...)
+		pats = append(pats[:len(pats):len(pats)], readIgnoreAt(fd, n.parts)...)
 	}
 	var m gitignore.Matcher
 	if len(pats) > 0 {
 		m = gitignore.NewMatcher(pats)
 	}
-	var st unix.Stat_t
+	n.items = make([]item, 0, len(names))
 	for _, name := range names {
 		p := name
-		if rel != "" {
-			p = rel + "/" + name
+		if n.rel != "" {
+			p = n.rel + "/" + name
 		}
 		if name == ".git" || p == sc.skip {
 			continue // the project's repository and the store are never recorded
 		}
-		if sc.full {
-			sc.notCovered(p, ReasonFileCap)
-			continue
-		}
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if err != unix.ENOENT {
-				sc.notCovered(p, ReasonUnreadable+": "+err.Error())
+		n.items = append(n.items, item{name: name, path: p})
+		it := &n.items[len(n.items)-1]
+		if err := unix.Fstatat(fd, name, &it.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err == unix.ENOENT {
+				n.items = n.items[:len(n.items)-1]
+			} else {
+				it.err = err.Error()
 			}
 			continue
 		}
-		typ := st.Mode & unix.S_IFMT
-		child := append(parts[:len(parts):len(parts)], name)
-		if m != nil && m.Match(child, typ == unix.S_IFDIR) {
-			sc.notCovered(p, ReasonIgnored)
+		typ := it.st.Mode & unix.S_IFMT
+		parts := append(n.parts[:len(n.parts):len(n.parts)], name)
+		if m != nil && m.Match(parts, typ == unix.S_IFDIR) {
+			it.ignored = true
 			continue
 		}
-		if len(sc.out.entries) >= sc.s.opts.MaxFiles {
-			sc.full = true
-			sc.notCovered(p, ReasonFileCap)
-			continue
-		}
-		mode := modeOf(st.Mode)
 		switch typ {
+		case unix.S_IFLNK:
+			if it.target, err = readlinkAt(fd, name); err != nil {
+				it.err = err.Error()
+			}
 		case unix.S_IFDIR:
-			sc.out.entries = append(sc.out.entries, Entry{Path: p, Type: TypeDir, Mode: mode})
-			if err := sc.walk(fd, p, child, pats); err != nil {
+			if sc.seen.Load() > int64(sc.s.opts.MaxFiles) {
+				continue // past the file cap: not listed (recorded as over it)
+			}
+			cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				it.err = err.Error()
+				continue
+			}
+			it.child = &dirNode{rel: p, parts: parts}
+			select {
+			case sc.sem <- struct{}{}:
+				sc.wg.Add(1)
+				go func(c *dirNode) {
+					defer func() { <-sc.sem; sc.wg.Done() }()
+					sc.list(cfd, c, pats)
+				}(it.child)
+			default:
+				sc.list(cfd, it.child, pats)
+			}
+		}
+	}
+	sc.seen.Add(int64(len(n.items)))
+}
+
+// record adds a listed directory's entries to the manifest in walk order.
+func (sc *scanner) record(n *dirNode) error {
+	if n.err != "" {
+		if n.rel == "" {
+			return fmt.Errorf("checkpoint: list %s: %s", sc.s.dir, n.err)
+		}
+		sc.notCovered(n.rel, ReasonUnreadable+": "+n.err)
+		return nil
+	}
+	for i := range n.items {
+		it := &n.items[i]
+		switch {
+		case sc.full:
+			sc.notCovered(it.path, ReasonFileCap)
+			continue
+		case it.ignored:
+			sc.notCovered(it.path, ReasonIgnored)
+			continue
+		case it.err != "":
+			sc.notCovered(it.path, ReasonUnreadable+": "+it.err)
+			continue
+		case len(sc.out.entries) >= sc.s.opts.MaxFiles:
+			sc.full = true
+			sc.notCovered(it.path, ReasonFileCap)
+			continue
+		}
+		mode := modeOf(it.st.Mode)
+		switch it.st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			sc.out.entries = append(sc.out.entries, Entry{Path: it.path, Type: TypeDir, Mode: mode})
+			if it.child == nil {
+				sc.full = true
+				continue
+			}
+			if err := sc.record(it.child); err != nil {
 				return err
 			}
 		case unix.S_IFLNK:
-			target, err := readlinkAt(fd, name)
-			if err != nil {
-				sc.notCovered(p, ReasonUnreadable+": "+err.Error())
-				continue
-			}
-			sc.out.entries = append(sc.out.entries, Entry{Path: p, Type: TypeSymlink, Mode: mode, Target: target})
+			sc.out.entries = append(sc.out.entries, Entry{Path: it.path, Type: TypeSymlink, Mode: mode, Target: it.target})
 		case unix.S_IFREG:
-			if err := sc.file(fd, name, p, &st); err != nil {
+			if err := sc.file(n.rel, it.name, it.path, &it.st); err != nil {
 				return err
 			}
 		default:
-			sc.notCovered(p, ReasonSpecial)
+			sc.notCovered(it.path, ReasonSpecial)
 		}
 	}
 	return nil
@@ -177,7 +252,7 @@ func readlinkAt(dirfd int, name string) (string, error) {
 }
 
 // file records one regular file, reading it only if its stat changed.
-func (sc *scanner) file(dirfd int, name, p string, st *unix.Stat_t) error {
+func (sc *scanner) file(dirRel, name, p string, st *unix.Stat_t) error {
 	size := st.Size
 	if size > sc.s.opts.MaxFileSize {
 		sc.notCovered(p, fmt.Sprintf("%s (%d bytes)", ReasonTooLarge, size))
@@ -195,9 +270,10 @@ func (sc *scanner) file(dirfd int, name, p string, st *unix.Stat_t) error {
 		sc.out.entries = append(sc.out.entries, e)
 		return nil
 	}
-	// Opened without following a link: the path was a regular file when
-	// listed, and a link put there since is not read through.
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	// Opened beneath the project without following any link: the path
+	// was a regular file when listed, and a link put there since (or in
+	// place of a directory above it) is not read through.
+	fd, err := openBeneath(sc.s.dir, p)
 	if err != nil {
 		if err != unix.ENOENT {
 			sc.notCovered(p, ReasonUnreadable+": "+err.Error())
@@ -282,4 +358,39 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// openBeneath opens the file rel (slash-separated) beneath dir for
+// reading, refusing every symbolic link on the way (openat2 with
+// RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH, else a walk of O_NOFOLLOW opens).
+func openBeneath(dir, rel string) (int, error) {
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dfd)
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH}
+	fd, err := unix.Openat2(dfd, rel, &how)
+	if err != unix.ENOSYS && err != unix.EPERM {
+		return fd, err
+	}
+	cur := dfd
+	els := strings.Split(rel, "/")
+	for i, el := range els {
+		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if i < len(els)-1 {
+			flags |= unix.O_DIRECTORY
+		} else {
+			flags |= unix.O_NONBLOCK
+		}
+		next, err := unix.Openat(cur, el, flags, 0)
+		if cur != dfd {
+			unix.Close(cur)
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	return cur, nil
 }
