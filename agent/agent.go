@@ -215,6 +215,14 @@ type Options struct {
 	SessionID string
 	Continue  bool
 	Fork      bool
+	// NewSessionID is the id of a new session ("" = a random UUID); it is
+	// ignored when a session is resumed.
+	NewSessionID string
+
+	// StreamEvents makes Run yield the provider's raw stream events as
+	// [*StreamEvent] (the Agent SDKs' --include-partial-messages). Off by
+	// default.
+	StreamEvents bool
 
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
@@ -263,9 +271,12 @@ type Agent struct {
 	lastSize int // prompt+output tokens of the last turn
 	signals  int
 
-	qmu    sync.Mutex
-	queue  []tool.Status
-	notify chan struct{}
+	qmu       sync.Mutex
+	queue     []tool.Status
+	model     string  // the model of the runs (opts.Model outside a run)
+	baseModel string  // the model New was given
+	nextModel *string // set by SetModel, taken by the next run
+	notify    chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -287,7 +298,7 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices}
+	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model}
 	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now
@@ -437,7 +448,7 @@ func (a *Agent) openSession() error {
 		if a.opts.SessionID != "" || a.opts.Continue {
 			return errors.New("agent: resuming a session needs a session store")
 		}
-		a.id = session.NewUUID()
+		a.id = cmpOr(a.opts.NewSessionID, session.NewUUID())
 		return nil
 	case a.opts.SessionID != "" || a.opts.Continue:
 		id := a.opts.SessionID
@@ -459,6 +470,13 @@ func (a *Agent) openSession() error {
 		}
 		a.sess, a.id = s, s.ID
 		a.history, a.notices = historyFromRecords(s.Records(), s.Skipped())
+		return nil
+	case a.opts.NewSessionID != "":
+		s, err := st.CreateID(a.opts.WorkDir, a.opts.NewSessionID)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		a.sess, a.id = s, s.ID
 		return nil
 	default:
 		s, err := st.Create(a.opts.WorkDir)
@@ -517,6 +535,36 @@ func (a *Agent) Executor() *executor.Executor { return a.exec }
 // Env returns a copy of the session's current environment (working
 // directory, mode, …).
 func (a *Agent) Env() *tool.Env { return a.execSess.Env() }
+
+// SetModel changes the model of the next runs (a run in progress keeps
+// its model); "" means the model the agent was created with.
+func (a *Agent) SetModel(model string) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if model == "" {
+		model = a.baseModel
+	}
+	a.nextModel = &model
+}
+
+// Model returns the model of the next run.
+func (a *Agent) Model() string {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if a.nextModel != nil {
+		return *a.nextModel
+	}
+	return a.model
+}
+
+// takeModel applies a model set with SetModel (the caller holds runMu).
+func (a *Agent) takeModel() {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if a.nextModel != nil {
+		a.opts.Model, a.model, a.nextModel = *a.nextModel, *a.nextModel, nil
+	}
+}
 
 // SetMode changes the permission mode for the next calls.
 func (a *Agent) SetMode(m tool.Mode) { a.execSess.Update(func(e *tool.Env) { e.Mode = m }) }
@@ -666,14 +714,22 @@ func (a *Agent) Prompt(ctx context.Context, prompt string) (*ResultEvent, error)
 // an interrupt (a provider error, for example). Breaking out of the loop
 // cancels the run. Runs of one agent are serialised.
 func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return a.RunMessage(ctx, llm.Text(prompt))
+}
+
+// RunMessage is [Agent.Run] with a prompt of several blocks (text and
+// images, as a user message of the Agent SDKs' stream-json input carries).
+// UserPromptSubmit hooks see the text of the blocks.
+func (a *Agent) RunMessage(ctx context.Context, prompt ...llm.Block) iter.Seq2[Event, error] {
 	return a.run(ctx, prompt, a.opts.OutputSchema)
 }
 
-// run is Run with the run's output schema (nil: none).
-func (a *Agent) run(ctx context.Context, prompt string, schema json.RawMessage) iter.Seq2[Event, error] {
+// run is RunMessage with the run's output schema (nil: none).
+func (a *Agent) run(ctx context.Context, prompt []llm.Block, schema json.RawMessage) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		a.runMu.Lock()
 		defer a.runMu.Unlock()
+		a.takeModel()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		r := &run{a: a, yield: yield, cancel: cancel, start: a.now()}

@@ -11,7 +11,7 @@ import (
 
 // Event is one step of a run. The concrete types are [*InitEvent],
 // [*TextDelta], [*ThinkingDelta], [*ToolStatus], [*ToolResultEvent],
-// [*MessageEvent], [*RetryEvent], [*CompactEvent], [*TurnEnd],
+// [*MessageEvent], [*StreamEvent], [*RetryEvent], [*CompactEvent], [*TurnEnd],
 // [*NoticeEvent], [*ModeEvent] and [*ResultEvent]; switch on them.
 type Event interface{ isEvent() }
 
@@ -49,7 +49,25 @@ type MessageEvent struct {
 	// prompt (Options.Checkpoints), its UUID; "" for other messages and
 	// when no checkpoint was recorded. [Agent.RewindFiles] takes it.
 	Checkpoint string
+	// Reply describes an assistant reply of the model (nil for every other
+	// message): the provider's message id, model, stop reason and usage.
+	Reply *ReplyInfo
 }
+
+// ReplyInfo is what the provider said about one assistant reply.
+type ReplyInfo struct {
+	ID         string
+	Model      string
+	StopReason llm.StopReason
+	Usage      llm.Usage
+}
+
+// StreamEvent is one raw event of the model's stream (message start, a
+// text, thinking or tool-input delta, a block's end, the message's end),
+// yielded only with [Options.StreamEvents], before the deltas it carries
+// are yielded as [*TextDelta] and [*ThinkingDelta]. Events of a reply
+// that is retried are not taken back.
+type StreamEvent struct{ Event llm.Event }
 
 // RetryEvent says a turn's request is sent again after a transient failure
 // (the partial reply, if any, was discarded).
@@ -125,6 +143,7 @@ func (*ToolStatus) isEvent()      {}
 func (*ToolResultEvent) isEvent() {}
 func (*ModeEvent) isEvent()       {}
 func (*MessageEvent) isEvent()    {}
+func (*StreamEvent) isEvent()     {}
 func (*RetryEvent) isEvent()      {}
 func (*CompactEvent) isEvent()    {}
 func (*NoticeEvent) isEvent()     {}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,10 +30,12 @@ type run struct {
 	usage   llm.Usage
 	cost    float64
 	last    llm.StopReason
-	text    string
-	mode    tool.Mode  // the mode last reported (InitEvent, ModeEvent)
-	out     *outputRun // structured output, if the run has a schema
-	answer  json.RawMessage
+	// lastCost is the cost of the last reply.
+	lastCost float64
+	text     string
+	mode     tool.Mode  // the mode last reported (InitEvent, ModeEvent)
+	out      *outputRun // structured output, if the run has a schema
+	answer   json.RawMessage
 }
 
 // emit delivers an event; false means the consumer is gone.
@@ -120,7 +123,7 @@ func (r *run) finish(subtype string, isErr bool, text string, err error) {
 	}
 }
 
-func (r *run) loop(ctx context.Context, prompt string) {
+func (r *run) loop(ctx context.Context, prompt []llm.Block) {
 	a := r.a
 	env := a.execSess.Env()
 	r.mode = env.Mode
@@ -136,8 +139,8 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		r.emit(&NoticeEvent{Text: "tools left out of this session: " + a.poolErr})
 	}
 
-	blocks := []llm.Block{llm.Text(prompt)}
-	if out := a.hook(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: prompt}); out != nil {
+	blocks := slices.Clone(prompt)
+	if out := a.hook(ctx, &hook.Input{Event: hook.UserPromptSubmit, Prompt: llm.UserMessage(prompt...).Text()}); out != nil {
 		if out.SystemMessage != "" {
 			r.emit(&NoticeEvent{Text: out.SystemMessage})
 		}
@@ -150,8 +153,8 @@ func (r *run) loop(ctx context.Context, prompt string) {
 		}
 	}
 	uuid := session.NewUUID()
-	cp := r.checkpointTurn(ctx, uuid, prompt)
-	if !r.appendMessageAs(llm.UserMessage(blocks...), uuid, cp) {
+	cp := r.checkpointTurn(ctx, uuid, llm.UserMessage(prompt...).Text())
+	if !r.appendMessageAs(llm.UserMessage(blocks...), uuid, cp, nil) {
 		return
 	}
 
@@ -180,7 +183,7 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			return
 		}
 		resp, batch, preErrs, err := r.turn(ctx)
-		if r.stopped {
+		if r.stopped || errors.Is(err, errEnded) {
 			return
 		}
 		if err != nil {
@@ -191,23 +194,7 @@ func (r *run) loop(ctx context.Context, prompt string) {
 			r.finish(SubtypeDuringExecution, true, err.Error(), err)
 			return
 		}
-		r.turns++
-		a.turns++
-		r.absorb()
-		r.last = resp.StopReason
-		cost := r.costOf(resp.Usage)
-		r.usage, r.cost = r.usage.Add(resp.Usage), r.cost+cost
-		a.usage, a.cost = a.usage.Add(resp.Usage), a.cost+cost
-		a.lastSize = resp.Usage.PromptTokens() + resp.Usage.OutputTokens
-		if text := resp.Message.Text(); text != "" {
-			r.text = text
-		}
-		if len(resp.Message.Content) > 0 {
-			if !r.appendMessage(resp.Message) {
-				return
-			}
-		}
-		if !r.emit(&TurnEnd{Turn: r.turns, StopReason: resp.StopReason, Usage: resp.Usage, CostUSD: cost}) {
+		if !r.emit(&TurnEnd{Turn: r.turns, StopReason: resp.StopReason, Usage: resp.Usage, CostUSD: r.lastCost}) {
 			return
 		}
 
@@ -346,11 +333,13 @@ func (r *run) toolNames() []string {
 }
 
 // appendMessage adds m to the conversation and the transcript.
-func (r *run) appendMessage(m llm.Message) bool { return r.appendMessageAs(m, session.NewUUID(), "") }
+func (r *run) appendMessage(m llm.Message) bool {
+	return r.appendMessageAs(m, session.NewUUID(), "", nil)
+}
 
 // appendMessageAs adds m under uuid, with the checkpoint recorded before
-// it (if any).
-func (r *run) appendMessageAs(m llm.Message, uuid, checkpoint string) bool {
+// it (if any); reply describes a model's reply (nil for other messages).
+func (r *run) appendMessageAs(m llm.Message, uuid, checkpoint string, reply *ReplyInfo) bool {
 	typ := session.TypeUser
 	if m.Role == llm.RoleAssistant {
 		typ = session.TypeAssistant
@@ -360,7 +349,7 @@ func (r *run) appendMessageAs(m llm.Message, uuid, checkpoint string) bool {
 		r.finish(SubtypeDuringExecution, true, err.Error(), err)
 		return false
 	}
-	return r.emit(&MessageEvent{Message: m, UUID: uuid, Checkpoint: checkpoint})
+	return r.emit(&MessageEvent{Message: m, UUID: uuid, Checkpoint: checkpoint, Reply: reply})
 }
 
 // sendResults appends the user message answering every tool use in order.
@@ -490,6 +479,9 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 				break
 			}
 			acc.Add(ev)
+			if a.opts.StreamEvents {
+				r.emit(&StreamEvent{Event: ev})
+			}
 			switch ev.Type {
 			case llm.EventTextDelta:
 				r.emit(&TextDelta{Text: ev.Text})
@@ -535,9 +527,44 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 			}
 			return nil, nil, nil, fmt.Errorf("agent: model request: %w", streamErr)
 		}
+		resp := acc.Response()
+		// The reply is part of the conversation before its calls end, so
+		// that its message comes before their results and the messages of
+		// the subagents they start.
+		if !r.replied(resp) {
+			stream.Discard()
+			r.takeDiscarded()
+			return nil, nil, nil, errEnded
+		}
 		batch := r.wait(stream)
-		return acc.Response(), batch, preErrs, nil
+		return resp, batch, preErrs, nil
 	}
+}
+
+// errEnded says the run already ended (its result was emitted).
+var errEnded = errors.New("agent: the run ended")
+
+// replied counts a model reply (turns, usage, cost, last text) and appends
+// it to the conversation; false means the run ended.
+func (r *run) replied(resp *llm.Response) bool {
+	a := r.a
+	r.turns++
+	a.turns++
+	r.absorb()
+	r.last = resp.StopReason
+	cost := r.costOf(resp.Usage)
+	r.lastCost = cost
+	r.usage, r.cost = r.usage.Add(resp.Usage), r.cost+cost
+	a.usage, a.cost = a.usage.Add(resp.Usage), a.cost+cost
+	a.lastSize = resp.Usage.PromptTokens() + resp.Usage.OutputTokens
+	if text := resp.Message.Text(); text != "" {
+		r.text = text
+	}
+	if len(resp.Message.Content) == 0 {
+		return true
+	}
+	reply := &ReplyInfo{ID: resp.ID, Model: resp.Model, StopReason: resp.StopReason, Usage: resp.Usage}
+	return r.appendMessageAs(resp.Message, session.NewUUID(), "", reply)
 }
 
 // takeDiscarded drops the status events of a discarded stream: their calls

@@ -213,7 +213,7 @@ func PromptAs[T any](ctx context.Context, a *Agent, prompt string) (T, *ResultEv
 	}
 	var res *ResultEvent
 	var last error
-	for ev, err := range a.run(ctx, prompt, schema) {
+	for ev, err := range a.run(ctx, []llm.Block{llm.Text(prompt)}, schema) {
 		if err != nil {
 			last = err
 			continue

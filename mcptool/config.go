@@ -21,6 +21,10 @@ const (
 	TypeStdio = "stdio" // a local process spoken to over stdin/stdout
 	TypeHTTP  = "http"  // streamable HTTP
 	TypeSSE   = "sse"   // the older HTTP+SSE transport
+	// TypeSDK is a server hosted by the program that drives Gantry (an
+	// Agent SDK program's createSdkMcpServer); its transport comes from
+	// [Options.Hosted].
+	TypeSDK = "sdk"
 )
 
 // ProjectConfigFile is the name of a project's MCP configuration file, read
@@ -196,8 +200,12 @@ func (sc *ServerConfig) check() error {
 		if sc.Command != "" || len(sc.Args) > 0 || len(sc.Env) > 0 {
 			return fmt.Errorf(`%s server with "command", "args" or "env"`, sc.Type)
 		}
+	case TypeSDK:
+		if sc.Command != "" || sc.URL != "" {
+			return errors.New(`sdk server with "command" or "url"`)
+		}
 	default:
-		return fmt.Errorf("unknown type %q (want stdio, http or sse)", sc.Type)
+		return fmt.Errorf("unknown type %q (want stdio, http, sse or sdk)", sc.Type)
 	}
 	return nil
 }

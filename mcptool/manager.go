@@ -96,6 +96,11 @@ type Options struct {
 	// Transport, if set, replaces the transports built from the
 	// configuration (tests use in-memory transports).
 	Transport func(name string, sc ServerConfig) (mcp.Transport, error)
+	// Hosted returns the transport of a server of type "sdk", hosted by
+	// the program driving Gantry (package streamjson routes it over the
+	// Agent SDK's control protocol). Nil means no program hosts servers:
+	// such servers fail to connect.
+	Hosted func(name string) (mcp.Transport, error)
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 	// Sandbox contains the stdio servers whose configuration asks for it
@@ -383,6 +388,11 @@ func (s *server) transport() (mcp.Transport, error) {
 		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: 2}, nil
 	case TypeSSE:
 		return &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil
+	case TypeSDK:
+		if m.opts.Hosted == nil {
+			return nil, errors.New("an sdk server needs the program that hosts it (an Agent SDK session)")
+		}
+		return m.opts.Hosted(s.name)
 	}
 	return nil, fmt.Errorf("unknown transport type %q", s.cfg.Type)
 }

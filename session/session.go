@@ -120,6 +120,20 @@ func (s *Store) Create(cwd string) (*Session, error) {
 	return s.open(cwd, s.newID(), true)
 }
 
+// CreateID starts a new, empty session for cwd with the given id (one the
+// caller chose, such as the CLI's --session-id). An invalid id, or one
+// that exists already, is an error.
+func (s *Store) CreateID(cwd, id string) (*Session, error) {
+	if !validID.MatchString(id) || id == "." || id == ".." {
+		return nil, fmt.Errorf("session: invalid id %q", id)
+	}
+	sess, err := s.open(cwd, id, true)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("session: %s exists already (resume it instead)", id)
+	}
+	return sess, err
+}
+
 // Open resumes session id of cwd: its records are loaded and appends go to
 // the end of its file.
 func (s *Store) Open(cwd, id string) (*Session, error) {

@@ -43,6 +43,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -155,6 +156,11 @@ type Options struct {
 	Trusted *bool
 	// Getenv looks up environment variables; default os.Getenv.
 	Getenv func(string) string
+	// Scopes, if not nil, limits the files read to these scopes (user,
+	// project, local; the Agent SDKs' settingSources); the managed policy
+	// is read whatever Scopes says. An empty, non-nil Scopes reads the
+	// policy only.
+	Scopes []Scope
 }
 
 // DefaultPolicyPath is the managed policy file read when
@@ -254,6 +260,9 @@ func Load(opts Options) (*Settings, error) {
 	}
 	seen := map[string]bool{}
 	for _, c := range cands {
+		if opts.Scopes != nil && c.scope != ScopePolicy && !slices.Contains(opts.Scopes, c.scope) {
+			continue
+		}
 		key := c.path
 		if r, err := filepath.EvalSymlinks(c.path); err == nil {
 			key = r

@@ -74,6 +74,10 @@ type Options struct {
 	// NoSettings ignores every settings file: only Mode, Allow and Deny
 	// apply, no hooks run and no project MCP server starts.
 	NoSettings bool
+	// SettingScopes, if not nil, limits the settings files read to these
+	// scopes (the managed policy is always read); see
+	// [settings.Options.Scopes].
+	SettingScopes []settings.Scope
 	// PolicyPath is the managed policy file ("" =
 	// [settings.DefaultPolicyPath], "-" = none).
 	PolicyPath string
@@ -88,6 +92,13 @@ type Options struct {
 	// MCPConfigFiles are MCP configuration files (.mcp.json format) whose
 	// servers start whatever the trust (the CLI's --mcp-config).
 	MCPConfigFiles []string
+	// MCPServers are servers given in code (the CLI's inline --mcp-config
+	// JSON, an Agent SDK session's hosted servers); they start whatever
+	// the trust and win over files of the same name.
+	MCPServers map[string]mcptool.ServerConfig
+	// StrictMCPConfig ignores the project's .mcp.json: only
+	// MCPConfigFiles and MCPServers start (the CLI's --strict-mcp-config).
+	StrictMCPConfig bool
 	// MCPApprove decides which servers of a trusted project's .mcp.json may
 	// start (nil = those the user approved before, as recorded under the
 	// Gantry home; with Trusted, every server, recorded as approved).
@@ -144,6 +155,10 @@ type Options struct {
 	// built from the settings (for SDK users with their own policy).
 	Decider permission.Decider
 	Hooks   hook.Runner
+	// ExtraHooks run beside the settings' hooks (or Hooks), their outputs
+	// merged with [hook.Combine]: an Agent SDK session's hook callbacks.
+	// They run also with NoSettings.
+	ExtraHooks hook.Runner
 	// Interaction is the channel through which a person decides (see
 	// package interaction): it is put into Services for the tools and the
 	// agents of the workspace, answers the asks of the workspace's executor
@@ -224,7 +239,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	cfg := permission.Config{WorkDir: dir, Getenv: getenv, AdditionalDirs: opts.AdditionalDirs}
 	var hcfg hook.Config
 	if !opts.NoSettings {
-		so := settings.Options{ProjectDir: dir, Getenv: getenv, UserHome: home, PolicyPath: opts.PolicyPath}
+		so := settings.Options{ProjectDir: dir, Getenv: getenv, UserHome: home, PolicyPath: opts.PolicyPath, Scopes: opts.SettingScopes}
 		if opts.Trusted {
 			so.Trusted = &opts.Trusted
 		}
@@ -290,6 +305,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		}
 		w.hooks = m
 	}
+	w.hooks = hook.Join(w.hooks, opts.ExtraHooks)
 
 	// Services: the built-ins' session services (background tasks,
 	// language servers).
@@ -350,7 +366,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 
 	// MCP servers.
 	var mcpTools map[string][]tool.Tool
-	if !opts.NoMCP && (!opts.NoSettings || len(opts.MCPConfigFiles) > 0) {
+	if !opts.NoMCP && (!opts.NoSettings || len(opts.MCPConfigFiles) > 0 || len(opts.MCPServers) > 0) {
 		if mcpTools, err = w.startMCP(ctx, opts, getenv, home); err != nil {
 			return nil, err
 		}
@@ -463,7 +479,11 @@ func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(stri
 		gh := settings.GantryHome(getenv, home)
 		approve = mcptool.StoreApprover(&settings.MCPApprovals{Path: filepath.Join(gh, settings.MCPApprovalFile)}, opts.Trusted)
 	}
-	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: w.dir, Trusted: trusted, Files: opts.MCPConfigFiles, Getenv: getenv, Approve: approve})
+	dir := w.dir
+	if opts.StrictMCPConfig {
+		dir = "" // no project file
+	}
+	cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: trusted, Files: opts.MCPConfigFiles, Servers: opts.MCPServers, Getenv: getenv, Approve: approve})
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,4 +264,29 @@ func Load(o LoadOptions) ([]Definition, error) {
 	}
 	slices.SortFunc(out, func(a, b Definition) int { return strings.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
+}
+
+// ParseJSON reads agent types given as one JSON object keyed by name (the
+// CLI's --agents and the Agent SDKs' agents option): {"name":
+// {"description": …, "prompt": …, "tools": […], …}}. Unknown fields are
+// an error (a setting that would be silently ignored is a surprise); each
+// definition is validated; source labels them. The result is sorted by
+// name.
+func ParseJSON(data []byte, source string) ([]Definition, error) {
+	var m map[string]Definition
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	out := make([]Definition, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		d := m[name]
+		d.Name, d.Source = name, source
+		if err := d.Validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

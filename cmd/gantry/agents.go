@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -28,22 +26,11 @@ func (f *agentsFlag) definitions() ([]agenttool.Definition, error) {
 	if strings.TrimSpace(f.raw) == "" {
 		return nil, nil
 	}
-	var m map[string]agenttool.Definition
-	dec := json.NewDecoder(strings.NewReader(f.raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	defs, err := agenttool.ParseJSON([]byte(f.raw), "cli")
+	if err != nil {
 		return nil, fmt.Errorf("--agents: %w", err)
 	}
-	var out []agenttool.Definition
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		d := m[name]
-		d.Name, d.Source = name, "cli"
-		if err := d.Validate(); err != nil {
-			return nil, fmt.Errorf("--agents: %w", err)
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return defs, nil
 }
 
 // newAgentsCmd is `gantry agents …`.

@@ -40,6 +40,9 @@ func newProvider(a *app, name, model string) (llm.Provider, string, error) {
 	}
 	switch name {
 	case "anthropic":
+		if a.getenv("ANTHROPIC_API_KEY") == "" {
+			return nil, "", errors.New("--provider anthropic: ANTHROPIC_API_KEY is not set")
+		}
 		if model == "" {
 			model = anthropic.DefaultModel
 		}

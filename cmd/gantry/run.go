@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"regexp"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -19,7 +20,9 @@ import (
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -29,48 +32,71 @@ type runFlags struct {
 	safetyFlags
 	print          bool
 	outputFormat   string
+	inputFormat    string
+	verbose        bool
+	partial        bool
 	model          string
+	fallbackModel  string
 	provider       string
 	maxTurns       int
 	maxBudgetUSD   float64
+	maxThinking    int
 	resume         string
 	cont           bool
 	fork           bool
+	sessionID      string
 	appendSystem   string
 	systemPrompt   string
 	mcpConfig      []string
-	noSessionSaved bool
-	web            webFlags
-	promptTool     string
-	agents         agentsFlag
-	toolProtocol   string
-	completion     bool
-	jsonSchema     string
-	noCheckpoints  bool
-	replayUser     bool
+	strictMCP      bool
+	settingSources string
+	// settingSourcesSet: --setting-sources was given (its empty value
+	// means no settings files).
+	settingSourcesSet bool
+	addDirs           []string
+	allowBypass       bool
+	noSessionSaved    bool
+	web               webFlags
+	promptTool        string
+	agents            agentsFlag
+	toolProtocol      string
+	completion        bool
+	jsonSchema        string
+	noCheckpoints     bool
+	replayUser        bool
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text, json or stream-json")
+	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text, json (with --verbose: every message) or stream-json (needs --verbose)")
+	fl.StringVar(&f.inputFormat, "input-format", "text", "input format: text (the prompt) or stream-json (user messages and control requests on stdin, one JSON object per line, as the Agent SDKs send them)")
+	fl.BoolVar(&f.verbose, "verbose", false, "print every message (json, stream-json)")
+	fl.BoolVar(&f.partial, "include-partial-messages", false, "with stream-json output, also print the model's raw stream events (stream_event)")
 	fl.StringVar(&f.model, "model", "", "model name (default: the provider's default, or GANTRY_MODEL)")
+	fl.StringVar(&f.fallbackModel, "fallback-model", "", "model to use when the model is overloaded or unavailable")
 	fl.StringVar(&f.provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
 	fl.StringVar(&f.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
+	fl.BoolVar(&f.allowBypass, "allow-dangerously-skip-permissions", false, "let the session switch to bypassPermissions later (an Agent SDK's setPermissionMode)")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, `permission allow rules, e.g. "Read,Bash(git diff *)"`)
 	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, `permission deny rules; a bare tool name hides the tool`)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "maximum model turns (default 100)")
 	fl.Float64Var(&f.maxBudgetUSD, "max-budget-usd", 0, "stop once the session cost reaches this many US dollars")
+	fl.IntVar(&f.maxThinking, "max-thinking-tokens", 0, "extended thinking budget in tokens (0 = off)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest session in the working directory")
 	fl.BoolVar(&f.fork, "fork-session", false, "with --resume or --continue, continue in a new session (a copy)")
+	fl.StringVar(&f.sessionID, "session-id", "", "the id of the new session (a UUID)")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory (default: the current directory)")
+	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another directory the tools may use (repeatable)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.StringVar(&f.systemPrompt, "system-prompt", "", "replace the built-in instructions of the system prompt")
-	fl.StringSliceVar(&f.mcpConfig, "mcp-config", nil, "MCP server configuration files (.mcp.json format)")
+	fl.StringArrayVar(&f.mcpConfig, "mcp-config", nil, "MCP servers: a configuration file (.mcp.json format) or the same as inline JSON (repeatable)")
+	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the servers of --mcp-config (not the project's .mcp.json)")
+	fl.StringVar(&f.settingSources, "setting-sources", "", "settings files to read: a comma-separated subset of user, project, local (default all; empty: none but the managed policy)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
-	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "an MCP tool (mcp__server__tool) that answers permission asks, questions and plan approval instead of a person")
+	fl.StringVar(&f.promptTool, "permission-prompt-tool", "", "who answers permission asks, questions and plan approval instead of a person: an MCP tool (mcp__server__tool), or stdio (the Agent SDK program, with --input-format stream-json)")
 	fl.StringVar(&f.toolProtocol, "tool-protocol", "native", "how tools reach the model: native, text (described in the prompt, called with XML-style tags; for models without tool calling) or auto")
 	fl.BoolVar(&f.completion, "completion-tools", false, "offer attempt_completion (ends the run with its result) and new_task (restarts the conversation from a hand-off summary)")
 	fl.StringVar(&f.jsonSchema, "json-schema", "", "a JSON Schema the final answer must match (inline JSON or @file): the run ends with a StructuredOutput call, printed as structured_output in json and stream-json results")
@@ -94,6 +120,7 @@ Anthropic; otherwise OPENAI_API_KEY or OPENAI_BASE_URL select OpenAI or an
 OpenAI-compatible server (for example Ollama at http://localhost:11434/v1).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 			return runPrompt(cmd.Context(), a, f, args)
 		},
 	}
@@ -111,6 +138,7 @@ func attachRootRun(a *app, root *cobra.Command) {
 		if !f.print && len(args) == 0 {
 			return cmd.Help()
 		}
+		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 		return runPrompt(cmd.Context(), a, f, args)
 	}
 }
@@ -132,137 +160,110 @@ func readPrompt(a *app, args []string) (string, error) {
 	return string(b), nil
 }
 
-func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
+// check validates the combination of run flags.
+func (f *runFlags) check() error {
 	switch f.outputFormat {
 	case "text", "json", "stream-json":
 	default:
-		return &exitError{code: 2, err: fmt.Errorf("unknown --output-format %q (want text, json or stream-json)", f.outputFormat)}
+		return fmt.Errorf("unknown --output-format %q (want text, json or stream-json)", f.outputFormat)
 	}
-	protocol, err := texttools.ParseProtocol(f.toolProtocol)
-	if err != nil {
+	switch f.inputFormat {
+	case "text":
+	case "stream-json":
+		if f.outputFormat != "stream-json" {
+			return errors.New("--input-format stream-json needs --output-format stream-json")
+		}
+	default:
+		return fmt.Errorf("unknown --input-format %q (want text or stream-json)", f.inputFormat)
+	}
+	if f.outputFormat == "stream-json" && !f.verbose {
+		return errors.New("--output-format stream-json needs --verbose")
+	}
+	if f.partial && f.outputFormat != "stream-json" {
+		return errors.New("--include-partial-messages needs --output-format stream-json")
+	}
+	if f.promptTool == "stdio" && f.inputFormat != "stream-json" {
+		return errors.New("--permission-prompt-tool stdio needs --input-format stream-json (the program on the other end answers)")
+	}
+	if f.sessionID != "" {
+		if !uuidRE.MatchString(f.sessionID) {
+			return fmt.Errorf("--session-id %q: want a UUID", f.sessionID)
+		}
+		if (f.resume != "" || f.cont) && !f.fork {
+			return errors.New("--session-id with --resume or --continue needs --fork-session")
+		}
+	}
+	if _, err := f.scopes(); err != nil {
+		return err
+	}
+	if _, err := readJSONSchema(f.jsonSchema); err != nil {
+		return err
+	}
+	return nil
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// scopes parses --setting-sources (nil: not given, every scope).
+func (f *runFlags) scopes() ([]settings.Scope, error) {
+	if f.settingSources == "" && !f.settingSourcesSet {
+		return nil, nil
+	}
+	out := []settings.Scope{}
+	for _, s := range strings.Split(f.settingSources, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "":
+		case "user", "project", "local":
+			out = append(out, settings.Scope(s))
+		default:
+			return nil, fmt.Errorf("--setting-sources: unknown source %q (want user, project or local)", s)
+		}
+	}
+	return out, nil
+}
+
+func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
+	if err := f.check(); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	schema, err := readJSONSchema(f.jsonSchema)
-	if err != nil {
-		return &exitError{code: 2, err: err}
+	if f.inputFormat == "stream-json" {
+		if len(args) > 0 {
+			return &exitError{code: 2, err: errors.New("with --input-format stream-json the prompts come on standard input, not as an argument")}
+		}
+		return serveStream(ctx, a, f)
 	}
 	prompt, err := readPrompt(a, args)
 	if err != nil {
 		return err
 	}
-	dir, err := f.workDir()
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	prov, model, err := newProvider(a, f.provider, settingsModel(a, f, dir))
-	if err != nil {
-		return &exitError{code: 1, err: err}
-	}
-	rc, err := newRunChannel(a, f.promptTool)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	if !f.noSettings && !f.trust {
-		rc.trust(ctx, a, dir)
-	}
-	webOpts, err := f.web.options(a, prov, model)
+	s, err := openSession(ctx, a, f, nil)
 	if err != nil {
 		return err
 	}
-	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
-	// first needs it; without session persistence, an in-memory one.
-	var db store.Store = new(store.Memory)
-	if !f.noSessionSaved {
-		path, err := storePath(a)
-		if err != nil {
-			return err
-		}
-		db = store.LazySQLite(path, store.SQLiteOptions{})
-	}
-	defs, err := f.agents.definitions()
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
-		o.Store = db
-		o.Builtin.Web = webOpts
-		o.MCPConfigFiles, o.Agents = f.mcpConfig, defs
-		o.CompletionTools = f.completion
-		o.Builtin.Trigger = triggerOptions(a)
-		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}}
-		rc.adjust(o)
-		// At a terminal, servers of the project's .mcp.json that changed
-		// since the user approved them are shown and the user is asked.
-		if o.Trusted || f.noSettings || rc.term == nil {
-			return
-		}
-		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.term)
-	})
-	if err != nil {
-		db.Close()
-		return &exitError{code: 1, err: err}
-	}
-	if err := rc.opened(ws); err != nil {
-		ws.Close()
-		db.Close()
-		return &exitError{code: 2, err: err}
-	}
-	opts := agent.Options{
-		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
-		ToolProtocol: protocol,
-		Reminders:    []agent.Reminder{&todo.Reminder{}},
-		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystem,
-		MaxTurns: f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD,
-		OutputSchema: schema,
-		SessionID:    f.resume, Continue: f.cont, Fork: f.fork,
-		// Headless: background agents report before the run ends.
-		WaitForBackground: true,
-	}
-	if !f.noSessionSaved {
-		home, err := session.DefaultHome(a.getenv)
-		if err != nil {
-			ws.Close()
-			db.Close()
-			return err
-		}
-		opts.Store = session.NewStore(home)
-		if !f.noCheckpoints {
-			// Checkpoints of the project's files: gantry rewind.
-			if st, _, err := openCheckpoints(a, dir); err != nil {
-				fmt.Fprintln(a.stderr, "gantry: checkpoints are off:", err)
-			} else {
-				opts.Checkpoints = st
-				defer pruneCheckpoints(context.WithoutCancel(ctx), st, opts.Store, dir)
-			}
-		}
-	}
-	ag, err := agent.New(ctx, opts)
-	if err != nil {
-		ws.Close()
-		db.Close()
-		return &exitError{code: 1, err: err}
-	}
-	defer ag.Close()
+	defer s.close()
 
-	out := newPrinter(a, f.outputFormat, model)
-	out.replayUser = f.replayUser
-	rc.printer.Store(out)
+	out := newPrinter(a, f, s.model, s.ws)
+	s.rc.printer.Store(out)
 	var res *agent.ResultEvent
 	var runErr error
-	for ev, err := range ag.Run(ctx, prompt) {
+	for ev, err := range s.ag.Run(ctx, prompt) {
 		if err != nil {
 			runErr = err
 			continue
 		}
 		if r, ok := ev.(*agent.ResultEvent); ok {
 			res = r
+			continue
 		}
 		out.event(ev)
 	}
-	out.finish(res)
+	out.finish(res, runErr)
 	if res == nil {
 		if runErr == nil {
 			runErr = errors.New("the run ended without a result")
+		}
+		if f.outputFormat != "text" {
+			return &exitError{code: 1, err: errors.New("")} // the result says why
 		}
 		return &exitError{code: 1, err: runErr}
 	}
@@ -275,6 +276,237 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: errors.New("")}
 	}
 	return nil
+}
+
+// serveStream runs a stream-json session (--input-format stream-json):
+// the Agent SDKs' protocol on stdin and stdout, until stdin ends.
+func serveStream(ctx context.Context, a *app, f *runFlags) error {
+	var sess *runSession
+	err := streamjson.Serve(ctx, streamjson.Options{
+		In: a.stdin, Out: a.stdout,
+		Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
+			s, err := openSession(ctx, a, f, init)
+			if err != nil {
+				return nil, nil, err
+			}
+			sess = s
+			return s.ag, s.ws, nil
+		},
+		Writer:           streamjson.WriterOptions{Partial: f.partial, ReplayUser: f.replayUser},
+		PermissionPrompt: f.promptTool == "stdio",
+		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
+		Version:          version,
+		APIKeySource:     apiKeySource(a, f.provider),
+		Getenv:           a.getenv,
+		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
+	})
+	if sess != nil && sess.done != nil {
+		sess.done() // Serve closed the agent
+	}
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee
+		}
+		return &exitError{code: 1, err: err}
+	}
+	return nil
+}
+
+// runSession is what a run needs: the agent, its workspace and interaction
+// channel, and the model.
+type runSession struct {
+	ag    *agent.Agent
+	ws    *workspace.Workspace
+	rc    *runChannel
+	model string
+	done  func() // after the agent closed (nil: nothing)
+}
+
+// close closes the agent and then does what follows the session.
+func (s *runSession) close() {
+	s.ag.Close()
+	if s.done != nil {
+		s.done()
+	}
+}
+
+// mcpFlag splits --mcp-config values into files and the servers of
+// inline JSON.
+func mcpFlag(a *app, vals []string) (files []string, servers map[string]mcptool.ServerConfig, err error) {
+	for _, v := range vals {
+		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") {
+			cfg, err := mcptool.ParseConfig([]byte(t), "--mcp-config", a.getenv)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--mcp-config: %w", err)
+			}
+			if servers == nil {
+				servers = map[string]mcptool.ServerConfig{}
+			}
+			maps.Copy(servers, cfg.Servers)
+			continue
+		}
+		files = append(files, v)
+	}
+	return files, servers, nil
+}
+
+// openSession assembles the agent of a run; init is what an Agent SDK
+// program registered (nil outside stream-json input).
+func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init) (*runSession, error) {
+	if init == nil {
+		init = &streamjson.Init{}
+	}
+	protocol, err := texttools.ParseProtocol(f.toolProtocol)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	dir, err := f.workDir()
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	scopes, err := f.scopes()
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	schema, err := readJSONSchema(f.jsonSchema)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	if len(schema) == 0 {
+		schema = init.JSONSchema
+	}
+	mcpFiles, mcpServers, err := mcpFlag(a, f.mcpConfig)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	prov, model, err := newProvider(a, f.provider, settingsModel(a, f, dir))
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	prov = llm.WithFallbackModel(prov, f.fallbackModel)
+	promptTool := f.promptTool
+	if promptTool == "stdio" {
+		promptTool = "" // the program answers (init.Interaction)
+	}
+	rc, err := newRunChannel(a, promptTool)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	if init.Interaction != nil {
+		rc.ch, rc.term = init.Interaction, nil
+	}
+	if !f.noSettings && !f.trust {
+		rc.trust(ctx, a, dir)
+	}
+	webOpts, err := f.web.options(a, prov, model)
+	if err != nil {
+		return nil, err
+	}
+	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
+	// first needs it; without session persistence, an in-memory one.
+	var db store.Store = new(store.Memory)
+	if !f.noSessionSaved {
+		path, err := storePath(a)
+		if err != nil {
+			return nil, err
+		}
+		db = store.LazySQLite(path, store.SQLiteOptions{})
+	}
+	defs, err := f.agents.definitions()
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	defs = append(defs, init.Agents...)
+	for name, sc := range init.MCPServers {
+		if mcpServers == nil {
+			mcpServers = map[string]mcptool.ServerConfig{}
+		}
+		mcpServers[name] = sc
+	}
+	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
+		o.Store = db
+		o.Builtin.Web = webOpts
+		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
+		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
+		o.SettingScopes = scopes
+		o.ExtraHooks = init.Hooks
+		o.CompletionTools = f.completion
+		o.Builtin.Trigger = triggerOptions(a)
+		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}, Hosted: init.Hosted}
+		rc.adjust(o)
+		// At a terminal, servers of the project's .mcp.json that changed
+		// since the user approved them are shown and the user is asked.
+		if o.Trusted || f.noSettings || rc.term == nil {
+			return
+		}
+		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.term)
+	})
+	if err != nil {
+		db.Close()
+		return nil, &exitError{code: 1, err: err}
+	}
+	if err := rc.opened(ws); err != nil {
+		ws.Close()
+		db.Close()
+		return nil, &exitError{code: 2, err: err}
+	}
+	opts := agent.Options{
+		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
+		ToolProtocol:       protocol,
+		Reminders:          []agent.Reminder{&todo.Reminder{}},
+		SystemPrompt:       cmpOr(init.SystemPrompt, f.systemPrompt),
+		AppendSystemPrompt: strings.TrimSpace(f.appendSystem + "\n\n" + init.AppendSystemPrompt),
+		MaxTurns:           f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD, ThinkingBudget: f.maxThinking,
+		SessionID: f.resume, Continue: f.cont, Fork: f.fork, NewSessionID: f.sessionID,
+		StreamEvents: f.partial, OutputSchema: schema,
+		// Headless: background agents report before the run ends.
+		WaitForBackground: true,
+	}
+	if !f.noSessionSaved {
+		home, err := session.DefaultHome(a.getenv)
+		if err != nil {
+			ws.Close()
+			db.Close()
+			return nil, err
+		}
+		opts.Store = session.NewStore(home)
+	}
+	var done func()
+	if opts.Store != nil && !f.noCheckpoints {
+		// Checkpoints of the project's files: gantry rewind.
+		if st, _, err := openCheckpoints(a, dir); err != nil {
+			fmt.Fprintln(a.stderr, "gantry: checkpoints are off:", err)
+		} else {
+			opts.Checkpoints = st
+			done = func() { pruneCheckpoints(context.WithoutCancel(ctx), st, opts.Store, dir) }
+		}
+	}
+	ag, err := agent.New(ctx, opts)
+	if err != nil {
+		ws.Close()
+		db.Close()
+		return nil, &exitError{code: 1, err: err}
+	}
+	return &runSession{ag: ag, ws: ws, rc: rc, model: model, done: done}, nil
+}
+
+// apiKeySource names where the model key comes from, for system/init.
+func apiKeySource(a *app, provider string) string {
+	switch {
+	case (provider == "" || provider == "anthropic") && a.getenv("ANTHROPIC_API_KEY") != "":
+		return "ANTHROPIC_API_KEY"
+	case (provider == "" || provider == "openai") && a.getenv("OPENAI_API_KEY") != "":
+		return "OPENAI_API_KEY"
+	}
+	return "none"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // readJSONSchema reads --json-schema: inline JSON, or @file. Empty is
@@ -307,124 +539,74 @@ func isTerminal(v any) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// printer renders run events in one of the output formats.
+// printer renders run events in one of the output formats: text (the
+// result), json (the result, or with --verbose every message) and
+// stream-json (every message as a line, in the Agent SDKs' shapes).
 type printer struct {
 	a        *app
 	format   string
-	model    string
+	verbose  bool
 	progress *progress
-	enc      *json.Encoder
-	start    time.Time
+	enc      *json.Encoder // stream-json lines
+	w        *streamjson.Writer
+	all      []any // json --verbose
 	session  string
-	// replayUser prints the prompt's user message too (stream-json).
-	replayUser bool
 }
 
-func hasToolResult(m llm.Message) bool {
-	for _, b := range m.Content {
-		if b.Type == llm.TypeToolResult {
-			return true
+func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *printer {
+	p := &printer{a: a, format: f.outputFormat, verbose: f.verbose}
+	emit := func(v any) error { return nil }
+	switch f.outputFormat {
+	case "stream-json":
+		p.enc = json.NewEncoder(a.stdout)
+		emit = p.enc.Encode
+	case "json":
+		if f.verbose {
+			emit = func(v any) error { p.all = append(p.all, v); return nil }
 		}
 	}
-	return false
-}
-
-func newPrinter(a *app, format, model string) *printer {
-	p := &printer{a: a, format: format, model: model, start: time.Now()}
-	if format == "stream-json" {
-		p.enc = json.NewEncoder(a.stdout)
+	info := func() streamjson.Info {
+		in := streamjson.Info{Version: version, APIKeySource: apiKeySource(a, f.provider)}
+		if ws.MCP() != nil {
+			for _, st := range ws.MCP().Servers() {
+				in.MCPServers = append(in.MCPServers, streamjson.MCPServer{Name: st.Name, Status: string(st.State)})
+			}
+		}
+		if ws.Agents() != nil {
+			in.Agents = ws.Agents().Names()
+		}
+		return in
 	}
+	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ReplayUser: f.replayUser, Info: info})
+	p.w.Begin()
 	if isTerminal(a.stderr) {
 		p.progress = newProgress(a.stderr)
 	}
 	return p
 }
 
-// streamLine is one object of stream-json output, shaped like Claude Code's
-// headless output.
-type streamLine struct {
-	Type           string       `json:"type"`
-	Subtype        string       `json:"subtype,omitempty"`
-	SessionID      string       `json:"session_id,omitempty"`
-	CWD            string       `json:"cwd,omitempty"`
-	Tools          []string     `json:"tools,omitempty"`
-	Model          string       `json:"model,omitempty"`
-	PermissionMode tool.Mode    `json:"permissionMode,omitempty"`
-	Message        *llm.Message `json:"message,omitempty"`
-	// ParentToolUseID is null for the main agent's messages (a subagent's
-	// would name the Agent call), as in Claude Code's output.
-	ParentToolUseID *string `json:"parent_tool_use_id"`
-	// UUID is a message's id in the transcript; the prompt's is also the
-	// id of the checkpoint recorded before it (gantry rewind ID).
-	UUID string `json:"uuid,omitempty"`
-}
-
-// resultJSON is the json output and the last stream-json line.
-type resultJSON struct {
-	Type         string    `json:"type"`
-	Subtype      string    `json:"subtype"`
-	IsError      bool      `json:"is_error"`
-	Result       string    `json:"result"`
-	SessionID    string    `json:"session_id"`
-	NumTurns     int       `json:"num_turns"`
-	DurationMS   int64     `json:"duration_ms"`
-	TotalCostUSD float64   `json:"total_cost_usd"`
-	Usage        llm.Usage `json:"usage"`
-	StopReason   string    `json:"stop_reason,omitempty"`
-	// StructuredOutput is the final answer of a run with --json-schema.
-	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
-}
-
 func (p *printer) event(ev agent.Event) {
 	if p.progress != nil {
 		p.progress.event(ev)
 	}
+	if e, ok := ev.(*agent.InitEvent); ok {
+		p.session = e.SessionID
+	}
 	if e, ok := ev.(*agent.ToolResultEvent); ok {
 		p.todos(e)
 	}
-	if p.enc == nil {
-		return
-	}
-	switch e := ev.(type) {
-	case *agent.InitEvent:
-		p.session = e.SessionID
-		p.enc.Encode(streamLine{Type: "system", Subtype: "init", SessionID: e.SessionID, CWD: e.WorkDir, Tools: e.Tools, Model: p.model, PermissionMode: e.Mode})
-	case *agent.MessageEvent:
-		p.message(e.Message, e.UUID, nil)
-	case *agent.SubagentEvent:
-		if m, ok := e.Event.(*agent.MessageEvent); ok {
-			id := e.ParentToolUseID
-			p.message(m.Message, m.UUID, &id)
-		}
-	}
+	p.w.Event(ev)
 }
 
-// message prints a message line; parent names the Agent call of a
-// subagent's message (nil for the main agent's).
-func (p *printer) message(m llm.Message, uuid string, parent *string) {
-	typ := "user"
-	if m.Role == llm.RoleAssistant {
-		typ = "assistant"
-	} else if !hasToolResult(m) && parent == nil && !p.replayUser {
-		return // the prompt itself is echoed only with --replay-user-messages
-	}
-	p.enc.Encode(streamLine{Type: typ, SessionID: p.session, Message: &m, UUID: uuid, ParentToolUseID: parent})
-}
-
-func (p *printer) finish(res *agent.ResultEvent) {
+func (p *printer) finish(res *agent.ResultEvent, runErr error) {
 	if p.progress != nil {
 		p.progress.stop()
 	}
-	if res == nil {
-		return
-	}
-	rj := resultJSON{
-		Type: "result", Subtype: res.Subtype, IsError: res.IsError, Result: res.Text, SessionID: res.SessionID,
-		NumTurns: res.NumTurns, DurationMS: time.Since(p.start).Milliseconds(), TotalCostUSD: res.CostUSD,
-		Usage: res.Usage, StopReason: string(res.StopReason), StructuredOutput: res.Structured,
-	}
 	switch p.format {
 	case "text":
+		if res == nil {
+			return
+		}
 		if res.IsError {
 			fmt.Fprintln(p.a.stderr, "gantry:", res.Text)
 			return
@@ -435,8 +617,13 @@ func (p *printer) finish(res *agent.ResultEvent) {
 		}
 		fmt.Fprintln(p.a.stdout, res.Text)
 	case "json":
-		json.NewEncoder(p.a.stdout).Encode(rj)
+		r := p.w.Result(res, runErr)
+		if p.verbose {
+			json.NewEncoder(p.a.stdout).Encode(p.all)
+			return
+		}
+		json.NewEncoder(p.a.stdout).Encode(r)
 	case "stream-json":
-		p.enc.Encode(rj)
+		p.w.Result(res, runErr)
 	}
 }

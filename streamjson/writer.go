@@ -1,0 +1,384 @@
+package streamjson
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Info is what system/init says besides the run's own facts (session,
+// working directory, tools, model, mode).
+type Info struct {
+	// Version is Gantry's version.
+	Version string
+	// APIKeySource says where the model key came from ("ANTHROPIC_API_KEY",
+	// "none", …).
+	APIKeySource string
+	// MCPServers are the session's MCP servers and their status.
+	MCPServers []MCPServer
+	// Agents are the agent types the Agent tool can start; Skills the
+	// skills the Skill tool can load; SlashCommands the commands a prompt
+	// may start with (Gantry has none of the reference agent's).
+	Agents, Skills, SlashCommands []string
+}
+
+// WriterOptions configure a [Writer]. The zero value writes the core
+// messages with random uuids.
+type WriterOptions struct {
+	// Info is put into system/init; it is read at each InitEvent, so a
+	// function lets it follow the session (MCP servers connecting).
+	Info func() Info
+	// Model is the model named in system/init when the run's InitEvent
+	// names none.
+	Model string
+	// Partial writes stream_event messages for the model's raw stream
+	// events (the SDK's includePartialMessages); they need the agent's
+	// Options.StreamEvents.
+	Partial bool
+	// ReplayUser writes the prompt of each run as a user message too,
+	// with its transcript uuid (the id of the checkpoint recorded before
+	// it, if any): the CLI's --replay-user-messages.
+	ReplayUser bool
+	// NewUUID makes message uuids (nil = random version 4 uuids).
+	NewUUID func() string
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+// Writer turns the events of agent runs into the SDK's messages and hands
+// each to emit. Call [Writer.Event] for every event of a run and
+// [Writer.Result] with its ResultEvent. A Writer is used by one goroutine
+// at a time (the one iterating the run).
+type Writer struct {
+	emit func(v any) error
+	opts WriterOptions
+
+	session  string
+	start    time.Time
+	apiStart time.Time // when the current model request started (zero: none)
+	apiDur   time.Duration
+	models   map[string]*ModelUsage
+	model    string // the last reply's model
+	denials  []PermissionDenial
+	results  map[string]*tool.Result // tool results by call id, until their message
+	partial  partialState
+	err      error // the first error of emit
+}
+
+// NewWriter returns a Writer that hands every message to emit (which
+// writes it as one line, or collects it).
+func NewWriter(emit func(v any) error, opts WriterOptions) *Writer {
+	if opts.NewUUID == nil {
+		opts.NewUUID = session.NewUUID
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Writer{emit: emit, opts: opts}
+}
+
+// Err returns the first error emit returned.
+func (w *Writer) Err() error { return w.err }
+
+// SessionID returns the session of the last run seen ("" before one).
+func (w *Writer) SessionID() string { return w.session }
+
+func (w *Writer) send(v any) {
+	if err := w.emit(v); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// Begin starts a new turn (a run): durations, model usage and denials
+// count from here. An InitEvent begins a turn too, if Begin was not
+// called.
+func (w *Writer) Begin() {
+	w.start = w.opts.Now()
+	w.apiStart = w.start
+	w.apiDur = 0
+	w.models = map[string]*ModelUsage{}
+	w.denials = nil
+	w.results = map[string]*tool.Result{}
+	w.partial = partialState{}
+}
+
+// Event writes the messages of one run event (none for most deltas and
+// status events).
+func (w *Writer) Event(ev agent.Event) {
+	switch e := ev.(type) {
+	case *agent.InitEvent:
+		if w.models == nil {
+			w.Begin()
+		}
+		w.session = e.SessionID
+		w.init(e)
+	case *agent.StreamEvent:
+		if w.opts.Partial {
+			for _, raw := range w.partial.events(e.Event) {
+				w.send(StreamEventMessage{Type: "stream_event", Event: raw, UUID: w.opts.NewUUID(), SessionID: w.session})
+			}
+		}
+	case *agent.MessageEvent:
+		w.message(e.Message, e.UUID, e.Reply, nil)
+	case *agent.ToolResultEvent:
+		if o := e.Outcome; o != nil {
+			if w.results == nil {
+				w.results = map[string]*tool.Result{}
+			}
+			w.results[o.ID] = o.Result
+			if o.Kind == executor.KindDenied {
+				in := o.Input
+				if len(in) == 0 {
+					in = json.RawMessage(`{}`)
+				}
+				w.denials = append(w.denials, PermissionDenial{ToolName: o.Name, ToolUseID: o.ID, ToolInput: in})
+			}
+		}
+	case *agent.SubagentEvent:
+		if m, ok := e.Event.(*agent.MessageEvent); ok {
+			id := e.ParentToolUseID
+			w.message(m.Message, m.UUID, m.Reply, &id)
+		}
+	case *agent.TurnEnd:
+		if !w.apiStart.IsZero() {
+			w.apiDur += w.opts.Now().Sub(w.apiStart)
+			w.apiStart = time.Time{}
+		}
+		w.addUsage(e.Usage, e.CostUSD)
+	case *agent.NoticeEvent:
+		w.send(Informational{Type: "system", Subtype: "informational", Content: e.Text, Level: "notice", UUID: w.opts.NewUUID(), SessionID: w.session})
+	case *agent.CompactEvent:
+		w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: "auto", PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
+	case *agent.RetryEvent:
+		m := APIRetry{Type: "system", Subtype: "api_retry", Attempt: e.Attempt, MaxRetries: 2, Error: "server_error", UUID: w.opts.NewUUID(), SessionID: w.session}
+		if e.Err != nil {
+			m.GantryError = e.Err.Error()
+			var ae *llm.APIError
+			if errors.As(e.Err, &ae) && ae.StatusCode != 0 {
+				m.ErrorStatus = ptr(ae.StatusCode)
+			}
+		}
+		w.send(m)
+	case *agent.ModeEvent:
+		w.send(Status{Type: "system", Subtype: "status", PermissionMode: e.To, UUID: w.opts.NewUUID(), SessionID: w.session})
+	}
+}
+
+func (w *Writer) init(e *agent.InitEvent) {
+	var info Info
+	if w.opts.Info != nil {
+		info = w.opts.Info()
+	}
+	model := e.Model
+	if model == "" {
+		model = w.opts.Model
+	}
+	w.send(SystemInit{
+		Type: "system", Subtype: "init", CWD: e.WorkDir, SessionID: e.SessionID, Tools: nonNil(e.Tools),
+		MCPServers: nonNil(info.MCPServers), Model: model, PermissionMode: e.Mode,
+		SlashCommands: nonNil(info.SlashCommands), APIKeySource: cmpOr(info.APIKeySource, "none"),
+		ClaudeCodeVersion: info.Version, OutputStyle: "default", Agents: nonNil(info.Agents),
+		Skills: nonNil(info.Skills), Plugins: []Plugin{}, UUID: w.opts.NewUUID(), GantryVersion: info.Version,
+	})
+}
+
+func (w *Writer) addUsage(u llm.Usage, cost float64) {
+	if w.models == nil {
+		w.models = map[string]*ModelUsage{}
+	}
+	model := cmpOr(w.model, w.opts.Model)
+	mu := w.models[model]
+	if mu == nil {
+		mu = &ModelUsage{ContextWindow: agent.DefaultContextWindow}
+		w.models[model] = mu
+	}
+	mu.InputTokens += u.InputTokens
+	mu.OutputTokens += u.OutputTokens
+	mu.CacheReadInputTokens += u.CacheReadInputTokens
+	mu.CacheCreationInputTokens += u.CacheCreationInputTokens
+	mu.CostUSD += cost
+}
+
+// message writes a conversation message: an assistant reply as one
+// message per block, tool results as one user message each, other user
+// content (a tool's extra blocks, notes) as one user message. The first
+// message written for m carries its transcript uuid (when it has one).
+// The prompt itself (a main-agent user message without tool results) is
+// written only with ReplayUser.
+func (w *Writer) message(m llm.Message, uuid string, reply *agent.ReplyInfo, parent *string) {
+	next := func() string {
+		if uuid != "" {
+			u := uuid
+			uuid = ""
+			return u
+		}
+		return w.opts.NewUUID()
+	}
+	if m.Role == llm.RoleAssistant {
+		w.assistant(m, reply, parent, next)
+		return
+	}
+	var rest []llm.Block
+	hasResult := false
+	for _, b := range m.Content {
+		if b.Type != llm.TypeToolResult {
+			rest = append(rest, b)
+			continue
+		}
+		hasResult = true
+		u := User{Type: "user", Message: UserParam{Role: "user", Content: []Block{APIBlock(b)}}, ParentToolUseID: parent,
+			UUID: next(), SessionID: w.session}
+		if parent == nil {
+			u.ToolUseResult = toolUseResult(w.results[b.ToolUseID], b)
+			delete(w.results, b.ToolUseID)
+		}
+		w.send(u)
+	}
+	if parent == nil && !hasResult && !w.opts.ReplayUser {
+		return // the prompt, a reminder or a note Gantry added
+	}
+	if len(rest) > 0 {
+		w.send(User{Type: "user", Message: UserParam{Role: "user", Content: APIBlocks(rest)}, ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+	}
+	if parent == nil && hasResult {
+		w.apiStart = w.opts.Now() // the next model request starts
+	}
+}
+
+// toolUseResult is the tool_use_result of a tool result message: the
+// tool's structured result, else the result's text.
+func toolUseResult(r *tool.Result, b llm.Block) any {
+	if r != nil && r.Structured != nil {
+		return r.Structured
+	}
+	var sb strings.Builder
+	for _, c := range b.Content {
+		if c.Type == tool.TypeText {
+			sb.WriteString(c.Text)
+		}
+	}
+	if b.IsError {
+		return "Error: " + sb.String()
+	}
+	return sb.String()
+}
+
+func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string, next func() string) {
+	var info agent.ReplyInfo
+	if reply != nil {
+		info = *reply
+	}
+	model := cmpOr(info.Model, w.opts.Model)
+	if parent == nil && info.Model != "" {
+		w.model = info.Model
+	}
+	id := info.ID
+	if id == "" {
+		id = "msg_" + strings.ReplaceAll(w.opts.NewUUID(), "-", "")
+	}
+	for i, b := range m.Content {
+		var stop *string
+		if i == len(m.Content)-1 && info.StopReason != "" {
+			stop = ptr(string(info.StopReason))
+		}
+		w.send(Assistant{Type: "assistant", Message: APIMessage{ID: id, Type: "message", Role: "assistant", Model: model,
+			Content: []Block{APIBlock(b)}, StopReason: stop, Usage: usageShape(info.Usage)},
+			ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+	}
+}
+
+// Result builds the result message of a run (res nil: the run ended
+// without one, runErr says why), writes it and returns it.
+func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
+	if w.models == nil {
+		w.Begin()
+	}
+	r := Result{Type: "result", SessionID: w.session, DurationAPIMS: w.apiDur.Milliseconds(),
+		ModelUsage: map[string]ModelUsage{}, PermissionDenials: nonNil(w.denials), UUID: w.opts.NewUUID()}
+	r.DurationMS = w.opts.Now().Sub(w.start).Milliseconds()
+	for name, mu := range w.models {
+		r.ModelUsage[name] = *mu
+	}
+	if res == nil {
+		r.Subtype, r.IsError = ResultErrorDuringExecution, true
+		msg := "the run ended without a result"
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		r.Errors = []string{msg}
+		w.send(r)
+		return r
+	}
+	if res.SessionID != "" {
+		r.SessionID = res.SessionID
+	}
+	r.NumTurns, r.TotalCostUSD = res.NumTurns, res.CostUSD
+	r.Usage = usageShape(res.Usage)
+	r.Usage.ServerToolUse = &ServerTools{}
+	r.Usage.ServiceTier = "standard"
+	if res.StopReason != "" {
+		r.StopReason = ptr(string(res.StopReason))
+	}
+	r.Subtype, r.TerminalReason = MapSubtype(res.Subtype)
+	if r.Subtype != res.Subtype {
+		r.GantrySubtype = res.Subtype
+	}
+	r.IsError = res.IsError
+	if res.IsError {
+		msg := res.Text
+		if runErr != nil && !strings.Contains(msg, runErr.Error()) {
+			msg = strings.TrimSpace(msg + ": " + runErr.Error())
+		}
+		r.Errors = []string{msg}
+	} else {
+		r.Result = ptr(res.Text)
+		r.StructuredOutput = res.Structured
+	}
+	w.send(r)
+	return r
+}
+
+// MapSubtype maps a Gantry result subtype to the SDK's subtype and
+// terminal reason. Gantry-only reasons become error_during_execution.
+func MapSubtype(gantry string) (subtype, terminal string) {
+	switch gantry {
+	case agent.SubtypeSuccess:
+		return ResultSuccess, "completed"
+	case agent.SubtypeMaxTurns:
+		return ResultErrorMaxTurns, "max_turns"
+	case agent.SubtypeMaxBudget:
+		return ResultErrorMaxBudgetUSD, "budget_exhausted"
+	case agent.SubtypeMaxStructuredRetries:
+		return ResultErrorMaxStructuredOutputRetries, "structured_output_retry_exhausted"
+	case agent.SubtypeMaxTokens:
+		return ResultErrorDuringExecution, "budget_exhausted"
+	case agent.SubtypeInterrupted:
+		return ResultErrorDuringExecution, "aborted_streaming"
+	case agent.SubtypeBlocked:
+		return ResultErrorDuringExecution, "hook_stopped"
+	case agent.SubtypeDuringExecution:
+		return ResultErrorDuringExecution, "api_error"
+	}
+	return ResultErrorDuringExecution, ""
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
