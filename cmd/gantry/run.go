@@ -135,7 +135,10 @@ func attachRootRun(a *app, root *cobra.Command) {
 	addRunFlags(root, f)
 	root.Args = cobra.MaximumNArgs(1)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if !f.print && len(args) == 0 {
+		// Headless without -p: streaming input (the Agent SDKs pass no
+		// -p), or a prompt piped to bare gantry.
+		headless := f.print || f.inputFormat == "stream-json" || (len(args) == 0 && !isTerminal(a.stdin))
+		if !headless && len(args) == 0 {
 			return cmd.Help()
 		}
 		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
