@@ -90,6 +90,9 @@ type ConnOptions struct {
 	// session can record what an initialize says before the user
 	// messages that follow it are seen.
 	Inspect func(req *ControlRequest)
+	// Answered, if set, is called once the response to a control request
+	// of the other side was written.
+	Answered func(req *ControlRequest)
 	// User receives the user messages, in order, on the reading goroutine
 	// (it must not block for long).
 	User func(*UserInput)
@@ -323,6 +326,9 @@ func (c *Conn) handle(ctx context.Context, req *ControlRequest) {
 			}
 		}
 		_ = c.Write(ControlResponse{Type: "control_response", Response: body})
+		if c.opts.Answered != nil {
+			c.opts.Answered(req)
+		}
 	}()
 }
 

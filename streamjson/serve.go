@@ -105,6 +105,7 @@ type server struct {
 	cancel   context.CancelFunc // of the running turn
 	openOnce sync.Once
 	opened   chan struct{}
+	answered chan struct{} // closed once the first initialize was answered
 	ag       *agent.Agent
 	ws       *workspace.Workspace
 	openErr  error
@@ -124,8 +125,14 @@ func Serve(ctx context.Context, opts Options) error {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	s := &server{opts: opts, wake: make(chan struct{}, 1), opened: make(chan struct{})}
-	s.conn = NewConn(opts.In, opts.Out, ConnOptions{Handle: s.handle, Inspect: s.inspect, User: s.enqueue, Warn: opts.Warn})
+	s := &server{opts: opts, wake: make(chan struct{}, 1), opened: make(chan struct{}), answered: make(chan struct{})}
+	var answerOnce sync.Once
+	s.conn = NewConn(opts.In, opts.Out, ConnOptions{Handle: s.handle, Inspect: s.inspect, User: s.enqueue, Warn: opts.Warn,
+		Answered: func(req *ControlRequest) {
+			if req.Subtype() == "initialize" {
+				answerOnce.Do(func() { close(s.answered) })
+			}
+		}})
 	wo := opts.Writer
 	wo.Info = s.info
 	s.out = NewWriter(s.conn.Write, wo)
@@ -197,6 +204,18 @@ func (s *server) turns(ctx context.Context) error {
 			s.out.Begin()
 			s.out.Result(nil, err)
 			return err
+		}
+		s.mu.Lock()
+		initialized := s.inits > 0
+		s.mu.Unlock()
+		if initialized {
+			// The program reads the initialize response before the turn's
+			// messages.
+			select {
+			case <-s.answered:
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		s.turn(ctx, ag, u)
 		if err := s.out.Err(); err != nil {

@@ -133,7 +133,7 @@ func (w *Writer) Event(ev agent.Event) {
 				w.results = map[string]*tool.Result{}
 			}
 			w.results[o.ID] = o.Result
-			if o.Kind == executor.KindDenied {
+			if o.Kind == executor.KindDenied || o.Kind == executor.KindBlocked {
 				in := o.Input
 				if len(in) == 0 {
 					in = json.RawMessage(`{}`)
@@ -157,7 +157,7 @@ func (w *Writer) Event(ev agent.Event) {
 	case *agent.CompactEvent:
 		w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: "auto", PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
 	case *agent.RetryEvent:
-		m := APIRetry{Type: "system", Subtype: "api_retry", Attempt: e.Attempt, MaxRetries: 2, Error: "server_error", UUID: w.opts.NewUUID(), SessionID: w.session}
+		m := APIRetry{Type: "system", Subtype: "api_retry", Attempt: e.Attempt, MaxRetries: 2, Error: retryError(e.Err), UUID: w.opts.NewUUID(), SessionID: w.session}
 		if e.Err != nil {
 			m.GantryError = e.Err.Error()
 			var ae *llm.APIError
@@ -343,6 +343,23 @@ func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
 	}
 	w.send(r)
 	return r
+}
+
+// retryError names a retried error the SDK's way (SDKAssistantMessageError).
+func retryError(err error) string {
+	switch {
+	case err == nil:
+		return "unknown"
+	case errors.Is(err, llm.ErrOverloaded):
+		return "overloaded"
+	case errors.Is(err, llm.ErrRateLimited):
+		return "rate_limit"
+	case errors.Is(err, llm.ErrAuth):
+		return "authentication_failed"
+	case errors.Is(err, llm.ErrServer), errors.Is(err, llm.ErrInterrupted):
+		return "server_error"
+	}
+	return "unknown"
 }
 
 // MapSubtype maps a Gantry result subtype to the SDK's subtype and
