@@ -121,6 +121,7 @@ func TestGolden(t *testing.T) {
 		err     error
 	}{
 		{"success", true, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "done", SessionID: session, NumTurns: 1, Usage: usage, CostUSD: 0.25, StopReason: llm.StopEndTurn}, nil},
+		{"structured", false, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "", SessionID: session, NumTurns: 1, Structured: json.RawMessage(`{"name":"Ada"}`)}, nil},
 		{"max_turns", false, &agent.ResultEvent{Subtype: agent.SubtypeMaxTurns, IsError: true, Text: "stopped after 1 turns (max turns)", SessionID: session, NumTurns: 1, Usage: usage}, nil},
 		{"interrupted", false, &agent.ResultEvent{Subtype: agent.SubtypeInterrupted, IsError: true, Text: "interrupted", SessionID: session}, nil},
 		{"provider_error", false, &agent.ResultEvent{Subtype: agent.SubtypeDuringExecution, IsError: true, Text: "agent: model request: boom", SessionID: session}, errors.New("agent: model request: boom")},
@@ -276,6 +277,7 @@ func TestMapSubtype(t *testing.T) {
 		{agent.SubtypeSuccess, "success", "completed"},
 		{agent.SubtypeMaxTurns, "error_max_turns", "max_turns"},
 		{agent.SubtypeMaxBudget, "error_max_budget_usd", "budget_exhausted"},
+		{agent.SubtypeMaxStructuredRetries, "error_max_structured_output_retries", "structured_output_retry_exhausted"},
 		{agent.SubtypeMaxTokens, "error_during_execution", "budget_exhausted"},
 		{agent.SubtypeInterrupted, "error_during_execution", "aborted_streaming"},
 		{agent.SubtypeBlocked, "error_during_execution", "hook_stopped"},
