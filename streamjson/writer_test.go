@@ -85,6 +85,7 @@ func aTurn() []agent.Event {
 	img := &tool.Result{Content: []tool.Content{tool.Text("a picture"), tool.Image([]byte{1, 2, 3}, "image/png")}}
 	return []agent.Event{
 		&agent.InitEvent{SessionID: session, Model: "claude-sonnet-4-5", WorkDir: "/work", Tools: []string{"Read", "Bash"}, Mode: tool.ModeDefault},
+		&agent.MessageEvent{UUID: "99999999-0000-4000-8000-000000000000", Checkpoint: "99999999-0000-4000-8000-000000000000", Message: llm.UserText("read a.go")},
 		&agent.StreamEvent{Event: llm.Event{Type: llm.EventMessageStart, ID: "msg_1", Model: "claude-sonnet-4-5", Usage: llm.Usage{InputTokens: 10}}},
 		&agent.StreamEvent{Event: llm.Event{Type: llm.EventThinkingDelta, Index: 0, Text: "let me look"}},
 		&agent.StreamEvent{Event: llm.Event{Type: llm.EventThinkingDelta, Index: 0, Signature: "sig"}},
@@ -102,7 +103,7 @@ func aTurn() []agent.Event {
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_1", Name: "Read", Result: okRes}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_2", Name: "Bash", Input: json.RawMessage(`{"command":"rm -rf /"}`), Result: denied, Kind: executor.KindDenied}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_3", Name: "Screenshot", Result: img}},
-		&agent.MessageEvent{Message: llm.UserMessage(llm.ResultBlock("toolu_1", okRes), llm.ResultBlock("toolu_2", denied), llm.ResultBlock("toolu_3", img), llm.Text("a note a tool added"))},
+		&agent.MessageEvent{UUID: "99999999-0000-4000-8000-000000000001", Message: llm.UserMessage(llm.ResultBlock("toolu_1", okRes), llm.ResultBlock("toolu_2", denied), llm.ResultBlock("toolu_3", img), llm.Text("a note a tool added"))},
 		&agent.TurnEnd{Turn: 1, StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 10, OutputTokens: 20, CacheReadInputTokens: 5, CacheCreationInputTokens: 7}, CostUSD: 0.25},
 		&agent.NoticeEvent{Text: "a hook says hi"},
 		&agent.RetryEvent{Attempt: 1, Err: &llm.APIError{StatusCode: 529, Type: "overloaded_error"}},
@@ -117,19 +118,21 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		partial bool
+		replay  bool
 		res     *agent.ResultEvent
 		err     error
 	}{
-		{"success", true, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "done", SessionID: session, NumTurns: 1, Usage: usage, CostUSD: 0.25, StopReason: llm.StopEndTurn}, nil},
-		{"structured", false, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "", SessionID: session, NumTurns: 1, Structured: json.RawMessage(`{"name":"Ada"}`)}, nil},
-		{"max_turns", false, &agent.ResultEvent{Subtype: agent.SubtypeMaxTurns, IsError: true, Text: "stopped after 1 turns (max turns)", SessionID: session, NumTurns: 1, Usage: usage}, nil},
-		{"interrupted", false, &agent.ResultEvent{Subtype: agent.SubtypeInterrupted, IsError: true, Text: "interrupted", SessionID: session}, nil},
-		{"provider_error", false, &agent.ResultEvent{Subtype: agent.SubtypeDuringExecution, IsError: true, Text: "agent: model request: boom", SessionID: session}, errors.New("agent: model request: boom")},
-		{"no_result", false, nil, errors.New("the model provider is not configured")},
+		{"success", true, false, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "done", SessionID: session, NumTurns: 1, Usage: usage, CostUSD: 0.25, StopReason: llm.StopEndTurn}, nil},
+		{"structured", false, false, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "", SessionID: session, NumTurns: 1, Structured: json.RawMessage(`{"name":"Ada"}`)}, nil},
+		{"max_turns", false, true, &agent.ResultEvent{Subtype: agent.SubtypeMaxTurns, IsError: true, Text: "stopped after 1 turns (max turns)", SessionID: session, NumTurns: 1, Usage: usage}, nil},
+		{"interrupted", false, false, &agent.ResultEvent{Subtype: agent.SubtypeInterrupted, IsError: true, Text: "interrupted", SessionID: session}, nil},
+		{"provider_error", false, false, &agent.ResultEvent{Subtype: agent.SubtypeDuringExecution, IsError: true, Text: "agent: model request: boom", SessionID: session}, errors.New("agent: model request: boom")},
+		{"no_result", false, false, nil, errors.New("the model provider is not configured")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := deterministic()
 			opts.Partial = tc.partial
+			opts.ReplayUser = tc.replay
 			events := aTurn()
 			if tc.res == nil {
 				events = nil
