@@ -331,7 +331,7 @@ type Unwrapper interface {
 // forward the capabilities every call uses; the rarer ones
 // ([PartialObserver], [CallFactory]) are found with As.
 func As[C any](t Tool) (C, bool) {
-	for t != nil {
+	for depth := 0; t != nil && depth < maxUnwrap; depth++ {
 		if c, ok := t.(C); ok {
 			return c, true
 		}
@@ -344,6 +344,10 @@ func As[C any](t Tool) (C, bool) {
 	var zero C
 	return zero, false
 }
+
+// maxUnwrap bounds the wrapper chains [As] follows (a wrapper that
+// unwraps to itself must not hang it).
+const maxUnwrap = 32
 
 // DefaultSessionTimeout is the deadline of one [SessionDescriber] call when
 // the pool sets none.

@@ -122,6 +122,11 @@ func TestAsAndObservable(t *testing.T) {
 	if _, ok := As[CallFactory](w); ok {
 		t.Fatal("As finds a capability nobody has")
 	}
+	loop := &selfWrapper{}
+	loop.inner = loop
+	if _, ok := As[CallFactory](loop); ok {
+		t.Fatal("found in a loop")
+	}
 	env := &Env{WorkDir: "/w"}
 	obs := Observable(ft, env, json.RawMessage(`{"path":"a"}`))
 	if string(obs) != `{"path":"/w/a"}` || string(Observable(ft, env, obs)) != string(obs) {
@@ -135,3 +140,10 @@ func TestAsAndObservable(t *testing.T) {
 		t.Fatalf("undecodable input is observed as sent: %s", got)
 	}
 }
+
+type selfWrapper struct {
+	*FuncTool
+	inner Tool
+}
+
+func (s *selfWrapper) Unwrap() Tool { return s.inner }
