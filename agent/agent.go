@@ -83,6 +83,10 @@ type Options struct {
 	// (agenttool.Definition.OutputSchema), never this one.
 	OutputSchema  json.RawMessage
 	OutputRetries int
+	// OutputStrategy chooses how the answer arrives: OutputTool (the
+	// default) or OutputNative, the provider's structured-output mode
+	// (see the constants).
+	OutputStrategy OutputStrategy
 	// Checkpoints, if set, records the project's files so that every
 	// change can be undone (see package checkpoint and
 	// [Agent.RewindFiles]): at the start of every user turn (the

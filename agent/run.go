@@ -268,6 +268,23 @@ func (r *run) loop(ctx context.Context, prompt []llm.Block) {
 			return
 		}
 		// A structured run ends only with its final answer.
+		if r.out != nil && r.out.native {
+			v, verr := r.nativeAnswer(ctx, resp.Message.Text())
+			if verr == nil {
+				r.a.stopBackground(context.WithoutCancel(ctx))
+				r.answer = v
+				r.finish(SubtypeSuccess, false, r.text, nil)
+				return
+			}
+			if r.out.failures++; r.out.failures >= r.out.max {
+				r.outputExhausted()
+				return
+			}
+			if !r.appendMessage(llm.UserText("Your reply is not a valid answer: " + verr.Error() + ". Reply again with only the JSON the response format requires.")) {
+				return
+			}
+			continue
+		}
 		if r.out != nil {
 			if r.out.failures++; r.out.failures >= r.out.max {
 				r.outputExhausted()
@@ -439,6 +456,7 @@ func (r *run) request(msgs []llm.Message) *llm.Request {
 		Tools:          r.outputSpecs(a.pool.Specs()),
 		ThinkingBudget: a.opts.ThinkingBudget,
 		Cache:          llm.CacheHints{Tools: true, LastUserMessage: true},
+		OutputSchema:   r.outputSchema(),
 	}
 }
 
@@ -646,6 +664,7 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	msgs := append(append([]llm.Message(nil), a.history[:split]...), llm.UserText(ask))
 	req := r.request(msgs)
 	req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceNone}
+	req.OutputSchema = nil // the summary is prose
 	resp, err := llm.Collect(a.provider.Stream(ctx, req))
 	if err != nil {
 		return err

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -32,6 +34,25 @@ const (
 	wrapProperty = "output"
 )
 
+// OutputStrategy is how a run with an output schema gets its answer.
+type OutputStrategy string
+
+// Output strategies.
+const (
+	// OutputTool (the default, also ""): the final-answer tool
+	// StructuredOutput, validated by the executor like any tool input.
+	OutputTool OutputStrategy = "tool"
+	// OutputNative: the provider's structured-output mode (Anthropic's
+	// output format, OpenAI's strict json_schema response format)
+	// constrains the model's text; the text of the turn that ends the
+	// run is the answer, checked by the same validator. It needs the
+	// native tool protocol and a schema the provider accepts in strict
+	// mode (for OpenAI: every property required, additionalProperties
+	// false). A non-object schema is sent wrapped as {"output": …} and
+	// the answer unwrapped.
+	OutputNative OutputStrategy = "native"
+)
+
 // ErrNoStructuredOutput is wrapped by [PromptAs]'s error when the run ended
 // without a valid final answer (the result's Subtype says why).
 var ErrNoStructuredOutput = errors.New("agent: the run ended without structured output")
@@ -42,6 +63,11 @@ const outputInstructions = `Your final answer is structured data. When the task 
 	` tool exactly once with the answer as its input, matching its schema; that call ends your work, and nothing you write ` +
 	`after it is read. Do not write the answer as text: only the tool call counts. If the tool reports a validation error, ` +
 	`call it again with a corrected input.`
+
+// nativeInstructions is added to the system prompt of a run whose
+// provider constrains the final text.
+const nativeInstructions = `Your final answer is structured data: when the task is done, reply with only the JSON the response ` +
+	`format requires, nothing before or after it.`
 
 // outputReminder is sent when a turn of a structured run ends in text.
 const outputReminder = `You ended your turn without calling the ` + StructuredOutputName + ` tool. The task requires its ` +
@@ -142,6 +168,8 @@ type outputRun struct {
 	tool     tool.Tool
 	failures int
 	max      int
+	native   bool
+	wrapped  bool
 }
 
 // startOutput sets up the run's final-answer tool for schema (nil: a run
@@ -159,13 +187,57 @@ func (r *run) startOutput(schema json.RawMessage) error {
 		n = DefaultOutputRetries
 	}
 	r.out = &outputRun{tool: t, max: n}
-	r.a.resolver.output.Store(&t)
+	switch r.a.opts.OutputStrategy {
+	case "", OutputTool:
+		r.a.resolver.output.Store(&t)
+	case OutputNative:
+		if r.a.opts.ToolProtocol == texttools.Text {
+			return errors.New("agent: the native output strategy needs the native tool protocol")
+		}
+		r.out.native = true
+		r.out.wrapped = !isObjectSchema(schema)
+	default:
+		return fmt.Errorf("agent: unknown output strategy %q", r.a.opts.OutputStrategy)
+	}
 	return nil
+}
+
+func isObjectSchema(schema json.RawMessage) bool {
+	var top map[string]any
+	return json.Unmarshal(schema, &top) == nil && top["type"] == "object"
+}
+
+// nativeAnswer checks the text of a turn that ended a native structured
+// run: the answer, or the error to tell the model.
+func (r *run) nativeAnswer(ctx context.Context, text string) (json.RawMessage, error) {
+	// The provider was sent the tool's input schema (a non-object schema
+	// wrapped), so the text is such an input.
+	input := json.RawMessage(strings.TrimSpace(text))
+	in, err := executor.ValidateInput(ctx, r.out.tool, r.a.execSess.Env(), input)
+	if err != nil {
+		return nil, err
+	}
+	if !r.out.wrapped {
+		return in, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(in, &m); err != nil {
+		return nil, err
+	}
+	return m[wrapProperty], nil
+}
+
+// outputSchema is the schema a native run sends with each request.
+func (r *run) outputSchema() json.RawMessage {
+	if r.out == nil || !r.out.native {
+		return nil
+	}
+	return r.out.tool.Spec().InputSchema
 }
 
 // endOutput removes the final-answer tool when the run ends.
 func (r *run) endOutput() {
-	if r.out != nil {
+	if r.out != nil && !r.out.native {
 		r.a.resolver.output.Store(nil)
 	}
 }
@@ -241,7 +313,7 @@ func PromptAs[T any](ctx context.Context, a *Agent, prompt string) (T, *ResultEv
 
 // outputSpecs adds the final-answer tool's spec to the pool's.
 func (r *run) outputSpecs(specs []*tool.Spec) []*tool.Spec {
-	if r.out == nil {
+	if r.out == nil || r.out.native {
 		return specs
 	}
 	return append(slices.Clip(specs), r.out.tool.Spec())
@@ -250,8 +322,11 @@ func (r *run) outputSpecs(specs []*tool.Spec) []*tool.Spec {
 // outputSystem adds the structured-output instructions to the system
 // prompt blocks.
 func (r *run) outputSystem(blocks []llm.SystemBlock) []llm.SystemBlock {
-	if r.out == nil {
+	switch {
+	case r.out == nil:
 		return blocks
+	case r.out.native:
+		return append(blocks, llm.SystemBlock{Text: nativeInstructions})
 	}
 	return append(blocks, llm.SystemBlock{Text: outputInstructions})
 }

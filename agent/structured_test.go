@@ -267,3 +267,61 @@ func BenchmarkStructuredOutputCall(b *testing.B) {
 		}
 	}
 }
+
+// TestStructuredOutputNative: the provider's structured-output mode — the
+// schema goes with every request (Anthropic's output_config, OpenAI's
+// strict response_format), no final-answer tool is offered, the text that
+// ends the run is the answer, checked by the same validator; an invalid
+// one is sent back; tools still work.
+func TestStructuredOutputNative(t *testing.T) {
+	bothProviders(t, []llmtest.Option{llmtest.WithStrictMessages()}, func(t *testing.T, f *fixture) {
+		f.srv.Script(
+			llmtest.ToolReply(llmtest.ToolCall{ID: "e1", Name: "Echo", Input: `{"text":"x"}`}),
+			llmtest.TextReply(`{"name":"Ada"}`),
+			llmtest.TextReply(`{"name":"Ada","age":36}`),
+		)
+		a := f.agent(t, func(o *Options) { o.OutputSchema = json.RawMessage(personSchema); o.OutputStrategy = OutputNative })
+		_, res, err := collect(t, context.Background(), a, "who is Ada?")
+		if err != nil || res.Subtype != SubtypeSuccess || !jsonEqual(res.Structured, `{"name":"Ada","age":36}`) {
+			t.Fatalf("%+v %v", res, err)
+		}
+		reqs := f.srv.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		for _, r := range reqs {
+			if !jsonEqual(r.OutputSchema, personSchema) {
+				t.Fatalf("output schema sent: %s", r.OutputSchema)
+			}
+			if strings.Contains(strings.Join(r.ToolNames(), ","), StructuredOutputName) {
+				t.Fatal("the final-answer tool was offered in native mode")
+			}
+		}
+		if got := messagesText(reqs[2].Messages); !strings.Contains(got, "not a valid answer") {
+			t.Fatalf("the invalid answer was not sent back:\n%s", got)
+		}
+	})
+	t.Run("wrapped", func(t *testing.T) {
+		f := newFixture(t)
+		f.srv.Script(llmtest.TextReply(`{"output":["a"]}`))
+		a := f.agent(t, func(o *Options) {
+			o.OutputSchema = json.RawMessage(`{"type":"array","items":{"type":"string"}}`)
+			o.OutputStrategy = OutputNative
+		})
+		_, res, err := collect(t, context.Background(), a, "list")
+		if err != nil || string(res.Structured) != `["a"]` {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("text protocol refused", func(t *testing.T) {
+		f := newFixture(t)
+		a := f.agent(t, func(o *Options) {
+			o.OutputSchema = json.RawMessage(personSchema)
+			o.OutputStrategy, o.ToolProtocol = OutputNative, texttools.Text
+		})
+		_, res, _ := collect(t, context.Background(), a, "x")
+		if !res.IsError || !strings.Contains(res.Text, "native tool protocol") {
+			t.Fatalf("%+v", res)
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"encoding/json"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -42,6 +44,13 @@ type Request struct {
 	// results as [EventWebSearchResult] events. Only llm/anthropic has one;
 	// other adapters refuse a request that sets it.
 	WebSearch *WebSearchTool
+	// OutputSchema, if set, asks the provider to constrain the reply's
+	// text to JSON matching this JSON Schema: Anthropic's output format,
+	// OpenAI's strict json_schema response format. The schema must meet
+	// the provider's rules for such schemas (for OpenAI's strict mode:
+	// every property required, additionalProperties false). Tools may
+	// still be called.
+	OutputSchema json.RawMessage
 }
 
 // WebSearchTool configures a provider's server-side web search.

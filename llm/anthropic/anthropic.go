@@ -17,6 +17,7 @@ package anthropic
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -491,6 +492,13 @@ func (p *Provider) head(req *llm.Request) (sdk.MessageNewParams, error) {
 			params.MaxTokens = int64(req.ThinkingBudget + p.maxTokens)
 		}
 		params.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(req.ThinkingBudget)}}
+	}
+	if len(req.OutputSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.OutputSchema, &schema); err != nil {
+			return params, fmt.Errorf("anthropic: output schema: %w", err)
+		}
+		params.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: schema}}
 	}
 
 	// System: the request's blocks, then system messages of the conversation.

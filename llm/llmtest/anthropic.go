@@ -34,6 +34,12 @@ type antRequest struct {
 	Thinking      *antThinking      `json:"thinking"`
 	Temperature   *float64          `json:"temperature"`
 	StopSequences []string          `json:"stop_sequences"`
+	OutputConfig  *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
 }
 
 type antThinking struct {
@@ -88,6 +94,9 @@ func decodeAnthropic(body []byte) (Request, error) {
 	}
 	if w.Thinking != nil && w.Thinking.Type == "enabled" {
 		req.ThinkingBudget = w.Thinking.BudgetTokens
+	}
+	if w.OutputConfig != nil && w.OutputConfig.Format != nil && w.OutputConfig.Format.Type == "json_schema" {
+		req.OutputSchema = w.OutputConfig.Format.Schema
 	}
 	// system: a string or text blocks.
 	if len(w.System) > 0 && string(w.System) != "null" {

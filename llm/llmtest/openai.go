@@ -37,6 +37,14 @@ type oaRequest struct {
 	Temperature     *float64        `json:"temperature"`
 	Stop            json.RawMessage `json:"stop"`
 	ReasoningEffort string          `json:"reasoning_effort"`
+	ResponseFormat  *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Strict bool            `json:"strict"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 type oaMessage struct {
@@ -83,6 +91,9 @@ func decodeOpenAI(body []byte) (Request, error) {
 	}
 	if req.MaxTokens == 0 {
 		req.MaxTokens = w.MaxTokens
+	}
+	if rf := w.ResponseFormat; rf != nil && rf.Type == "json_schema" && rf.JSONSchema != nil && rf.JSONSchema.Strict {
+		req.OutputSchema = rf.JSONSchema.Schema
 	}
 	if w.StreamOptions != nil {
 		req.IncludeUsage = w.StreamOptions.IncludeUsage

@@ -35,6 +35,10 @@ type Request struct {
 	ReasoningEffort string
 	Temperature     *float64
 	StopSequences   []string
+	// OutputSchema is the structured-output schema asked for: Anthropic's
+	// output_config.format (json_schema), OpenAI's strict json_schema
+	// response_format.
+	OutputSchema json.RawMessage
 	// CacheBreakpoints lists where cache_control was set, as paths:
 	// "tools[2]", "system[0]", "messages[3].content[1]".
 	CacheBreakpoints []string

@@ -534,6 +534,15 @@ func (p *Provider) head(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 			params.ReasoningEffort = shared.ReasoningEffortHigh
 		}
 	}
+	if len(req.OutputSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.OutputSchema, &schema); err != nil {
+			return params, fmt.Errorf("openai: output schema: %w", err)
+		}
+		params.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "StructuredOutput", Strict: sdk.Bool(true), Schema: schema},
+		}}
+	}
 	switch req.ToolChoice.Mode {
 	case llm.ToolChoiceAuto:
 	case llm.ToolChoiceAny:
