@@ -73,6 +73,7 @@ var subcommands = []func(*app) *cobra.Command{
 	newSandboxCmd,
 	newCronCmd,
 	newRunsCmd,
+	newServeCmd,
 	newCheckpointsCmd,
 	newRewindCmd,
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/serve"
+	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/workspace"
+)
+
+func newServeCmd(a *app) *cobra.Command {
+	var addr, tokenFile, provider, model string
+	var noHTTP bool
+	var o serve.Options
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run durable cron jobs and serve the run API (foreground; SIGTERM drains)",
+		Long: `gantry serve runs the durable cron jobs of $GANTRY_HOME/gantry.db as agent runs,
+records every run (transcript id, events, result), reports the runs of a serve
+process that died as lost, and serves an HTTP API (--http, default
+127.0.0.1:7777; bearer token from --token-file, default
+$GANTRY_HOME/serve.token, created when missing): start runs, stream their
+events (SSE), answer their asks, list, inspect and cancel them, manage jobs
+and triggers. The API is described at /openapi.json. Logs go to stderr.
+SIGTERM or SIGINT stops starting runs and waits for the running ones up to
+--grace.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			log := slog.New(slog.NewTextHandler(a.stderr, nil))
+			if _, _, err := newProvider(a, provider, model); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			path, err := storePath(a)
+			if err != nil {
+				return err
+			}
+			home := filepath.Dir(path)
+			st, err := store.OpenSQLite(ctx, path, store.SQLiteOptions{})
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer st.Close()
+			sessHome, err := session.DefaultHome(a.getenv)
+			if err != nil {
+				return err
+			}
+			o.Store, o.Logger, o.Home = st, log, home
+			o.Runner = &serve.AgentRunner{
+				NewProvider: func(_ context.Context, m string) (llm.Provider, string, error) {
+					if m == "" {
+						m = model
+					}
+					return newProvider(a, provider, m)
+				},
+				Store:    st,
+				Sessions: session.NewStore(sessHome),
+				Workspace: func(wo *workspace.Options) {
+					wo.Getenv, wo.UserHome = a.getenv, a.getenv("HOME")
+					wo.Warn = func(msg string) { log.Warn(msg) }
+					wo.Builtin.Trigger = triggerOptions(a)
+				},
+				Agent: func(ao *agent.Options) { ao.Reminders = append(ao.Reminders, &todo.Reminder{}) },
+			}
+			if !noHTTP {
+				if tokenFile == "" {
+					tokenFile = filepath.Join(home, "serve.token")
+				}
+				if o.Token, err = loadToken(tokenFile); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				o.TokenFile = tokenFile
+				if o.Listener, err = net.Listen("tcp", addr); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+			}
+			srv, err := serve.New(o)
+			if err != nil {
+				if o.Listener != nil {
+					o.Listener.Close()
+				}
+				return &exitError{code: 2, err: err}
+			}
+			return srv.Run(ctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&addr, "http", serve.DefaultAddr, "address of the HTTP API")
+	fl.BoolVar(&noHTTP, "no-http", false, "serve no API (only run the cron jobs)")
+	fl.StringVar(&tokenFile, "token-file", "", "file holding the API's bearer token (default $GANTRY_HOME/serve.token, created when missing)")
+	fl.IntVar(&o.MaxRunning, "max-running", 0, "runs at once (default 4; more wait queued)")
+	fl.DurationVar(&o.Grace, "grace", serve.DefaultGrace, "how long a shutdown waits for running runs")
+	fl.DurationVar(&o.Lease, "lease", serve.DefaultLease, "lease of a run: a process silent this long has its runs reported lost")
+	fl.DurationVar(&o.AskTimeout, "ask-timeout", 0, "how long a run waits for an answer to an ask before it is denied (default 1h)")
+	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
+	fl.StringVar(&model, "model", "", "default model of the runs")
+	return cmd
+}
+
+// loadToken reads the API token, creating the file with a random token
+// (mode 0600) when it does not exist.
+func loadToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		buf := make([]byte, 32)
+		rand.Read(buf)
+		tok := hex.EncodeToString(buf)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return loadToken(path) // created meanwhile by another serve
+		}
+		_, werr := f.WriteString(tok + "\n")
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		return tok, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", path)
+	}
+	return tok, nil
+}
