@@ -126,3 +126,37 @@ func BenchmarkPartialChunk(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDispatchBackfill measures the pipeline for a tool that
+// backfills an absolute path (hooks and permission see it), against the
+// same tool without the backfill.
+func BenchmarkDispatchBackfill(b *testing.B) {
+	type in struct {
+		Path string `json:"path"`
+	}
+	for _, backfill := range []bool{false, true} {
+		b.Run(map[bool]string{false: "none", true: "backfill"}[backfill], func(b *testing.B) {
+			var opts []tool.Option
+			if backfill {
+				opts = append(opts, tool.BackfillFunc(func(env *tool.Env, x *in) {
+					if !strings.HasPrefix(x.Path, "/") {
+						x.Path = env.WorkDir + "/" + x.Path
+					}
+				}))
+			}
+			open := tool.Must(tool.NewText("Open", "Opens.", func(context.Context, *tool.Env, in) (string, error) { return "ok", nil }, opts...))
+			r, _ := NewMapResolver(open)
+			e := New(r, WithDecider(allowAll()))
+			s := session()
+			calls := []Call{call("toolu_1", "Open", `{"path":"main.go"}`)}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				bt, _ := e.Run(ctx, s, calls)
+				if o := bt.Outcomes[0]; o.Kind != KindOK || (o.Observable != nil) != backfill {
+					b.Fatal(text(o))
+				}
+			}
+		})
+	}
+}
