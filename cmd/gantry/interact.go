@@ -17,8 +17,12 @@ import (
 // one, else nil (nobody: asks are denied, questions report that nobody can
 // answer).
 type runChannel struct {
-	ch      interaction.Channel
-	term    *interaction.Terminal
+	ch   interaction.Channel
+	term *interaction.Terminal
+	// person asks the person at the terminal (folder trust, changed MCP
+	// servers): the line terminal of a headless run, or the interactive
+	// UI; nil when nobody is there.
+	person  interaction.Channel
 	ws      atomic.Pointer[workspace.Workspace]
 	printer atomic.Pointer[printer]
 	name    string // --permission-prompt-tool
@@ -35,7 +39,7 @@ func newRunChannel(a *app, promptTool string) (*runChannel, error) {
 	case isTerminal(a.stdin) && isTerminal(a.stderr):
 		rc.term = interaction.NewTerminal(a.stdin, a.stderr)
 		rc.term.Pause = rc.pause
-		rc.ch = rc.term
+		rc.ch, rc.person = rc.term, rc.term
 	}
 	return rc, nil
 }
@@ -88,14 +92,14 @@ func (rc *runChannel) pause() func() {
 // trust asks the terminal whether to trust dir (when its settings hold
 // something that only applies once trusted) and records the answer.
 func (rc *runChannel) trust(ctx context.Context, a *app, dir string) {
-	if rc.term == nil {
+	if rc.person == nil {
 		return
 	}
 	st, err := settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv})
 	if err != nil || st.Trusted || len(st.Ignored()) == 0 {
 		return
 	}
-	ans, err := interaction.AskTrust(ctx, rc.term, &interaction.TrustRequest{Dir: dir, Ignored: st.Ignored()})
+	ans, err := interaction.AskTrust(ctx, rc.person, &interaction.TrustRequest{Dir: dir, Ignored: st.Ignored()})
 	if err != nil || !ans.Trust {
 		return
 	}

@@ -64,6 +64,7 @@ func newRootCmd(a *app) *cobra.Command {
 // own file.
 var subcommands = []func(*app) *cobra.Command{
 	newAgentsCmd,
+	newChatCmd,
 	newPermissionsCmd,
 	newMCPCmd,
 	newRunCmd,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
@@ -64,6 +65,10 @@ type runFlags struct {
 	jsonSchema        string
 	noCheckpoints     bool
 	replayUser        bool
+	// chat is the interactive terminal's channel (gantry chat): it asks the
+	// person (permissions, questions, plans, trust, changed MCP servers);
+	// nil for headless runs.
+	chat interaction.Channel
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -138,6 +143,10 @@ func attachRootRun(a *app, root *cobra.Command) {
 		// Headless without -p: streaming input (the Agent SDKs pass no
 		// -p), or a prompt piped to bare gantry.
 		headless := f.print || f.inputFormat == "stream-json" || (len(args) == 0 && !isTerminal(a.stdin))
+		if !headless && interactive(a) {
+			f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
+			return runChat(cmd.Context(), a, f, args)
+		}
 		if !headless && len(args) == 0 {
 			return cmd.Help()
 		}
@@ -397,7 +406,10 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		return nil, &exitError{code: 2, err: err}
 	}
 	if init.Interaction != nil {
-		rc.ch, rc.term = init.Interaction, nil
+		rc.ch, rc.term, rc.person = init.Interaction, nil, nil
+	}
+	if f.chat != nil {
+		rc.ch, rc.term, rc.person = f.chat, nil, f.chat
 	}
 	if !f.noSettings && !f.trust {
 		rc.trust(ctx, a, dir)
@@ -440,10 +452,10 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed
 		// since the user approved them are shown and the user is asked.
-		if o.Trusted || f.noSettings || rc.term == nil {
+		if o.Trusted || f.noSettings || rc.person == nil {
 			return
 		}
-		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.term)
+		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.person)
 	})
 	if err != nil {
 		db.Close()
@@ -463,8 +475,9 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		MaxTurns:           f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD, ThinkingBudget: f.maxThinking,
 		SessionID: f.resume, Continue: f.cont, Fork: f.fork, NewSessionID: f.sessionID,
 		StreamEvents: f.partial, OutputSchema: schema,
-		// Headless: background agents report before the run ends.
-		WaitForBackground: true,
+		// Headless: background agents report before the run ends (in the
+		// terminal they report at the next turn).
+		WaitForBackground: f.chat == nil,
 	}
 	if !f.noSessionSaved {
 		home, err := session.DefaultHome(a.getenv)

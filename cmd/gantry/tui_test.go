@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+)
+
+// tmuxPane runs a command in a detached tmux session of its own server
+// (80×24) and reads its screen.
+type tmuxPane struct {
+	t      *testing.T
+	socket string
+}
+
+func newTmuxPane(t *testing.T, dir string, env []string, args ...string) *tmuxPane {
+	t.Helper()
+	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	cmd := append([]string{"new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", "-c", dir}, "env")
+	cmd = append(append(cmd, env...), args...)
+	p.tmux(cmd...)
+	p.tmux("set-option", "-t", "e2e", "remain-on-exit", "on")
+	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is what a person sees: the visible pane and its scrollback.
+func (p *tmuxPane) screen() string {
+	return p.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "e2e")
+}
+
+// waitFor waits until the screen shows every one of want.
+func (p *tmuxPane) waitFor(want ...string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := p.screen()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the screen never showed %q; it shows:\n%s", missing, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (p *tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	p.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
+}
+func (p *tmuxPane) text(s string) { p.t.Helper(); p.tmux("send-keys", "-t", "e2e", "-l", s) }
+
+// TestInteractiveTerminal runs the real binary in tmux against the fake
+// model API: a prompt, a Bash call approved, a question answered, a plan
+// approved, a turn interrupted with Esc, and Ctrl-C twice to leave — and
+// checks the screen as a person would read it.
+func TestInteractiveTerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (scripts/setup --test installs it)")
+	}
+	bin, err := exec.LookPath("gantry")
+	if err != nil {
+		t.Fatalf("the gantry command of this test binary: %v", err)
+	}
+	srv := llmtest.NewServer(t)
+	question := `{"questions":[{"question":"Which colour should the button be?","header":"Colour","options":[{"label":"Red","description":"warm and loud"},{"label":"Blue","description":"calm"}],"multiSelect":false}]}`
+	srv.Script(
+		llmtest.Reply{Content: []llm.Block{llm.Text("I will write the file first."),
+			llm.ToolUse("toolu_bash", "Bash", []byte(`{"command":"printf 'tui-e2e-ok\\n' > e2e.txt && cat e2e.txt","description":"Write e2e.txt and show it"}`))}},
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_q", Name: "AskUserQuestion", Input: question}),
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_enter", Name: "EnterPlanMode", Input: `{}`}),
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_plan", Name: "ExitPlanMode", Input: `{"plan":"## Button plan\n\n1. Paint the button **blue**\n2. Run the tests"}`}),
+		llmtest.TextReply("Done: the button is **blue** now."),
+		// The second prompt: the reply starts, then stalls until the
+		// client goes away (the person presses Esc).
+		llmtest.Reply{Content: []llm.Block{llm.Text("Starting a very long answer that will be interrupted")}, StallAfter: 3, ChunkSize: 12},
+		llmtest.TextReply("Back again."),
+	)
+	dir, home := t.TempDir(), t.TempDir()
+	env := []string{
+		"HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"), "TERM=xterm-256color", "NO_COLOR=",
+		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key", "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+		"GORACE=atexit_sleep_ms=0", "PATH=" + os.Getenv("PATH"),
+	}
+	start := time.Now()
+	p := newTmuxPane(t, dir, env, "sh", "-c", bin+` --model claude-sonnet-4-5; echo "gantry exited: $?"`)
+	p.waitFor("›", "claude-sonnet-4-5", "default")
+	t.Logf("first frame after %v (test binary built with -race)", time.Since(start))
+
+	p.text("make the button nice")
+	p.keys("Enter")
+	s := p.waitFor("> make the button nice", "I will write the file first.", "Allow Bash?", "Write e2e.txt and show it", "1. Yes")
+	if !strings.Contains(s, "e2e.txt") {
+		t.Errorf("the permission dialog does not show the command:\n%s", s)
+	}
+	p.keys("1") // Yes
+	p.waitFor("✓ Bash", "tui-e2e-ok", "Which colour should the button be?", "2. Blue")
+	if b, err := os.ReadFile(filepath.Join(dir, "e2e.txt")); err != nil || string(b) != "tui-e2e-ok\n" {
+		t.Errorf("the approved command did not run: %q, %v", b, err)
+	}
+	p.keys("Down", "Enter") // Blue
+	p.waitFor("→ Blue", "Button plan", "Paint the button blue", "Ready to carry out the plan?", "auto-accept edits")
+	p.keys("Enter") // Yes, and auto-accept edits
+	s = p.waitFor("plan approved", "Done: the button is blue now.", "acceptEdits")
+
+	reqs := srv.Requests()
+	if got := len(reqs); got != 5 {
+		t.Fatalf("the model got %d requests, want 5", got)
+	}
+	var answer string
+	for _, r := range reqs[2].ToolResults() {
+		if r.ToolUseID == "toolu_q" && len(r.Content) > 0 {
+			answer = r.Content[0].Text
+		}
+	}
+	if !strings.Contains(answer, `"Which colour should the button be?" = "Blue"`) {
+		t.Errorf("the question's answer did not reach the model: %q", answer)
+	}
+
+	p.text("now explain it all")
+	p.keys("Enter")
+	p.waitFor("> now explain it all", "esc to interrupt")
+	p.keys("Escape")
+	p.waitFor("interrupted")
+	p.text("are you there?")
+	p.keys("Enter")
+	p.waitFor("Back again.")
+
+	p.keys("C-c")
+	p.waitFor("press Ctrl-C again to exit")
+	p.keys("C-c")
+	s = p.waitFor("gantry exited: 0")
+	t.Logf("screen at the end:\n%s", s)
+	if bytes.Contains([]byte(s), []byte("panic")) {
+		t.Errorf("the screen shows a panic:\n%s", s)
+	}
+}

@@ -1,0 +1,555 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/outbuf"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// dialog is the focused view of one pending request. key gets every key
+// while the dialog is shown.
+type dialog interface {
+	view(st *styles, width int) string
+	key(msg tea.KeyPressMsg) (step, tea.Cmd)
+}
+
+// step is what a key did: done with an answer (or err), and whether the
+// running turn is to be interrupted as well (Esc on a question or a plan).
+type step struct {
+	done      bool
+	ans       interaction.Answer
+	err       error
+	interrupt bool
+}
+
+// esc returns s shown safely: control characters and invisible code points
+// visible, never interpreted by the terminal.
+func esc(s string) string { return outbuf.EscapeDisplay(s) }
+
+func whoLabel(w interaction.Who) string {
+	if w.Agent == "" {
+		return ""
+	}
+	return " (subagent " + esc(w.Agent) + ")"
+}
+
+// clipLines keeps the first n lines of s and says how many more there were.
+func clipLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
+}
+
+// newDialog builds the dialog of a request.
+func newDialog(req interaction.Request) dialog {
+	switch r := req.(type) {
+	case *interaction.PermissionRequest:
+		return newPermissionDialog(r)
+	case *interaction.QuestionRequest:
+		return newQuestionDialog(r)
+	case *interaction.PlanRequest:
+		return newPlanDialog(r)
+	case *interaction.ElicitationRequest:
+		return newElicitDialog(r)
+	case *interaction.TrustRequest:
+		return newTrustDialog(r)
+	}
+	return nil
+}
+
+// --- permission -----------------------------------------------------------
+
+type permissionDialog struct {
+	r       *interaction.PermissionRequest
+	m       *menu
+	choices []interaction.Choice
+}
+
+func newPermissionDialog(r *interaction.PermissionRequest) *permissionDialog {
+	d := &permissionDialog{r: r}
+	items := []item{{label: "Yes"}}
+	d.choices = []interaction.Choice{interaction.AllowOnce}
+	if len(r.Suggestions) > 0 {
+		rules := esc(strings.Join(r.Suggestions, ", "))
+		items = append(items, item{label: "Yes, and don't ask again this session for " + rules})
+		d.choices = append(d.choices, interaction.AllowSession)
+		if len(r.Scopes) > 0 {
+			items = append(items, item{label: "Yes, and always allow " + rules + " (saved to " + string(r.Scopes[0]) + " settings)"})
+			d.choices = append(d.choices, interaction.AllowAlways)
+		}
+	}
+	items = append(items, item{label: "No, and tell the model what to do instead", text: true, placeholder: "what to do instead (empty: just no)"})
+	d.choices = append(d.choices, interaction.Deny)
+	d.m = newMenu(items, false)
+	return d
+}
+
+func (d *permissionDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "esc" && !d.m.typing {
+		return step{done: true, ans: &interaction.PermissionAnswer{Choice: interaction.Deny, Interrupt: true,
+			Message: "The user interrupted: the call was not run. Wait for the user's next instruction."}}, nil
+	}
+	p, cmd := d.m.key(msg)
+	if !p.done {
+		return step{}, cmd
+	}
+	c := d.choices[p.index]
+	a := &interaction.PermissionAnswer{Choice: c}
+	switch c {
+	case interaction.AllowAlways:
+		a.Scope = d.r.Scopes[0]
+	case interaction.Deny:
+		a.Message = p.text
+	}
+	return step{done: true, ans: a}, cmd
+}
+
+func (d *permissionDialog) view(st *styles, width int) string {
+	r := d.r
+	var b strings.Builder
+	b.WriteString(st.accent.Render("Allow "+esc(r.ToolName)+"?") + st.faint.Render(whoLabel(r.Who)) + "\n")
+	if r.Description != "" {
+		b.WriteString(wrapPrefixed(st.bold.Render(esc(r.Description)), "", "", width) + "\n")
+	}
+	if p := inputPreview(st, r.ToolName, r.Input, width); p != "" {
+		b.WriteString(p + "\n")
+	}
+	if r.Reason != "" {
+		why := r.Reason
+		if r.Rule != "" {
+			why += " (rule " + r.Rule + ")"
+		}
+		b.WriteString(wrapPrefixed(st.faint.Render(esc(why)), "", "", width) + "\n")
+	}
+	b.WriteString("\n" + d.m.view(st, width))
+	return b.String()
+}
+
+// inputPreview shows what a call will do: the command of Bash, the change
+// of Edit and Write, the URL of WebFetch, else the input as JSON.
+func inputPreview(st *styles, name string, input json.RawMessage, width int) string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	switch name {
+	case "Bash":
+		return st.code.Render(wrapPrefixed(esc(clipLines(str("command"), 8)), "$ ", "  ", width))
+	case "Edit":
+		return st.bold.Render(esc(str("file_path"))) + "\n" + diffLines(st, str("old_string"), str("new_string"), 12, width)
+	case "Write":
+		return st.bold.Render(esc(str("file_path"))) + "\n" + diffLines(st, "", str("content"), 10, width)
+	case "NotebookEdit":
+		return st.bold.Render(esc(str("notebook_path"))) + "\n" + diffLines(st, "", str("new_source"), 10, width)
+	case "WebFetch":
+		return st.link.Render(esc(str("url")))
+	}
+	b, _ := json.Marshal(in)
+	return st.faint.Render(wrapPrefixed(esc(clipLines(string(b), 3)), "", "", width))
+}
+
+// diffLines shows old as removed and new as added lines, at most n in all.
+func diffLines(st *styles, old, new string, n, width int) string {
+	var lines []string
+	add := func(prefix, s string, style func(...string) string) {
+		if s == "" {
+			return
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+			lines = append(lines, style(truncate(prefix+expandTabs(esc(l)), width)))
+		}
+	}
+	add("- ", old, st.del.Render)
+	add("+ ", new, st.add.Render)
+	if len(lines) > n {
+		more := len(lines) - n
+		lines = append(lines[:n], st.faint.Render(fmt.Sprintf("… %d more lines", more)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// --- questions ------------------------------------------------------------
+
+type questionDialog struct {
+	r       *interaction.QuestionRequest
+	i       int
+	m       *menu
+	answers map[string]string
+}
+
+func newQuestionDialog(r *interaction.QuestionRequest) *questionDialog {
+	d := &questionDialog{r: r, answers: map[string]string{}}
+	d.open()
+	return d
+}
+
+func (d *questionDialog) open() {
+	q := d.r.Questions[d.i]
+	var items []item
+	for _, o := range q.Options {
+		items = append(items, item{label: esc(o.Label), hint: esc(o.Description)})
+	}
+	items = append(items, item{label: "Something else…", text: true, placeholder: "your answer"})
+	d.m = newMenu(items, q.MultiSelect)
+}
+
+func (d *questionDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "esc" && !d.m.typing {
+		// Questions left unanswered; the turn stops.
+		return step{done: true, ans: &interaction.QuestionAnswer{Answers: d.answers}, interrupt: true}, nil
+	}
+	p, cmd := d.m.key(msg)
+	if !p.done {
+		return step{}, cmd
+	}
+	q := d.r.Questions[d.i]
+	switch {
+	case p.index == len(q.Options): // free answer
+		if p.text == "" {
+			return step{}, cmd // nothing typed: choose again
+		}
+		d.answers[q.Question] = p.text
+	case p.index >= 0:
+		d.answers[q.Question] = q.Options[p.index].Label
+	default: // multi-select submit
+		var labels []string
+		for _, i := range d.m.chosen() {
+			if i < len(q.Options) {
+				labels = append(labels, q.Options[i].Label)
+			}
+		}
+		if len(labels) == 0 {
+			return step{}, cmd
+		}
+		d.answers[q.Question] = interaction.JoinLabels(labels)
+	}
+	d.i++
+	if d.i == len(d.r.Questions) {
+		return step{done: true, ans: &interaction.QuestionAnswer{Answers: d.answers}}, cmd
+	}
+	d.open()
+	return step{}, cmd
+}
+
+func (d *questionDialog) view(st *styles, width int) string {
+	var b strings.Builder
+	if n := len(d.r.Questions); n > 1 {
+		var chips []string
+		for i, q := range d.r.Questions {
+			c := esc(q.Header)
+			switch {
+			case i == d.i:
+				c = st.selected.Render("▸ " + c)
+			case i < d.i:
+				c = st.ok.Render("✓ " + c)
+			default:
+				c = st.faint.Render("  " + c)
+			}
+			chips = append(chips, c)
+		}
+		b.WriteString(truncate(strings.Join(chips, "  "), width) + "\n")
+	}
+	q := d.r.Questions[d.i]
+	head := "Question"
+	if q.Header != "" {
+		head = esc(q.Header)
+	}
+	b.WriteString(st.accent.Render(head) + st.faint.Render(whoLabel(d.r.Who)) + "\n")
+	b.WriteString(wrapPrefixed(st.bold.Render(esc(q.Question)), "", "", width) + "\n\n")
+	b.WriteString(d.m.view(st, width))
+	if o := d.m.cur; o < len(q.Options) && q.Options[o].Preview != "" && !d.m.typing {
+		b.WriteString("\n" + st.code.Render(wrapPrefixed(esc(clipLines(q.Options[o].Preview, 6)), "│ ", "│ ", width)))
+	}
+	return b.String()
+}
+
+// --- plan -----------------------------------------------------------------
+
+type planDialog struct {
+	r     *interaction.PlanRequest
+	m     *menu
+	modes []tool.Mode
+}
+
+func newPlanDialog(r *interaction.PlanRequest) *planDialog {
+	d := &planDialog{r: r}
+	back := r.ReturnMode
+	if back == "" {
+		back = tool.ModeDefault
+	}
+	items := []item{{label: "Yes, and auto-accept edits"}}
+	d.modes = []tool.Mode{tool.ModeAcceptEdits}
+	if back != tool.ModeAcceptEdits {
+		items = append(items, item{label: "Yes, and ask before each edit (" + string(back) + " mode)"})
+		d.modes = append(d.modes, back)
+	}
+	items = append(items, item{label: "No, keep planning", text: true, placeholder: "what should change in the plan"})
+	d.m = newMenu(items, false)
+	return d
+}
+
+func (d *planDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "esc" && !d.m.typing {
+		return step{done: true, ans: &interaction.PlanAnswer{Approved: false, Feedback: "The user interrupted before deciding on the plan."}, interrupt: true}, nil
+	}
+	p, cmd := d.m.key(msg)
+	if !p.done {
+		return step{}, cmd
+	}
+	if p.index < len(d.modes) {
+		return step{done: true, ans: &interaction.PlanAnswer{Approved: true, Mode: d.modes[p.index]}}, cmd
+	}
+	fb := p.text
+	if fb == "" {
+		fb = "The user did not approve the plan; ask what should change."
+	}
+	return step{done: true, ans: &interaction.PlanAnswer{Approved: false, Feedback: fb}}, cmd
+}
+
+func (d *planDialog) view(st *styles, width int) string {
+	var b strings.Builder
+	b.WriteString(st.accent.Render("Ready to carry out the plan?") + st.faint.Render(whoLabel(d.r.Who)) + "\n")
+	where := "the plan is shown above"
+	if d.r.PlanFile != "" {
+		where += "; saved to " + esc(d.r.PlanFile)
+	}
+	b.WriteString(wrapPrefixed(st.faint.Render(where), "", "", width) + "\n\n")
+	b.WriteString(d.m.view(st, width))
+	return b.String()
+}
+
+// --- elicitation ----------------------------------------------------------
+
+// field is one property of an elicitation form.
+type field struct {
+	name, title, typ string
+	enum             []string
+	required         bool
+}
+
+type elicitDialog struct {
+	r       *interaction.ElicitationRequest
+	fields  []field
+	i       int // the field being asked; -1 the first choice
+	m       *menu
+	content map[string]any
+	problem string
+}
+
+func newElicitDialog(r *interaction.ElicitationRequest) *elicitDialog {
+	d := &elicitDialog{r: r, i: -1, content: map[string]any{}}
+	d.fields = formFields(r.Schema)
+	label := "Accept"
+	if r.URL == "" && len(d.fields) > 0 {
+		label = "Fill in the form"
+	}
+	d.m = newMenu([]item{{label: label}, {label: "Decline"}, {label: "Cancel"}}, false)
+	return d
+}
+
+// formFields reads the flat object schema of an elicitation form.
+func formFields(schema json.RawMessage) []field {
+	var s struct {
+		Properties map[string]struct {
+			Type        string   `json:"type"`
+			Title       string   `json:"title"`
+			Description string   `json:"description"`
+			Enum        []string `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out []field
+	for name, p := range s.Properties {
+		title := p.Title
+		if title == "" {
+			title = name
+		}
+		if p.Description != "" {
+			title += " — " + p.Description
+		}
+		out = append(out, field{name: name, title: title, typ: p.Type, enum: p.Enum, required: slices.Contains(s.Required, name)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (d *elicitDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "esc" && !d.m.typing {
+		return step{done: true, ans: &interaction.ElicitationAnswer{Action: interaction.ElicitCancel}}, nil
+	}
+	p, cmd := d.m.key(msg)
+	if !p.done {
+		return step{}, cmd
+	}
+	if d.i < 0 {
+		switch p.index {
+		case 1:
+			return step{done: true, ans: &interaction.ElicitationAnswer{Action: interaction.ElicitDecline}}, cmd
+		case 2:
+			return step{done: true, ans: &interaction.ElicitationAnswer{Action: interaction.ElicitCancel}}, cmd
+		}
+		if d.r.URL != "" || len(d.fields) == 0 {
+			return step{done: true, ans: &interaction.ElicitationAnswer{Action: interaction.ElicitAccept}}, cmd
+		}
+		d.i = 0
+		return step{}, d.askField()
+	}
+	f := d.fields[d.i]
+	var v any
+	var err error
+	if len(f.enum) > 0 {
+		v = f.enum[p.index]
+	} else {
+		v, err = parseField(f, p.text)
+	}
+	if err != nil {
+		d.problem = err.Error()
+		return step{}, d.askField()
+	}
+	d.problem = ""
+	if v != nil {
+		d.content[f.name] = v
+	}
+	d.i++
+	if d.i == len(d.fields) {
+		return step{done: true, ans: &interaction.ElicitationAnswer{Action: interaction.ElicitAccept, Content: d.content}}, cmd
+	}
+	return step{}, d.askField()
+}
+
+// askField shows the menu of the current field: its enum values, or a text
+// input.
+func (d *elicitDialog) askField() tea.Cmd {
+	f := d.fields[d.i]
+	if len(f.enum) > 0 {
+		var items []item
+		for _, e := range f.enum {
+			items = append(items, item{label: esc(e)})
+		}
+		d.m = newMenu(items, false)
+		return nil
+	}
+	hint := f.typ
+	if !f.required {
+		hint += ", optional: empty to skip"
+	}
+	d.m = newMenu([]item{{label: esc(f.title), text: true, placeholder: hint}}, false)
+	_, cmd := d.m.choose()
+	return cmd
+}
+
+// parseField converts the typed text to the field's JSON type; an empty
+// optional field is left out (nil).
+func parseField(f field, s string) (any, error) {
+	if s == "" {
+		if f.required {
+			return nil, fmt.Errorf("%s is required", f.name)
+		}
+		return nil, nil
+	}
+	switch f.typ {
+	case "number":
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a number", f.name, s)
+		}
+		return n, nil
+	case "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a whole number", f.name, s)
+		}
+		return n, nil
+	case "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true":
+			return true, nil
+		case "n", "no", "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%s: answer yes or no", f.name)
+	}
+	return s, nil
+}
+
+func (d *elicitDialog) view(st *styles, width int) string {
+	var b strings.Builder
+	b.WriteString(st.accent.Render("MCP server "+esc(d.r.Server)+" asks") + st.faint.Render(whoLabel(d.r.Who)) + "\n")
+	b.WriteString(wrapPrefixed(esc(d.r.Message), "", "", width) + "\n")
+	if d.r.URL != "" {
+		b.WriteString(st.link.Render(esc(d.r.URL)) + "\n")
+	}
+	if d.i >= 0 {
+		f := d.fields[d.i]
+		b.WriteString(st.bold.Render(fmt.Sprintf("%s (%d of %d)", esc(f.title), d.i+1, len(d.fields))) + "\n")
+	}
+	if d.problem != "" {
+		b.WriteString(st.bad.Render(esc(d.problem)) + "\n")
+	}
+	b.WriteString("\n" + d.m.view(st, width))
+	return b.String()
+}
+
+// --- trust ----------------------------------------------------------------
+
+type trustDialog struct {
+	r *interaction.TrustRequest
+	m *menu
+}
+
+func newTrustDialog(r *interaction.TrustRequest) *trustDialog {
+	yes, no := "Yes, trust this folder", "No, run without its settings"
+	if len(r.Servers) > 0 {
+		yes, no = "Yes, approve and start them", "No, leave them off"
+	}
+	return &trustDialog{r: r, m: newMenu([]item{{label: yes}, {label: no}}, false)}
+}
+
+func (d *trustDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "esc" {
+		return step{done: true, ans: &interaction.TrustAnswer{Trust: false}}, nil
+	}
+	p, cmd := d.m.key(msg)
+	if !p.done {
+		return step{}, cmd
+	}
+	return step{done: true, ans: &interaction.TrustAnswer{Trust: p.index == 0}}, cmd
+}
+
+func (d *trustDialog) view(st *styles, width int) string {
+	var b strings.Builder
+	if len(d.r.Servers) > 0 {
+		b.WriteString(st.accent.Render("Start the MCP servers of "+esc(d.r.Dir)+"?") + "\n")
+		for _, s := range d.r.Servers {
+			b.WriteString(wrapPrefixed(esc(s), "  • ", "    ", width) + "\n")
+		}
+	} else {
+		b.WriteString(st.accent.Render("Trust the folder "+esc(d.r.Dir)+"?") + "\n")
+		b.WriteString(st.faint.Render("Its settings would turn on:") + "\n")
+		files := make([]string, 0, len(d.r.Ignored))
+		for f := range d.r.Ignored {
+			files = append(files, f)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			b.WriteString(wrapPrefixed(esc(f)+": "+esc(strings.Join(d.r.Ignored[f], ", ")), "  • ", "    ", width) + "\n")
+		}
+	}
+	b.WriteString("\n" + d.m.view(st, width))
+	return b.String()
+}
