@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
@@ -463,8 +464,36 @@ func (s *server) handle(ctx context.Context, req *ControlRequest) (any, error) {
 			return nil, err
 		}
 		return s.mcpStatusResponse(), nil
+	case "rewind_files":
+		var r struct {
+			UserMessageID string `json:"user_message_id"`
+			DryRun        bool   `json:"dry_run"`
+		}
+		if err := json.Unmarshal(req.Request, &r); err != nil {
+			return nil, err
+		}
+		ag, _, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rewindFiles(ctx, ag, r.UserMessageID, r.DryRun), nil
 	}
 	return nil, fmt.Errorf("unsupported control request %q", req.Subtype())
+}
+
+// rewindFiles answers rewind_files through Agent.RewindFiles (the one
+// rewind of every front end), in the SDK's RewindFilesResult shape.
+func rewindFiles(ctx context.Context, ag *agent.Agent, id string, dryRun bool) map[string]any {
+	rep, err := ag.RewindFiles(ctx, id, checkpoint.RewindOptions{DryRun: dryRun})
+	if err != nil {
+		return map[string]any{"canRewind": false, "error": err.Error()}
+	}
+	changed := slices.Concat(rep.Restored, rep.Removed, rep.ModeChanged)
+	slices.Sort(changed)
+	if changed == nil {
+		changed = []string{}
+	}
+	return map[string]any{"canRewind": true, "filesChanged": changed}
 }
 
 // initialize answers the initialize request once the session is open.

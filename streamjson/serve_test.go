@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -333,4 +336,93 @@ func toolResults(srv *llmtest.Server) []string {
 		}
 	}
 	return out
+}
+
+// TestServeRewindFiles: rewind_files restores the files to the state
+// before a user message (its uuid, as --replay-user-messages prints it)
+// through Agent.RewindFiles; dry_run changes nothing; an unknown id and an
+// agent without checkpoints answer canRewind false with the reason.
+func TestServeRewindFiles(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	dir, home := t.TempDir(), t.TempDir()
+	srv.Script(
+		llmtest.ToolReply(llmtest.ToolCall{ID: "w1", Name: "Write", Input: `{"file_path":"x.txt","content":"x"}`}),
+		llmtest.TextReply("written"),
+	)
+	st, err := checkpoint.Open(checkpoint.Options{Dir: dir, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, in, out := newPeer(t)
+	pr := runProgram(t, p, newHostedServer(t))
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- streamjson.Serve(context.Background(), streamjson.Options{
+			In: in, Out: out, Version: "test", Getenv: getenv, Writer: streamjson.WriterOptions{ReplayUser: true},
+			Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
+				ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, NoSettings: true, Getenv: getenv, UserHome: home, PolicyPath: "-", Mode: "acceptEdits"})
+				if err != nil {
+					return nil, nil, err
+				}
+				ag, err := agent.New(ctx, agent.Options{
+					Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k")), Model: "claude-sonnet-4-5",
+					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true, Checkpoints: st,
+				})
+				if err != nil {
+					ws.Close()
+					return nil, nil, err
+				}
+				return ag, ws, nil
+			},
+		})
+	}()
+	p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "write x"}, "parent_tool_use_id": nil, "session_id": ""})
+	prompt := pr.next(func(m map[string]any) bool {
+		msg, _ := m["message"].(map[string]any)
+		return m["type"] == "user" && msg["content"] != nil && m["uuid"] != nil && !strings.Contains(fmtJSON(msg), "tool_result")
+	})
+	id := prompt["uuid"].(string)
+	if res := pr.next(isResult); res["subtype"] != "success" {
+		t.Fatalf("turn: %v", res)
+	}
+	rewind := func(reqID string, req map[string]any) map[string]any {
+		t.Helper()
+		req["subtype"] = "rewind_files"
+		p.send(map[string]any{"type": "control_request", "request_id": reqID, "request": req})
+		r := pr.next(controlResponse(reqID))["response"].(map[string]any)
+		if r["subtype"] != "success" {
+			t.Fatalf("rewind_files: %v", r)
+		}
+		return r["response"].(map[string]any)
+	}
+	if r := rewind("d", map[string]any{"user_message_id": id, "dry_run": true}); r["canRewind"] != true || fmtJSON(r["filesChanged"]) != `["x.txt"]` {
+		t.Fatalf("dry run: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err != nil {
+		t.Fatal("the dry run changed the files")
+	}
+	if r := rewind("r", map[string]any{"user_message_id": id}); r["canRewind"] != true {
+		t.Fatalf("rewind: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); !os.IsNotExist(err) {
+		t.Fatalf("x.txt survived the rewind: %v", err)
+	}
+	if r := rewind("u", map[string]any{"user_message_id": "nope"}); r["canRewind"] != false || !strings.Contains(r["error"].(string), "not found") {
+		t.Fatalf("unknown id: %v", r)
+	}
+	p.inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fmtJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
