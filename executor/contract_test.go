@@ -482,3 +482,46 @@ func FuzzPartialStream(f *testing.F) {
 		}
 	})
 }
+
+type panicky struct {
+	*preparer
+	panicNew bool
+}
+
+func (p *panicky) NewCall(id string) tool.Tool {
+	if p.panicNew {
+		panic("no instance")
+	}
+	return &panicCall{prepCall: p.preparer.NewCall(id).(*prepCall)}
+}
+
+type panicCall struct{ *prepCall }
+
+func (c *panicCall) ObservePartial(context.Context, *tool.Env, json.RawMessage) { panic("observer bug") }
+
+// TestPartialPanics: a panicking observer costs its partials, not the
+// stream or the call; a panicking factory fails the call as a tool bug.
+func TestPartialPanics(t *testing.T) {
+	for _, panicNew := range []bool{false, true} {
+		p := &panicky{preparer: newPreparer(t), panicNew: panicNew}
+		r, _ := NewMapResolver(p)
+		e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+		st := e.Stream(context.Background(), session())
+		st.Partial("c", "Prep", []byte(`{"path":"a`))
+		st.Partial("c", "Prep", []byte(`{"path":"ab`))
+		st.Add(call("c", "Prep", `{"path":"ab","content":""}`))
+		o := st.Wait().Outcomes[0]
+		if panicNew {
+			if o.Kind != KindInternal || !strings.Contains(o.Result.TextContent(), "made no instance") {
+				t.Fatalf("factory panic: %s %s", o.Kind, o.Result.TextContent())
+			}
+			continue
+		}
+		if o.Kind != KindOK {
+			t.Fatalf("observer panic: %s %s", o.Kind, o.Result.TextContent())
+		}
+		if _, calls, released, _ := p.all()[0].snapshot(); len(calls) != 1 || released != 1 {
+			t.Fatalf("calls %d released %d", len(calls), released)
+		}
+	}
+}

@@ -171,7 +171,11 @@ func (e *Executor) prepare(ctx context.Context, j *job) bool {
 	j.part.seal()
 	if j.part.inst == nil {
 		if f, ok := tool.As[tool.CallFactory](t); ok {
-			j.part.inst = f.NewCall(j.call.ID)
+			if j.part.inst = newCall(e, f, j.call.ID, j.spec.Name); j.part.inst == nil {
+				j.out.Kind = KindInternal
+				j.out.Result = tool.Errorf("Tool %s cannot be used: it made no instance for this call (a bug in the tool, not in your input).", j.spec.Name)
+				return false
+			}
 		}
 	}
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"runtime/debug"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -152,9 +153,22 @@ func (s *Stream) Partial(id, name string, jsonPrefix []byte) {
 	}
 	if deliver && len(in) > 0 && in[0] == '{' && !bytes.Equal(in, p.sent) {
 		p.sent, p.last = in, s.e.cfg.now()
-		p.obs.ObservePartial(s.ctx, p.env, in)
+		s.observe(p, id, name, in)
 	}
 	p.mu.Unlock()
+}
+
+// observe delivers one partial input. A panicking observer is logged and
+// gets no more partials of the call (the call itself still runs). p.mu is
+// held.
+func (s *Stream) observe(p *partial, id, name string, in json.RawMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.obs = nil
+			s.e.log.Error("tool panicked observing partial input", "tool", name, "id", id, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	p.obs.ObservePartial(s.ctx, p.env, in)
 }
 
 // resolvePartial looks up the tool of a streaming call and, for a tool
@@ -171,7 +185,9 @@ func (s *Stream) resolvePartial(p *partial, id, name string) {
 		return
 	}
 	if perCall {
-		p.inst = f.NewCall(id)
+		if p.inst = newCall(s.e, f, id, name); p.inst == nil {
+			return
+		}
 		obs, observes = p.inst.(tool.PartialObserver)
 	}
 	if observes {
@@ -569,4 +585,17 @@ func (s *Stream) Discard() {
 	s.mu.Unlock()
 	s.finishSkipped(skipped)
 	s.release()
+}
+
+// newCall makes a per-call instance ([tool.CallFactory]); a factory that
+// panics or returns nil gives nil (the call then fails as a bug in the
+// tool).
+func newCall(e *Executor, f tool.CallFactory, id, name string) (inst tool.Tool) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst = nil
+			e.log.Error("tool panicked making a per-call instance", "tool", name, "id", id, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	return f.NewCall(id)
 }

@@ -264,6 +264,9 @@ func ApplySession(spec *Spec, ss SessionSpec) (*Spec, error) {
 // goroutine bound to ctx, which ends when the model's reply is done or
 // abandoned.
 //
+// A panic in ObservePartial is recovered and logged, and ends the partial
+// inputs of that call (the call itself still runs).
+//
 // A partial input is never validated and never executes: the tool runs
 // only through [Tool.Call] with the complete, validated input, and only
 // after the last ObservePartial of the call returned. To keep state between
