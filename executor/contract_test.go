@@ -497,7 +497,9 @@ func (p *panicky) NewCall(id string) tool.Tool {
 
 type panicCall struct{ *prepCall }
 
-func (c *panicCall) ObservePartial(context.Context, *tool.Env, json.RawMessage) { panic("observer bug") }
+func (c *panicCall) ObservePartial(context.Context, *tool.Env, json.RawMessage) {
+	panic("observer bug")
+}
 
 // TestPartialPanics: a panicking observer costs its partials, not the
 // stream or the call; a panicking factory fails the call as a tool bug.
