@@ -222,7 +222,7 @@ func (s *Server) maintain(ctx context.Context) {
 func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 	now := s.now()
 	var lost []runqueue.Run
-	recs, err := s.o.Store.ReapRuns(ctx, now, Dead, func(rec store.RunRecord) store.RunRecord {
+	_, err := s.o.Store.ReapRuns(ctx, now, Dead, func(rec store.RunRecord) store.RunRecord {
 		r, err := decodeRun(rec)
 		if err != nil {
 			return rec
@@ -238,7 +238,6 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: reap: %w", err)
 	}
-	_ = recs
 	for _, r := range lost {
 		s.log.Warn("serve: run lost", "run", r.ID, "owner", r.Owner, "origin", r.Request.Origin.Kind, "job", r.Request.Origin.JobID)
 		if r.Request.Origin.Retry && !strings.HasSuffix(r.Request.Key, "/retry") {
