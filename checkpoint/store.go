@@ -123,10 +123,10 @@ type Options struct {
 // home/checkpoints/<project path with every non-alphanumeric character
 // replaced by "-">, the naming of session transcripts.
 func DirFor(home, project string) string {
-	return filepath.Join(home, "checkpoints", unsafeChars.ReplaceAllString(filepath.Clean(project), "-"))
+	return filepath.Join(home, "checkpoints", unsafeChars().ReplaceAllString(filepath.Clean(project), "-"))
 }
 
-var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9]`) }) // compiled on first use, not at init
 
 // Info describes one checkpoint.
 type Info struct {
@@ -176,11 +176,11 @@ type Store struct {
 	last *manifest // the last tree recorded or loaded: the stat cache
 }
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) }) // compiled on first use, not at init
 
 // ValidID reports whether id is usable as a checkpoint id: 1-128 of
 // [A-Za-z0-9_-].
-func ValidID(id string) bool { return validID.MatchString(id) }
+func ValidID(id string) bool { return validID().MatchString(id) }
 
 // Open opens (creating it if needed) the store of a project.
 func Open(opts Options) (*Store, error) {
@@ -239,7 +239,7 @@ func (s *Store) Create(ctx context.Context, m Meta) (*Info, error) {
 	if m.ID == "" {
 		m.ID = randomID()
 	}
-	if !validID.MatchString(m.ID) {
+	if !validID().MatchString(m.ID) {
 		return nil, fmt.Errorf("checkpoint: invalid id %q", m.ID)
 	}
 	if m.Kind == "" {
@@ -326,7 +326,7 @@ func (s *Store) List(session string) ([]Info, error) {
 
 // Get returns one checkpoint's description.
 func (s *Store) Get(id string) (*Info, error) {
-	if !validID.MatchString(id) {
+	if !validID().MatchString(id) {
 		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
 	}
 	b, err := os.ReadFile(filepath.Join(s.root, "refs", id+".json"))

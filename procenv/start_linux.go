@@ -1,6 +1,7 @@
 package procenv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,16 +23,22 @@ const maxHandOver = 60 << 10
 
 // Start is the first call of a program whose tools run other processes. On
 // Linux, when the environment holds Gantry's own credentials ([Own]), it
-// re-executes the program (/proc/self/exe, same arguments) once with those
-// variables removed, handing their values over a pipe: /proc/<pid>/environ
-// and `ps e` show the environment as it was at exec, so only a new exec
-// takes the keys out of them — for every reader, root included. In the
-// re-executed process (or when re-execution is not possible) it does what
-// [Hide] does: move any credential left out of the environment and make
-// the process non-dumpable. It returns the credentials.
+// takes their values out of what /proc/<pid>/environ and `ps e` show —
+// for every reader, root included —, then does what [Hide] does: moves the
+// credentials out of the environment children inherit and makes the
+// process non-dumpable. It returns the credentials.
 //
-// Start must run before any other goroutine does work that must not
-// happen twice: on success the process image is replaced.
+// /proc/<pid>/environ shows the bytes of the process's initial environment
+// block (on its stack), not the environment Go keeps (the runtime copies
+// it at start; os.Unsetenv changes only the copy). Start overwrites the
+// credential values in that block with NUL bytes, through /proc/self/mem,
+// and checks /proc/self/environ afterwards: microseconds, no second start
+// of the program. Only if that is impossible (no /proc, a kernel without
+// env_start in /proc/self/stat) does it fall back to re-executing the
+// program (/proc/self/exe, same arguments) once without the variables,
+// handing their values over a pipe; then Start must run before any other
+// goroutine does work that must not happen twice, since on success the
+// process image is replaced.
 func Start() (*Secrets, error) {
 	if fd := os.Getenv(secretsFDVar); fd != "" {
 		os.Unsetenv(secretsFDVar)
@@ -54,10 +61,15 @@ func Start() (*Secrets, error) {
 			keep = append(keep, e)
 		}
 	}
-	if !secret || size > maxHandOver {
+	if !secret {
 		return Hide()
 	}
-	err := reexec(keep, moved)
+	serr := scrubEnviron()
+	if serr == nil || size > maxHandOver {
+		s, err := Hide()
+		return s, errors.Join(serr, err)
+	}
+	err := errors.Join(serr, reexec(keep, moved))
 	// Still here: the exec failed. Keep going with the weaker protection.
 	s, herr := Hide()
 	return s, errors.Join(fmt.Errorf("procenv: re-executing without the credentials failed (%w); they stay readable in /proc/%d/environ to privileged processes", err, os.Getpid()), herr)
@@ -105,4 +117,76 @@ func receive(fdText string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// scrubEnviron overwrites the values of the [Own] variables in the
+// process's initial environment block with NUL bytes and checks that
+// /proc/self/environ no longer shows any of them.
+func scrubEnviron() error {
+	start, end, err := environBounds()
+	if err != nil {
+		return err
+	}
+	mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("procenv: %w", err)
+	}
+	defer mem.Close()
+	block := make([]byte, end-start)
+	if _, err := mem.ReadAt(block, start); err != nil {
+		return fmt.Errorf("procenv: read the environment block: %w", err)
+	}
+	changed := false
+	for off := 0; off < len(block); {
+		n := bytes.IndexByte(block[off:], 0)
+		if n < 0 {
+			n = len(block) - off
+		}
+		entry := block[off : off+n]
+		if eq := bytes.IndexByte(entry, '='); eq > 0 && matchAny(string(entry[:eq]), Own) {
+			clear(entry[eq+1:])
+			changed = true
+		}
+		off += n + 1
+	}
+	if changed {
+		if _, err := mem.WriteAt(block, start); err != nil {
+			return fmt.Errorf("procenv: rewrite the environment block: %w", err)
+		}
+	}
+	shown, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return fmt.Errorf("procenv: %w", err)
+	}
+	for _, e := range bytes.Split(shown, []byte{0}) {
+		if name, val, ok := bytes.Cut(e, []byte("=")); ok && len(bytes.Trim(val, "\x00")) > 0 && matchAny(string(name), Own) {
+			return fmt.Errorf("procenv: %s is still in /proc/self/environ after rewriting it", name)
+		}
+	}
+	return nil
+}
+
+// environBounds returns env_start and env_end of /proc/self/stat (fields
+// 50 and 51, Linux 3.5 and later).
+func environBounds() (int64, int64, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, 0, fmt.Errorf("procenv: %w", err)
+	}
+	// The command name (field 2) may hold spaces and parentheses: fields
+	// are counted after its last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, errors.New("procenv: unreadable /proc/self/stat")
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if len(f) < 49 {
+		return 0, 0, errors.New("procenv: /proc/self/stat has no env_start (kernel older than 3.5)")
+	}
+	start, err1 := strconv.ParseInt(f[47], 10, 64)
+	end, err2 := strconv.ParseInt(f[48], 10, 64)
+	if err1 != nil || err2 != nil || start <= 0 || end <= start || end-start > 64<<20 {
+		return 0, 0, fmt.Errorf("procenv: bad environment bounds %q %q in /proc/self/stat", f[47], f[48])
+	}
+	return start, end, nil
 }

@@ -103,17 +103,17 @@ func NewStore(home string, opts ...StoreOption) *Store {
 // Home returns the store's root directory.
 func (s *Store) Home() string { return s.home }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9]`) }) // compiled on first use, not at init
 
 // Dir returns the directory holding the transcripts of sessions run in cwd.
 func (s *Store) Dir(cwd string) string {
-	return filepath.Join(s.home, "projects", unsafeChars.ReplaceAllString(filepath.Clean(cwd), "-"))
+	return filepath.Join(s.home, "projects", unsafeChars().ReplaceAllString(filepath.Clean(cwd), "-"))
 }
 
 // Path returns the transcript path of session id in cwd.
 func (s *Store) Path(cwd, id string) string { return filepath.Join(s.Dir(cwd), id+".jsonl") }
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) }) // compiled on first use, not at init
 
 // Create starts a new, empty session for cwd.
 func (s *Store) Create(cwd string) (*Session, error) {
@@ -137,7 +137,7 @@ func (s *Store) CreateID(cwd, id string) (*Session, error) {
 // Open resumes session id of cwd: its records are loaded and appends go to
 // the end of its file.
 func (s *Store) Open(cwd, id string) (*Session, error) {
-	if !validID.MatchString(id) || id == "." || id == ".." {
+	if !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
 	return s.open(cwd, id, false)

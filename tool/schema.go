@@ -247,12 +247,12 @@ func compileSchema(raw json.RawMessage) (*validator.Schema, error) {
 	return sch, nil
 }
 
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) }) // compiled on first use, not at init
 
 // ValidName reports whether name is a usable tool name: 1–64 ASCII letters,
 // digits, underscores or hyphens (the intersection of what the model APIs
 // accept).
-func ValidName(name string) bool { return validName.MatchString(name) }
+func ValidName(name string) bool { return validName().MatchString(name) }
 
 // EmptyObjectSchema is the input schema of a tool without input.
 var EmptyObjectSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)

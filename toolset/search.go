@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -24,13 +25,14 @@ type searchInput struct {
 	MaxResults float64 `json:"max_results,omitempty" jsonschema:"the most tools a keyword query loads (default 5)"`
 }
 
-var searchSchema = func() json.RawMessage {
+// searchSchema is inferred on first use, not at package init.
+var searchSchema = sync.OnceValue(func() json.RawMessage {
 	s, err := tool.InferSchema[searchInput]()
 	if err != nil {
 		panic(err)
 	}
 	return s
-}()
+})
 
 // searchTool is the ToolSearch tool of one pool. Its description lists the
 // deferred tools of the pool's view when the view was taken.
@@ -44,7 +46,7 @@ func newSearchTool(p *Pool) *searchTool {
 		Name:        ToolSearchName,
 		Aliases:     []string{DiscoverToolsName},
 		Description: searchDescription,
-		InputSchema: searchSchema,
+		InputSchema: searchSchema(),
 		Traits:      tool.ReadOnlyTraits,
 		Annotations: tool.Annotations{Title: "Tool search", ReadOnlyHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 	}}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
@@ -32,7 +33,7 @@ type Key struct {
 	Get func(s *settings.Settings) (any, settings.Scope)
 }
 
-var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
+var modelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`) }) // compiled on first use, not at init
 
 // Keys is the allow-list: every key the Config tool knows. Nothing else is
 // settable.
@@ -42,7 +43,7 @@ var Keys = []Key{
 		Description: "the default model of new sessions (a model id, e.g. claude-sonnet-4-5); the --model flag and GANTRY_MODEL win over it",
 		Parse: func(v any) (any, error) {
 			s, ok := v.(string)
-			if !ok || !modelName.MatchString(s) {
+			if !ok || !modelName().MatchString(s) {
 				return nil, errors.New("model must be a model id (letters, digits, . _ : / @ -)")
 			}
 			return s, nil

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -59,7 +60,7 @@ var ErrUnknownServer = errors.New("unknown MCP server")
 // and concurrency-safe: they change nothing on this machine (a server is
 // untrusted, but reading its resources is what listing its tools is too).
 func Tools() []tool.Tool {
-	return []tool.Tool{listTool, readTool}
+	return []tool.Tool{listTool(), readTool()}
 }
 
 type listInput struct {
@@ -71,63 +72,69 @@ type readInput struct {
 	URI    string `json:"uri" jsonschema:"The resource URI to read"`
 }
 
-var listTool = tool.Must(tool.New("ListMcpResources",
-	"Lists the resources (files, records, documents) offered by the connected MCP servers, as JSON with server, uri, name, description and mimeType. Pass server to list one server only.",
-	func(ctx context.Context, env *tool.Env, in listInput) (*tool.Result, error) {
-		rs, err := tool.Use[Resources](env)
-		if err != nil {
-			return nil, err
-		}
-		list, err := rs.ListResources(ctx, in.Server)
-		if err != nil {
-			return nil, err
-		}
-		if len(list) == 0 {
-			if in.Server != "" {
-				return tool.TextResult(fmt.Sprintf("No resources found on MCP server %q.", in.Server)), nil
+// The tools are built on first use, not at package init (schema
+// inference is not free, and most processes never list MCP resources).
+var listTool = sync.OnceValue(func() tool.Tool {
+	return tool.Must(tool.New("ListMcpResources",
+		"Lists the resources (files, records, documents) offered by the connected MCP servers, as JSON with server, uri, name, description and mimeType. Pass server to list one server only.",
+		func(ctx context.Context, env *tool.Env, in listInput) (*tool.Result, error) {
+			rs, err := tool.Use[Resources](env)
+			if err != nil {
+				return nil, err
 			}
-			return tool.TextResult("No resources found. MCP servers may still provide tools even if they have no resources."), nil
-		}
-		r, err := tool.JSONResult(list)
-		if err != nil {
-			return nil, err
-		}
-		r.Structured = list
-		return r, nil
-	},
-	tool.ReadOnly(),
-	tool.DescribeFunc(func(in listInput) string {
-		if in.Server == "" {
-			return "List MCP resources"
-		}
-		return "List MCP resources of " + in.Server
-	}),
-	tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "list resources of connected MCP servers"}),
-))
+			list, err := rs.ListResources(ctx, in.Server)
+			if err != nil {
+				return nil, err
+			}
+			if len(list) == 0 {
+				if in.Server != "" {
+					return tool.TextResult(fmt.Sprintf("No resources found on MCP server %q.", in.Server)), nil
+				}
+				return tool.TextResult("No resources found. MCP servers may still provide tools even if they have no resources."), nil
+			}
+			r, err := tool.JSONResult(list)
+			if err != nil {
+				return nil, err
+			}
+			r.Structured = list
+			return r, nil
+		},
+		tool.ReadOnly(),
+		tool.DescribeFunc(func(in listInput) string {
+			if in.Server == "" {
+				return "List MCP resources"
+			}
+			return "List MCP resources of " + in.Server
+		}),
+		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "list resources of connected MCP servers"}),
+	))
+})
 
-var readTool = tool.Must(tool.New("ReadMcpResource",
-	"Reads a resource of an MCP server by server name and URI (as listed by ListMcpResources). Text is returned inline; images as images; other binary contents are saved to a file whose path is returned.",
-	func(ctx context.Context, env *tool.Env, in readInput) (*tool.Result, error) {
-		rs, err := tool.Use[Resources](env)
-		if err != nil {
-			return nil, err
-		}
-		parts, err := rs.ReadResource(ctx, in.Server, in.URI)
-		if err != nil {
-			return nil, err
-		}
-		return contentsResult(env, in, parts)
-	},
-	tool.ReadOnly(),
-	tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in readInput) error {
-		if strings.TrimSpace(in.Server) == "" || strings.TrimSpace(in.URI) == "" {
-			return errors.New("server and uri must not be empty")
-		}
-		return nil
-	}),
-	tool.DescribeFunc(func(in readInput) string { return "Read " + in.URI + " from " + in.Server }),
-	tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "read a resource of an MCP server by uri"}),
-))
+var readTool = sync.OnceValue(func() tool.Tool {
+	return tool.Must(tool.New("ReadMcpResource",
+		"Reads a resource of an MCP server by server name and URI (as listed by ListMcpResources). Text is returned inline; images as images; other binary contents are saved to a file whose path is returned.",
+		func(ctx context.Context, env *tool.Env, in readInput) (*tool.Result, error) {
+			rs, err := tool.Use[Resources](env)
+			if err != nil {
+				return nil, err
+			}
+			parts, err := rs.ReadResource(ctx, in.Server, in.URI)
+			if err != nil {
+				return nil, err
+			}
+			return contentsResult(env, in, parts)
+		},
+		tool.ReadOnly(),
+		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in readInput) error {
+			if strings.TrimSpace(in.Server) == "" || strings.TrimSpace(in.URI) == "" {
+				return errors.New("server and uri must not be empty")
+			}
+			return nil
+		}),
+		tool.DescribeFunc(func(in readInput) string { return "Read " + in.URI + " from " + in.Server }),
+		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "read a resource of an MCP server by uri"}),
+	))
+})
 
 // contentsResult turns the parts of a resource into content blocks.
 func contentsResult(env *tool.Env, in readInput, parts []Contents) (*tool.Result, error) {

@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -59,7 +60,7 @@ type Skill struct {
 	Source string
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`) }) // compiled on first use, not at init
 
 // frontMatter is the YAML header of SKILL.md.
 type frontMatter struct {
@@ -104,7 +105,7 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	if s.Name == "" {
 		s.Name = dirName
 	}
-	if !validName.MatchString(s.Name) {
+	if !validName().MatchString(s.Name) {
 		return nil, fmt.Errorf("invalid skill name %q (letters, digits, - _ . :, at most 64)", s.Name)
 	}
 	if s.Description == "" {

@@ -63,7 +63,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !validName.MatchString(s.Name) || s.Description == "" {
+		if !validName().MatchString(s.Name) || s.Description == "" {
 			t.Fatalf("accepted an invalid skill: %+v", s)
 		}
 		for _, a := range s.AllowedTools {

@@ -35,6 +35,19 @@ func buildGantry(b *testing.B) string {
 // only; polling every millisecond may miss growth in the last instant.
 func runGantry(b *testing.B, bin, dir string, srv *llmtest.Server, args ...string) (time.Duration, int64) {
 	b.Helper()
+	st := runGantryStats(b, bin, dir, srv, args...)
+	return st.wall, st.rss
+}
+
+// runStats are the figures of one run: wall time, CPU time (user + system,
+// which a loaded machine inflates far less than wall time) and peak RSS.
+type runStats struct {
+	wall, cpu time.Duration
+	rss       int64
+}
+
+func runGantryStats(b *testing.B, bin, dir string, srv *llmtest.Server, args ...string) runStats {
+	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	home := filepath.Join(dir, ".home")
@@ -58,7 +71,7 @@ func runGantry(b *testing.B, bin, dir string, srv *llmtest.Server, args ...strin
 			if err != nil {
 				b.Fatalf("gantry %v: %v\n%s", args, err, out.String())
 			}
-			return wall, peak
+			return runStats{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), rss: peak}
 		case <-tick.C:
 			if hwm := vmHWM(status); hwm > peak {
 				peak = hwm
@@ -127,5 +140,55 @@ func BenchmarkCLI30Turns(b *testing.B) {
 		rss = max(rss, r)
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/run")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
+}
+
+// BenchmarkCLI10ToolTurns is the budget run of `gantry -p`: ten turns with
+// a tool call each (Read and Glob alternating) and a final answer, against
+// the fake API. Budget: peak-rss-MB ≤ 30 (see docs/scale.md).
+func BenchmarkCLI10ToolTurns(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	for i := range 10 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(strings.Repeat("some text\n", 50)), 0o644)
+	}
+	var rss int64
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i := range 10 {
+			call := llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Read", Input: fmt.Sprintf(`{"file_path":"f%02d.txt"}`, i)}
+			if i%2 == 1 {
+				call = llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Glob", Input: `{"pattern":"*.txt"}`}
+			}
+			srv.Script(llmtest.ToolReply(call))
+		}
+		srv.Script(llmtest.TextReply("done"))
+		w, r := runGantry(b, bin, dir, srv, "-p", "work")
+		total += w
+		rss = max(rss, r)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/run")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
+}
+
+// BenchmarkCLIVersion is the start-up cost: `gantry --version` from exec
+// to exit (budget ≤ 10 ms, see docs/scale.md).
+func BenchmarkCLIVersion(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	var rss int64
+	var wall, cpu time.Duration
+	b.ResetTimer()
+	for range b.N {
+		st := runGantryStats(b, bin, dir, srv, "--version")
+		wall += st.wall
+		cpu += st.cpu
+		rss = max(rss, st.rss)
+	}
+	b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "ms/run")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/run")
 	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
 }

@@ -207,6 +207,7 @@ const MaxDepth = 4
 // Analyze parses src and analyses every simple command in it. It never
 // fails: a line that does not parse has Err set and is Opaque.
 func Analyze(src string) *Analysis {
+	loadTables()
 	a := &Analysis{Source: src}
 	s, err := Parse(src)
 	if err != nil {

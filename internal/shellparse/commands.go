@@ -1,5 +1,7 @@
 package shellparse
 
+import "sync"
+
 // commands is the model's knowledge of commands: every option it knows for
 // each, with the option's effect. A command that is not here is Opaque; an
 // option that is not listed for its command is Opaque. This table is the
@@ -33,7 +35,14 @@ const (
 		--keep-directory-symlink --context=?`
 )
 
-func init() {
+// tablesOnce builds the command tables on first use rather than at
+// package init: a process that analyses no command (gantry --version, an
+// SDK program without Bash) pays nothing for them.
+var tablesOnce sync.Once
+
+func loadTables() { tablesOnce.Do(func() { initCommands(); initGit() }) }
+
+func initCommands() {
 	// Files and text: read-only with every listed option.
 	def(names("cat"), spec(opRead, 0, `-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number
 		--squeeze-blank --show-tabs --show-nonprinting --help --version`))

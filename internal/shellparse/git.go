@@ -59,7 +59,7 @@ var gitWrite = map[string]Class{
 	"archive": Writes,
 }
 
-func init() {
+func initGit() {
 	sub := func(names []string, content bool, tokens string, form func([]Word, scanResult) (Class, string)) {
 		for _, n := range names {
 			gitRead[n] = gitSub{spec: spec(opNone, 0, tokens), content: content, form: form}
