@@ -124,7 +124,7 @@ func (s *Store) Create(cwd string) (*Session, error) {
 // caller chose, such as the CLI's --session-id). An invalid id, or one
 // that exists already, is an error.
 func (s *Store) CreateID(cwd, id string) (*Session, error) {
-	if !validID.MatchString(id) || id == "." || id == ".." {
+	if !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
 	sess, err := s.open(cwd, id, true)
