@@ -76,6 +76,11 @@ type LocalOptions struct {
 	// Journal, when set, records runs and events durably and is notified
 	// of every change (see [Journal]); nil keeps them in memory only.
 	Journal Journal
+	// KeepEnded, when positive, bounds the ended runs kept in memory: the
+	// oldest ended runs beyond it are forgotten (Get, List and Events no
+	// longer know them; an engine with a Journal reads them from there).
+	// 0 keeps every run, which suits short-lived engines only.
+	KeepEnded int
 }
 
 // Journal is where a [Local] engine keeps runs durably. The engine calls
@@ -277,6 +282,7 @@ func (l *Local) finish(r *localRun, res *Result, err error) {
 	r.rec = rec
 	clear(r.asks)
 	r.notify()
+	l.evict()
 	l.running--
 	for len(l.queue) > 0 && l.running < l.opts.MaxRunning {
 		next := l.queue[0]
@@ -284,6 +290,34 @@ func (l *Local) finish(r *localRun, res *Result, err error) {
 		l.launch(next)
 	}
 	l.mu.Unlock()
+}
+
+// evict forgets the oldest ended runs beyond KeepEnded; l.mu is held.
+func (l *Local) evict() {
+	if l.opts.KeepEnded <= 0 {
+		return
+	}
+	ended := 0
+	for _, r := range l.order {
+		if r.rec.Status.Ended() {
+			ended++
+		}
+	}
+	drop := ended - l.opts.KeepEnded
+	if drop <= 0 {
+		return
+	}
+	l.order = slices.DeleteFunc(l.order, func(r *localRun) bool {
+		if drop > 0 && r.rec.Status.Ended() {
+			drop--
+			delete(l.runs, r.rec.ID)
+			if k := r.rec.Request.Key; k != "" && l.keys[k] == r {
+				delete(l.keys, k)
+			}
+			return true
+		}
+		return false
+	})
 }
 
 // journal records a run state; failures are only visible in memory
@@ -485,14 +519,16 @@ func (l *Local) List(_ context.Context, f Filter) ([]Run, error) {
 // Events implements [Engine].
 func (l *Local) Events(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		l.mu.Lock()
+		r, ok := l.runs[id]
+		l.mu.Unlock()
+		if !ok {
+			yield(Event{}, fmt.Errorf("%w: run %q", ErrNotFound, id))
+			return
+		}
+		// r is followed to its end even if it is evicted meanwhile.
 		for {
 			l.mu.Lock()
-			r, ok := l.runs[id]
-			if !ok {
-				l.mu.Unlock()
-				yield(Event{}, fmt.Errorf("%w: run %q", ErrNotFound, id))
-				return
-			}
 			var batch []Event
 			if after < int64(len(r.events)) {
 				batch = r.events[max(after, 0):]

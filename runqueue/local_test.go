@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,28 @@ func TestDecodeAnswer(t *testing.T) {
 	var back runqueue.Ask
 	if err := json.Unmarshal(b, &back); err != nil || back.Request.(*interaction.QuestionRequest).Questions[0].Question != "Q?" {
 		t.Fatal(string(b), err)
+	}
+}
+
+func TestLocalKeepEnded(t *testing.T) {
+	l := newLocal(t, runqueue.LocalOptions{MaxRunning: 1, KeepEnded: 2})
+	ctx := context.Background()
+	var ids []string
+	for i := range 5 {
+		rq := req("x")
+		rq.Key = fmt.Sprint("k", i)
+		r, err := l.Start(ctx, rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		collect(t, l, r.ID, 0)
+	}
+	runs, _ := l.List(ctx, runqueue.Filter{})
+	if len(runs) != 2 || runs[0].ID != ids[4] || runs[1].ID != ids[3] {
+		t.Fatalf("kept %+v", runs)
+	}
+	if _, err := l.Get(ctx, ids[0]); !errors.Is(err, runqueue.ErrNotFound) {
+		t.Fatalf("evicted run: %v", err)
 	}
 }

@@ -41,6 +41,10 @@ const (
 	DefaultAddr  = "127.0.0.1:7777"
 )
 
+// keepEnded is how many ended runs a server keeps in memory (older ones
+// are read from the store).
+const keepEnded = 200
+
 // Options configure a [Server]. Store and Runner are required.
 type Options struct {
 	// Store keeps jobs, runs, events and triggers (a durable store shared
@@ -118,7 +122,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, log: o.Logger, now: o.Now}
 	j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
 	local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
-		AskTimeout: o.AskTimeout, Now: o.Now, Journal: j})
+		AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded})
 	if err != nil {
 		return nil, err
 	}
