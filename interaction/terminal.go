@@ -3,11 +3,9 @@ package interaction
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,15 +332,6 @@ func (t *Terminal) yes(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// formField is one property of an elicitation form.
-type formField struct {
-	Type        string `json:"type"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Enum        []any  `json:"enum"`
-	Default     any    `json:"default"`
-}
-
 func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, error) {
 	t.printf("\nThe MCP server %s asks: %s\n", label(r.Server, 64), label(r.Message, 500))
 	if r.URL != "" {
@@ -356,14 +345,9 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 		}
 		return &ElicitationAnswer{Action: ElicitAccept}, nil
 	}
-	var schema struct {
-		Properties map[string]formField `json:"properties"`
-		Required   []string             `json:"required"`
-	}
-	if len(r.Schema) > 0 {
-		if err := json.Unmarshal(r.Schema, &schema); err != nil {
-			return nil, fmt.Errorf("interaction: the form's schema: %w", err)
-		}
+	fields, err := FormFields(r.Schema)
+	if err != nil {
+		return nil, err
 	}
 	t.printf("Answer it? [y/N] ")
 	yes, err := t.yes(ctx)
@@ -374,12 +358,8 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 		return &ElicitationAnswer{Action: ElicitDecline}, nil
 	}
 	content := map[string]any{}
-	for _, name := range slices.Sorted(maps.Keys(schema.Properties)) {
-		f := schema.Properties[name]
-		title := f.Title
-		if title == "" {
-			title = name
-		}
+	for _, f := range fields {
+		name, title := f.Name, f.Label()
 		for attempt := 0; ; attempt++ {
 			t.printf("%s", label(title, 80))
 			if f.Description != "" {
@@ -406,13 +386,13 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 				if f.Default != nil {
 					content[name] = f.Default
 				}
-				if f.Default != nil || !slices.Contains(schema.Required, name) || attempt >= 2 {
+				if f.Default != nil || !f.Required || attempt >= 2 {
 					break
 				}
 				t.printf("This field is required.\n")
 				continue
 			}
-			v, err := f.parse(line)
+			v, err := f.Parse(line)
 			if err == nil {
 				content[name] = v
 				break
@@ -426,36 +406,3 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 	return &ElicitationAnswer{Action: ElicitAccept, Content: content}, nil
 }
 
-func (f formField) parse(s string) (any, error) {
-	if len(f.Enum) > 0 {
-		for _, v := range f.Enum {
-			if fmt.Sprint(v) == s {
-				return v, nil
-			}
-		}
-		return nil, errors.New("choose one of the listed values")
-	}
-	switch f.Type {
-	case "boolean":
-		switch strings.ToLower(s) {
-		case "y", "yes", "true":
-			return true, nil
-		case "n", "no", "false":
-			return false, nil
-		}
-		return nil, errors.New("answer yes or no")
-	case "integer":
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, errors.New("give a whole number")
-		}
-		return n, nil
-	case "number":
-		n, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, errors.New("give a number")
-		}
-		return n, nil
-	}
-	return s, nil
-}

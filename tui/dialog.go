@@ -3,9 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -332,16 +330,9 @@ func (d *planDialog) view(st *styles, width int) string {
 
 // --- elicitation ----------------------------------------------------------
 
-// field is one property of an elicitation form.
-type field struct {
-	name, title, typ string
-	enum             []string
-	required         bool
-}
-
 type elicitDialog struct {
 	r       *interaction.ElicitationRequest
-	fields  []field
+	fields  []interaction.FormField
 	i       int // the field being asked; -1 the first choice
 	m       *menu
 	content map[string]any
@@ -350,42 +341,15 @@ type elicitDialog struct {
 
 func newElicitDialog(r *interaction.ElicitationRequest) *elicitDialog {
 	d := &elicitDialog{r: r, i: -1, content: map[string]any{}}
-	d.fields = formFields(r.Schema)
+	// A schema that does not parse has no fields: the form can only be
+	// declined or cancelled (or accepted empty, which the server checks).
+	d.fields, _ = interaction.FormFields(r.Schema)
 	label := "Accept"
 	if r.URL == "" && len(d.fields) > 0 {
 		label = "Fill in the form"
 	}
 	d.m = newMenu([]item{{label: label}, {label: "Decline"}, {label: "Cancel"}}, false)
 	return d
-}
-
-// formFields reads the flat object schema of an elicitation form.
-func formFields(schema json.RawMessage) []field {
-	var s struct {
-		Properties map[string]struct {
-			Type        string   `json:"type"`
-			Title       string   `json:"title"`
-			Description string   `json:"description"`
-			Enum        []string `json:"enum"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	var out []field
-	for name, p := range s.Properties {
-		title := p.Title
-		if title == "" {
-			title = name
-		}
-		if p.Description != "" {
-			title += " — " + p.Description
-		}
-		out = append(out, field{name: name, title: title, typ: p.Type, enum: p.Enum, required: slices.Contains(s.Required, name)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
 }
 
 func (d *elicitDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
@@ -412,10 +376,15 @@ func (d *elicitDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
 	f := d.fields[d.i]
 	var v any
 	var err error
-	if len(f.enum) > 0 {
-		v = f.enum[p.index]
-	} else {
-		v, err = parseField(f, p.text)
+	switch {
+	case len(f.Enum) > 0:
+		v = f.Enum[p.index]
+	case p.text == "" && f.Default != nil:
+		v = f.Default
+	case p.text == "" && f.Required:
+		err = fmt.Errorf("%s is required", f.Label())
+	case p.text != "":
+		v, err = f.Parse(p.text)
 	}
 	if err != nil {
 		d.problem = err.Error()
@@ -423,7 +392,7 @@ func (d *elicitDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
 	}
 	d.problem = ""
 	if v != nil {
-		d.content[f.name] = v
+		d.content[f.Name] = v
 	}
 	d.i++
 	if d.i == len(d.fields) {
@@ -436,55 +405,24 @@ func (d *elicitDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
 // input.
 func (d *elicitDialog) askField() tea.Cmd {
 	f := d.fields[d.i]
-	if len(f.enum) > 0 {
+	if len(f.Enum) > 0 {
 		var items []item
-		for _, e := range f.enum {
-			items = append(items, item{label: esc(e)})
+		for _, e := range f.Enum {
+			items = append(items, item{label: esc(fmt.Sprint(e))})
 		}
 		d.m = newMenu(items, false)
 		return nil
 	}
-	hint := f.typ
-	if !f.required {
+	hint := f.Type
+	switch {
+	case f.Default != nil:
+		hint += ", empty for " + fmt.Sprint(f.Default)
+	case !f.Required:
 		hint += ", optional: empty to skip"
 	}
-	d.m = newMenu([]item{{label: esc(f.title), text: true, placeholder: hint}}, false)
+	d.m = newMenu([]item{{label: esc(f.Label()), text: true, placeholder: esc(hint)}}, false)
 	_, cmd := d.m.choose()
 	return cmd
-}
-
-// parseField converts the typed text to the field's JSON type; an empty
-// optional field is left out (nil).
-func parseField(f field, s string) (any, error) {
-	if s == "" {
-		if f.required {
-			return nil, fmt.Errorf("%s is required", f.name)
-		}
-		return nil, nil
-	}
-	switch f.typ {
-	case "number":
-		n, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a number", f.name, s)
-		}
-		return n, nil
-	case "integer":
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a whole number", f.name, s)
-		}
-		return n, nil
-	case "boolean":
-		switch strings.ToLower(s) {
-		case "y", "yes", "true":
-			return true, nil
-		case "n", "no", "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%s: answer yes or no", f.name)
-	}
-	return s, nil
 }
 
 func (d *elicitDialog) view(st *styles, width int) string {
@@ -496,7 +434,10 @@ func (d *elicitDialog) view(st *styles, width int) string {
 	}
 	if d.i >= 0 {
 		f := d.fields[d.i]
-		b.WriteString(st.bold.Render(fmt.Sprintf("%s (%d of %d)", esc(f.title), d.i+1, len(d.fields))) + "\n")
+		b.WriteString(st.bold.Render(fmt.Sprintf("%s (%d of %d)", esc(f.Label()), d.i+1, len(d.fields))) + "\n")
+		if f.Description != "" {
+			b.WriteString(wrapPrefixed(st.faint.Render(esc(f.Description)), "", "", width) + "\n")
+		}
 	}
 	if d.problem != "" {
 		b.WriteString(st.bad.Render(esc(d.problem)) + "\n")

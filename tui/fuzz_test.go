@@ -78,42 +78,6 @@ func abs(n int) int {
 	return n
 }
 
-// FuzzParseField: typed form values convert or fail with a message, never
-// panic; a converted value has the field's type.
-func FuzzParseField(f *testing.F) {
-	for _, s := range []string{"", "12", "-3.5e2", "yes", "No", "abc", "1e999"} {
-		f.Add(s, "integer", true)
-	}
-	f.Fuzz(func(t *testing.T, s, typ string, required bool) {
-		v, err := parseField(field{name: "f", typ: typ, required: required}, s)
-		if err != nil {
-			return
-		}
-		switch v.(type) {
-		case nil:
-			if s != "" || required {
-				t.Fatalf("nil value for %q (required %v)", s, required)
-			}
-		case int64:
-			if typ != "integer" {
-				t.Fatalf("int for %s", typ)
-			}
-		case float64:
-			if typ != "number" {
-				t.Fatalf("float for %s", typ)
-			}
-		case bool:
-			if typ != "boolean" {
-				t.Fatalf("bool for %s", typ)
-			}
-		case string:
-			if typ == "integer" || typ == "number" || typ == "boolean" {
-				t.Fatalf("string for %s", typ)
-			}
-		}
-	})
-}
-
 // BenchmarkFirstFrame is the UI's own share of the cold start: styles,
 // the input and the first View.
 func BenchmarkFirstFrame(b *testing.B) {

@@ -377,7 +377,7 @@ func TestElicitationForm(t *testing.T) {
 	h.wantView("age (1 of 4)")
 	h.typeText("forty")
 	h.keys("enter")
-	h.wantView("is not a whole number")
+	h.wantView("give a whole number")
 	h.typeText("40")
 	h.keys("enter")
 	h.typeText("Ada")
