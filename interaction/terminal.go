@@ -405,4 +405,3 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 	}
 	return &ElicitationAnswer{Action: ElicitAccept, Content: content}, nil
 }
-
