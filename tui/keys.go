@@ -153,6 +153,9 @@ func (m *model) submit() tea.Cmd {
 	m.pastes = map[string]string{}
 	if len(m.history) == 0 || m.history[len(m.history)-1] != raw {
 		m.history = append(m.history, raw)
+		if err := appendHistory(m.opts.HistoryFile, raw); err != nil {
+			m.notice = "prompt history not saved: " + err.Error()
+		}
 	}
 	m.histPos, m.draft = len(m.history), ""
 	if strings.HasPrefix(text, "/") {

@@ -149,6 +149,8 @@ func newModel(ctx context.Context, opts *Options, b *bus, color bool) *model {
 		width: 80, height: 24, input: in, pastes: map[string]string{},
 		cards: map[string]*card{}, model: opts.Model, mode: opts.First.Mode,
 	}
+	m.history = loadHistory(opts.HistoryFile)
+	m.histPos = len(m.history)
 	return m
 }
 

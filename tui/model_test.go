@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -663,4 +666,48 @@ func TestTodosAndView80x24(t *testing.T) {
 		}
 	}
 	h.wantView("Allow Bash?", "4. No")
+}
+
+func TestHistoryFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gantry", "prompt-history.jsonl")
+	h := newHarness(t, Options{HistoryFile: path}, true)
+	h.typeText("first\\")
+	h.keys("enter")
+	h.typeText("second line")
+	h.keys("enter")
+	h.typeText("/help")
+	h.keys("enter")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("history file: %v, %v", fi, err)
+	}
+	// A new UI brings them back with ↑, newest first.
+	h2 := newHarness(t, Options{HistoryFile: path}, true)
+	h2.keys("up")
+	if got := h2.m.input.Value(); got != "/help" {
+		t.Errorf("up: %q", got)
+	}
+	h2.keys("up")
+	h2.m.input.MoveToBegin()
+	h2.keys("up")
+	if got := h2.m.input.Value(); got != "first" && got != "first\nsecond line" {
+		t.Errorf("up, up: %q", got)
+	}
+	// The file is cut back when it grows past twice the limit.
+	var b strings.Builder
+	for i := range 2*maxHistory + 10 {
+		fmt.Fprintf(&b, "%q\n", fmt.Sprint("p", i))
+	}
+	b.WriteString("not json\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := loadHistory(path)
+	if len(got) != maxHistory || got[len(got)-1] != fmt.Sprint("p", 2*maxHistory+9) {
+		t.Errorf("loaded %d entries, last %q", len(got), got[len(got)-1])
+	}
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), "\n"); n != maxHistory {
+		t.Errorf("the file has %d lines after the cut", n)
+	}
 }

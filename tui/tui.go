@@ -57,6 +57,9 @@ type Options struct {
 	Prompt string
 	// Model is shown in the status line until the session reports its own.
 	Model string
+	// HistoryFile keeps the prompts typed, so that ↑ brings back those of
+	// earlier sessions ("" = this UI's prompts only). It is created 0600.
+	HistoryFile string
 
 	// Input and Output are the terminal (nil = os.Stdin and os.Stdout).
 	Input  io.Reader

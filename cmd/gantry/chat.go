@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/tui"
 )
@@ -64,12 +66,14 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: err}
 	}
 	var sessions func() ([]tui.SessionInfo, error)
+	var history string
 	if !f.noSessionSaved {
 		home, err := session.DefaultHome(a.getenv)
 		if err != nil {
 			return err
 		}
 		sessions = tui.StoreSessions(session.NewStore(home), dir)
+		history = filepath.Join(settings.GantryHome(a.getenv, a.getenv("HOME")), "prompt-history.jsonl")
 	}
 	var mu sync.Mutex
 	var after []func() // what follows each session (checkpoint pruning)
@@ -113,14 +117,15 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 		prompt = strings.TrimSpace(args[0])
 	}
 	ui = tui.New(tui.Options{
-		Open:     open,
-		First:    tui.OpenRequest{SessionID: f.resume, Continue: f.cont, Fork: f.fork, Mode: tool.Mode(f.mode)},
-		Sessions: sessions,
-		Prompt:   prompt,
-		Model:    f.model,
-		Input:    in,
-		Output:   out,
-		Getenv:   a.getenv,
+		Open:        open,
+		First:       tui.OpenRequest{SessionID: f.resume, Continue: f.cont, Fork: f.fork, Mode: tool.Mode(f.mode)},
+		Sessions:    sessions,
+		Prompt:      prompt,
+		Model:       f.model,
+		HistoryFile: history,
+		Input:       in,
+		Output:      out,
+		Getenv:      a.getenv,
 	})
 	err = ui.Run(ctx)
 	for _, done := range after {
