@@ -55,7 +55,9 @@ func ExamplePool_sessionDescription() {
 // tell a model that guessed such a tool's input to load it first.
 func ExampleDiscoverToolsName() {
 	rare := tool.Must(tool.NewRaw("Deploy", "Deploys the service.", json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`),
-		func(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) { return tool.TextResult("deployed"), nil },
+		func(context.Context, *tool.Env, json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("deployed"), nil
+		},
 		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "deploy the service to an environment"})))
 	p, err := toolset.NewPool(context.Background(), toolset.Options{Tools: []tool.Tool{rare}, Defer: true})
 	if err != nil {
