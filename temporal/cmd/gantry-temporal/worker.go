@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/temporal/durable"
+)
+
+func newWorkerCmd(a *app) *cobra.Command {
+	var c conn
+	var maxRuns int
+	var sticky, idle time.Duration
+	var provider, model string
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Poll the task queue and execute runs (model calls and tool calls happen here)",
+		Long: `Poll a Temporal task queue and execute Gantry runs: the agent loop (workflow
+tasks), model calls and tool calls (activities). Tool calls run in the run's
+working directory on this machine, through Gantry's permission pipeline.
+
+The model provider comes from this process's environment, as for gantry:
+ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL) selects Anthropic, else OPENAI_API_KEY
+or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, m, err := newProvider(a, provider, model)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			cl, err := c.dial(a)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			acts, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle})
+			if err != nil {
+				return err
+			}
+			defer acts.Close()
+			wo := worker.Options{StickyScheduleToStartTimeout: sticky}
+			if maxRuns > 0 {
+				wo.MaxConcurrentActivityExecutionSize = maxRuns
+				wo.MaxConcurrentWorkflowTaskExecutionSize = max(2, maxRuns)
+			}
+			w := worker.New(cl, c.queue, wo)
+			durable.Register(w, acts)
+			fmt.Fprintf(a.stderr, "gantry-temporal: worker polling %q on %s (namespace %s), model %s\n", c.queue, c.address, c.namespace, m)
+			stop := make(chan any)
+			go func() {
+				<-cmd.Context().Done()
+				close(stop)
+			}()
+			return w.Run(stop)
+		},
+	}
+	c.add(cmd, a)
+	fl := cmd.Flags()
+	fl.IntVar(&maxRuns, "max-concurrent-runs", 0, "most model and tool calls this worker runs at once (0 = the SDK's default, 1000); runs waiting for an answer do not count")
+	fl.DurationVar(&sticky, "sticky-timeout", 2*time.Second, "how long a run's next step waits for this worker before any worker may take it")
+	fl.DurationVar(&idle, "idle-runtime", durable.DefaultIdleRuntime, "how long the runtime of a run (tool pool, MCP servers, permission state) is kept between its steps")
+	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
+	fl.StringVar(&model, "model", "", "default model of runs that name none (default: GANTRY_MODEL, else the provider's)")
+	return cmd
+}
+
+// errNoProvider is the message for a worker with no model configured.
+var errNoProvider = errors.New(`no model provider is configured for this worker.
+Set one of:
+  ANTHROPIC_API_KEY=…                         (Anthropic)
+  OPENAI_API_KEY=…                            (OpenAI)
+  OPENAI_BASE_URL=http://localhost:11434/v1   (an OpenAI-compatible server, e.g. Ollama; add --model)
+or pass --provider anthropic|openai`)
+
+// newProvider picks the provider as gantry does: --provider, else
+// ANTHROPIC_API_KEY → Anthropic, else OPENAI_API_KEY / OPENAI_BASE_URL.
+func newProvider(a *app, name, model string) (llm.Provider, string, error) {
+	if name == "" {
+		switch {
+		case a.getenv("ANTHROPIC_API_KEY") != "":
+			name = "anthropic"
+		case a.getenv("OPENAI_API_KEY") != "" || a.getenv("OPENAI_BASE_URL") != "":
+			name = "openai"
+		default:
+			return nil, "", errNoProvider
+		}
+	}
+	if model == "" {
+		model = a.getenv("GANTRY_MODEL")
+	}
+	lookup := func(k string) (string, bool) {
+		v := a.getenv(k)
+		return v, v != ""
+	}
+	switch name {
+	case "anthropic":
+		if model == "" {
+			model = anthropic.DefaultModel
+		}
+		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup)), model, nil
+	case "openai":
+		if model == "" {
+			if base, ok := lookup("OPENAI_BASE_URL"); ok && base != openai.DefaultBaseURL && base+"/" != openai.DefaultBaseURL {
+				return nil, "", errors.New("an OpenAI-compatible server needs a model name: pass --model (or set GANTRY_MODEL)")
+			}
+			model = "gpt-5"
+		}
+		return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup)), model, nil
+	}
+	return nil, "", fmt.Errorf("unknown --provider %q (want anthropic or openai)", name)
+}

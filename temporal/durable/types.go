@@ -1,0 +1,293 @@
+// Package durable runs Gantry agents as Temporal workflows: a run is a
+// workflow (workflow id = run id) whose code is the agent loop, a model call
+// is an activity, a tool call is an activity that runs Gantry's own pipeline
+// (validation, hooks, permissions, sandbox) in the run's working directory,
+// and a permission ask or a question to the user is the workflow waiting for
+// an update, which costs no worker memory while it waits.
+//
+// A worker registers [RunWorkflow] and the [Activities] with [Register];
+// a client starts runs with [Start], follows them with [Follow] and answers
+// their asks with [Answer]. The gantry-temporal command wires both to flags.
+//
+// A side-effecting tool call whose worker died mid-call is never run again
+// blindly: Write and Edit compare the file with the hash taken before the
+// call (unchanged: the call is run; changed: the model is told), anything
+// else comes back to the model as an interrupted call with what is known.
+// See docs/distributed.md in the repository for the whole mapping.
+package durable
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/tool"
+)
+
+// Names of the workflow, its queries and updates, and the activities.
+const (
+	WorkflowName = "gantry.run"
+	// QueryEvents returns the run's events after a sequence number
+	// ([EventsQuery] in, [EventsPage] out).
+	QueryEvents = "events"
+	// UpdateAnswer answers a pending ask ([AnswerInput] in).
+	UpdateAnswer = "answer"
+
+	activityPrepare = "gantry.prepare"
+	activityModel   = "gantry.model"
+	activityTool    = "gantry.tool"
+	activityRelease    = "gantry.release"
+	activityTranscript = "gantry.transcript"
+)
+
+// Defaults of [Spec] and [WorkerOptions].
+const (
+	DefaultTaskQueue = "gantry"
+	DefaultMaxTurns  = 100
+	// DefaultHeartbeatTimeout is how long an activity may go without a
+	// heartbeat before Temporal gives it to another worker: a worker that
+	// dies is noticed within it.
+	DefaultHeartbeatTimeout = 20 * time.Second
+	// DefaultHistoryEvents is the history length at which a run continues
+	// as new at its next turn boundary (Temporal also suggests it).
+	DefaultHistoryEvents = 10_000
+)
+
+// Spec is what travels with a run to whichever worker executes it: the
+// flags of `gantry -p` with the same meaning. The zero value of every field
+// is the CLI's default.
+type Spec struct {
+	// WorkDir is the working directory on the worker (absolute). Required.
+	WorkDir string `json:"work_dir"`
+	// Model is the model name ("" = GANTRY_MODEL on the worker, else the
+	// provider's default).
+	Model string `json:"model,omitempty"`
+	// MaxTokens bounds each reply (0 = the provider's default).
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// PermissionMode is the initial mode ("" = the settings', else default).
+	PermissionMode tool.Mode `json:"permission_mode,omitempty"`
+	// Allow and Deny are permission rules, as --allowedTools and
+	// --disallowedTools take them ("Read", "Bash(git diff *)").
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	// NoSettings ignores the settings files; Trusted trusts the working
+	// directory's settings, hooks and MCP servers.
+	NoSettings bool `json:"no_settings,omitempty"`
+	Trusted    bool `json:"trusted,omitempty"`
+	// MaxTurns bounds the model turns (0 = DefaultMaxTurns); MaxBudgetUSD
+	// stops the run once its cost reaches it (0 = none).
+	MaxTurns     int     `json:"max_turns,omitempty"`
+	MaxBudgetUSD float64 `json:"max_budget_usd,omitempty"`
+	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt
+	// is added after the environment facts and memory files.
+	SystemPrompt       string `json:"system_prompt,omitempty"`
+	AppendSystemPrompt string `json:"append_system_prompt,omitempty"`
+	// NoEnvFacts and NoMemoryFiles leave the environment section and the
+	// memory files out of the system prompt.
+	NoEnvFacts    bool `json:"no_env_facts,omitempty"`
+	NoMemoryFiles bool `json:"no_memory_files,omitempty"`
+	// NoTranscript writes no session transcript on the workers.
+	NoTranscript bool `json:"no_transcript,omitempty"`
+}
+
+// RunInput is the workflow's input: the spec and the prompt of a new run,
+// or the state of a run that continued as new.
+type RunInput struct {
+	Spec   Spec   `json:"spec"`
+	Prompt string `json:"prompt,omitempty"`
+	// State is set when the run continues as new.
+	State *State `json:"state,omitempty"`
+	// Options are the engine's settings for this run.
+	Options RunOptions `json:"options,omitzero"`
+}
+
+// RunOptions are how the engine runs a workflow; the zero value of each
+// field is its default.
+type RunOptions struct {
+	Timeouts Timeouts `json:"timeouts,omitzero"`
+	// HistoryEvents is the history length at which the run continues as
+	// new at its next turn boundary (0 = DefaultHistoryEvents; Temporal's
+	// own suggestion is followed as well).
+	HistoryEvents int `json:"history_events,omitempty"`
+}
+
+// State is the conversation and the counters of a run, carried across
+// continue-as-new.
+type State struct {
+	System   string        `json:"system"`
+	Mode     tool.Mode     `json:"mode,omitempty"`
+	Loaded   []string      `json:"loaded,omitempty"` // tools loaded through ToolSearch
+	Messages []llm.Message `json:"messages"`
+	Turns    int           `json:"turns"`
+	Usage    llm.Usage     `json:"usage"`
+	CostUSD  float64       `json:"cost_usd"`
+	Text     string        `json:"text,omitempty"`
+	Started  time.Time     `json:"started"`
+	// Events after Seq are kept; Seq is the sequence number of the last
+	// event dropped when the run continued as new.
+	Seq    int     `json:"seq"`
+	Events []Event `json:"events,omitempty"`
+	// Written is how many messages are in the transcript (counted over
+	// the whole run, across continue-as-new).
+	Written int `json:"written,omitempty"`
+}
+
+// Event types.
+const (
+	EventInit       = "init"
+	EventMessage    = "message"
+	EventToolResult = "tool_result"
+	EventAsk        = "ask"
+	EventAnswered   = "answered"
+	EventNotice     = "notice"
+	EventResult     = "result"
+)
+
+// Event is one thing that happened in a run, numbered from 1.
+type Event struct {
+	Seq  int    `json:"seq"`
+	Type string `json:"type"`
+	// Message is set for EventMessage (each assistant message and each
+	// user message carrying tool results).
+	Message *llm.Message `json:"message,omitempty"`
+	// Tool is set for EventToolResult.
+	Tool *ToolOutcome `json:"tool,omitempty"`
+	// Ask is set for EventAsk and EventAnswered.
+	Ask *Ask `json:"ask,omitempty"`
+	// Result is set for EventResult (always the last event).
+	Result *Result `json:"result,omitempty"`
+	// Text is the notice, or the init event's model.
+	Text string `json:"text,omitempty"`
+	// Tools are the init event's tool names.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ToolOutcome summarises one tool call for the events.
+type ToolOutcome struct {
+	ID       string        `json:"id"`
+	Name     string        `json:"name"`
+	Kind     string        `json:"kind,omitempty"`
+	IsError  bool          `json:"is_error,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	// Recovered says the call's worker died and what became of the call
+	// ("rerun", "confirmed", "interrupted").
+	Recovered string `json:"recovered,omitempty"`
+}
+
+// Ask is a question waiting for a person: a permission ask, an
+// AskUserQuestion, a plan approval.
+type Ask struct {
+	// ID names the ask in [AnswerInput] ("<tool-use id>#<n>").
+	ID        string           `json:"id"`
+	ToolUseID string           `json:"tool_use_id"`
+	Kind      interaction.Kind `json:"kind"`
+	// Request is the interaction request as JSON (for a permission ask an
+	// interaction.PermissionRequest: tool_name, input, description,
+	// reason, suggestions).
+	Request json.RawMessage `json:"request"`
+	// Answer is set once answered (as the interaction answer's JSON).
+	Answer json.RawMessage `json:"answer,omitempty"`
+}
+
+// AnswerInput answers the ask with ID: Answer is the JSON of the
+// interaction answer of the ask's kind (for a permission ask
+// {"choice":"allow_once"} or {"choice":"deny","message":"…"}).
+type AnswerInput struct {
+	ID     string          `json:"id"`
+	Answer json.RawMessage `json:"answer"`
+}
+
+// Result is the end of a run, as agent.ResultEvent says it.
+type Result struct {
+	Subtype    string         `json:"subtype"`
+	IsError    bool           `json:"is_error"`
+	Text       string         `json:"result"`
+	RunID      string         `json:"run_id"`
+	NumTurns   int            `json:"num_turns"`
+	Usage      llm.Usage      `json:"usage"`
+	CostUSD    float64        `json:"total_cost_usd"`
+	Duration   time.Duration  `json:"duration_ms"`
+	StopReason llm.StopReason `json:"stop_reason,omitempty"`
+}
+
+// EventsQuery asks for the events after After.
+type EventsQuery struct {
+	After int `json:"after"`
+}
+
+// EventsPage is the answer to [QueryEvents].
+type EventsPage struct {
+	Events []Event `json:"events"`
+	// Pending are the asks waiting for an answer.
+	Pending []Ask `json:"pending,omitempty"`
+	// Done is true once the result event was emitted.
+	Done bool `json:"done"`
+	// First is the sequence number of the oldest event still kept.
+	First int `json:"first"`
+}
+
+// modelInput is the model activity's input.
+type modelInput struct {
+	RunID    string        `json:"run_id"`
+	Spec     Spec          `json:"spec"`
+	System   string        `json:"system"`
+	Loaded   []string      `json:"loaded,omitempty"`
+	Messages []llm.Message `json:"messages"`
+}
+
+// modelOutput is the model activity's result: the final message.
+type modelOutput struct {
+	Message    llm.Message    `json:"message"`
+	StopReason llm.StopReason `json:"stop_reason"`
+	Usage      llm.Usage      `json:"usage"`
+	Model      string         `json:"model,omitempty"`
+	// Invalid maps the ids of tool uses whose input was not valid JSON to
+	// the parse error.
+	Invalid map[string]string `json:"invalid,omitempty"`
+}
+
+// prepareOutput is what the prepare activity found on the worker.
+type prepareOutput struct {
+	System string    `json:"system"`
+	Mode   tool.Mode `json:"mode"`
+	Tools  []string  `json:"tools"`
+	Model  string    `json:"model"`
+}
+
+// toolInput is the tool activity's input.
+type toolInput struct {
+	RunID  string          `json:"run_id"`
+	Spec   Spec            `json:"spec"`
+	Mode   tool.Mode       `json:"mode,omitempty"`
+	Loaded []string        `json:"loaded,omitempty"`
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	// Answers are the answers to the asks this call made so far, in order.
+	Answers []json.RawMessage `json:"answers,omitempty"`
+}
+
+// toolOutput is the tool activity's result: either the call's result or
+// an ask to put to a person.
+type toolOutput struct {
+	Result    *tool.Result `json:"result,omitempty"`
+	Outcome   ToolOutcome  `json:"outcome"`
+	Ask       *Ask         `json:"ask,omitempty"`
+	Mode      tool.Mode    `json:"mode,omitempty"`
+	Loaded    []string     `json:"loaded,omitempty"`
+	Stop      bool         `json:"stop,omitempty"`
+	StopWhy   string       `json:"stop_reason,omitempty"`
+	Notices   []string     `json:"notices,omitempty"`
+	ExtraText []string     `json:"extra,omitempty"` // extra messages the tool added, as text
+}
+
+// transcriptInput appends messages to the run's session transcript.
+type transcriptInput struct {
+	RunID   string `json:"run_id"`
+	WorkDir string `json:"work_dir"`
+	// From is the index (in the run's conversation) of Messages[0].
+	From     int           `json:"from"`
+	Messages []llm.Message `json:"messages"`
+	Result   *Result       `json:"result,omitempty"`
+}

@@ -1,0 +1,318 @@
+package itest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/temporal/durable"
+	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
+)
+
+// The tests run against a real Temporal server (temporaltest, in this
+// process), with the fake model server as the model.
+
+// fastRun makes a dead worker noticed within seconds.
+var fastRun = durable.RunOptions{Timeouts: durable.Timeouts{Heartbeat: 3 * time.Second}}
+
+type cluster struct {
+	t     *testing.T
+	ts    *temporaltest.TestServer
+	c     client.Client
+	prov  llm.Provider
+	url   string
+	queue string
+}
+
+func newCluster(t *testing.T) *cluster {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	srv, p := fakeModel(t)
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	return &cluster{t: t, ts: ts, c: ts.GetDefaultClient(), prov: p, url: srv.URL(), queue: "gantry-" + strings.ReplaceAll(t.Name(), "/", "-")}
+}
+
+// worker starts an in-process worker on the cluster's queue.
+func (c *cluster) worker() worker.Worker {
+	a := testActivities(c.t, c.prov)
+	return c.ts.NewWorkerWithOptions(c.queue, func(r worker.Registry) { durable.Register(r, a) },
+		worker.Options{StickyScheduleToStartTimeout: time.Second})
+}
+
+func (c *cluster) start(spec durable.Spec, prompt string) string {
+	c.t.Helper()
+	id, err := durable.Start(context.Background(), c.c, spec, prompt, durable.StartOptions{TaskQueue: c.queue, Run: fastRun})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return id
+}
+
+func (c *cluster) wait(id string, within time.Duration) *durable.Result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	res, err := durable.Wait(ctx, c.c, id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res
+}
+
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func TestTenToolCalls(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			c := newCluster(t)
+			for range workers {
+				c.worker()
+			}
+			dir := t.TempDir()
+			id := c.start(testSpec(dir, "Bash"), "calls=10 cmd=echo {i} >> count.txt")
+			res := c.wait(id, time.Minute)
+			if res.Subtype != "success" || res.Text != "done after 10" || res.NumTurns != 11 {
+				t.Fatalf("result = %+v", res)
+			}
+			got := lines(t, filepath.Join(dir, "count.txt"))
+			if strings.Join(got, ",") != "1,2,3,4,5,6,7,8,9,10" {
+				t.Errorf("count.txt = %v: every call must run exactly once, in order", got)
+			}
+			// The events tell the same story.
+			page, err := durable.Events(context.Background(), c.c, id, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := 0
+			for _, e := range page.Events {
+				if e.Type == durable.EventToolResult {
+					tools++
+				}
+			}
+			if !page.Done || tools != 10 || page.Events[len(page.Events)-1].Type != durable.EventResult {
+				t.Errorf("events: done=%v tool results=%d", page.Done, tools)
+			}
+		})
+	}
+}
+
+func TestHundredRunsTwoWorkers(t *testing.T) {
+	c := newCluster(t)
+	c.worker()
+	c.worker()
+	ids := make([]string, 100)
+	dirs := make([]string, 100)
+	for i := range ids {
+		dirs[i] = t.TempDir()
+		ids[i] = c.start(testSpec(dirs[i], "Bash"), "calls=2 cmd=echo {i} >> n.txt")
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, err := durable.Wait(ctx, c.c, id)
+			if err != nil || res.Subtype != "success" {
+				t.Errorf("run %d: %+v %v", i, res, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, d := range dirs {
+		if got := strings.Join(lines(t, filepath.Join(d, "n.txt")), ","); got != "1,2" {
+			t.Errorf("run %d: n.txt = %s", i, got)
+		}
+	}
+}
+
+// TestAskAfterWorkerRestart: the run waits on a permission ask; the worker
+// stops; the answer goes in through the API; a new worker finishes the run.
+func TestAskAfterWorkerRestart(t *testing.T) {
+	c := newCluster(t)
+	w := c.worker()
+	dir := t.TempDir()
+	id := c.start(testSpec(dir), "calls=1 cmd=echo approved >> side.txt")
+	ask := waitAsk(t, c, id)
+	w.Stop()
+	if err := durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"maybe"}`)); err == nil {
+		t.Error("a bad answer was accepted")
+	}
+	done := make(chan error, 1)
+	go func() { done <- durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`)) }()
+	time.Sleep(500 * time.Millisecond)
+	c.worker()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	res := c.wait(id, time.Minute)
+	if res.Subtype != "success" {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := lines(t, filepath.Join(dir, "side.txt")); strings.Join(got, ",") != "approved" {
+		t.Errorf("side.txt = %v", got)
+	}
+}
+
+func waitAsk(t *testing.T, c *cluster, id string) durable.Ask {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		page, err := durable.Events(context.Background(), c.c, id, 0)
+		if err == nil && len(page.Pending) > 0 {
+			return page.Pending[0]
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no ask")
+	return durable.Ask{}
+}
+
+// The subprocess worker of TestKillWorkerMidCall: the test binary run
+// again with GANTRY_TEST_WORKER set.
+func TestMain(m *testing.M) {
+	if os.Getenv("GANTRY_TEST_WORKER") != "" {
+		os.Exit(subprocessWorker())
+	}
+	os.Exit(m.Run())
+}
+
+func subprocessWorker() int {
+	c, err := client.Dial(client.Options{HostPort: os.Getenv("GANTRY_TEST_ADDR"), Namespace: os.Getenv("GANTRY_TEST_NS")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	p := anthropic.New(anthropic.WithBaseURL(os.Getenv("GANTRY_TEST_MODEL")), anthropic.WithAPIKey("test"))
+	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	w := worker.New(c, os.Getenv("GANTRY_TEST_QUEUE"), worker.Options{StickyScheduleToStartTimeout: time.Second})
+	durable.Register(w, a)
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestKillWorkerMidCall: kill -9 of the worker in the middle of a slow
+// Bash call. A second worker finishes the run; every completed call ran
+// exactly once, the interrupted one is reported to the model and not run
+// again.
+func TestKillWorkerMidCall(t *testing.T) {
+	c := newCluster(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GANTRY_TEST_WORKER=1", "GANTRY_TEST_ADDR="+c.ts.GetFrontendHostPort(),
+		"GANTRY_TEST_NS="+c.ts.GetDefaultNamespace(), "GANTRY_TEST_MODEL="+c.url, "GANTRY_TEST_QUEUE="+c.queue, "HOME="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	// Calls 1, 2 and 4 are quick; call 3 marks its start, then sleeps.
+	script := `if [ {i} = 3 ]; then echo start >> slow.txt; sleep 30; echo end >> slow.txt; fi; echo {i} >> count.txt`
+	id := c.start(testSpec(dir, "Bash"), "calls=4 cmd="+script)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(dir, "slow.txt")); strings.Contains(string(b), "start") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(-pid, syscall.SIGKILL) // the worker and the command it runs
+	c.worker()
+	res := c.wait(id, 2*time.Minute)
+	if res.Subtype != "success" || res.Text != "done after 4" {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := strings.Join(lines(t, filepath.Join(dir, "count.txt")), ","); got != "1,2,4" {
+		t.Errorf("count.txt = %s, want 1,2,4 (each completed call once, the interrupted one not again)", got)
+	}
+	if got := strings.Join(lines(t, filepath.Join(dir, "slow.txt")), ","); got != "start" {
+		t.Errorf("slow.txt = %s: the interrupted call ran again", got)
+	}
+	page, err := durable.Events(context.Background(), c.c, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var interrupted []durable.ToolOutcome
+	for _, e := range page.Events {
+		if e.Type == durable.EventToolResult && e.Tool.Recovered != "" {
+			interrupted = append(interrupted, *e.Tool)
+		}
+		if e.Type == durable.EventMessage && e.Message.Role == llm.RoleUser {
+			for _, b := range e.Message.Content {
+				if b.ToolUseID == "toolu_3" && (!b.IsError || !strings.Contains(b.Content[0].Text, "interrupted")) {
+					t.Errorf("the model was told %+v", b)
+				}
+			}
+		}
+	}
+	if len(interrupted) != 1 || interrupted[0].ID != "toolu_3" || interrupted[0].Recovered != durable.RecoveredInterrupted {
+		t.Errorf("recovered calls = %+v", interrupted)
+	}
+}
+
+// fakeModel starts the scripted model and returns a provider for it.
+func fakeModel(t *testing.T) (*llmtest.Server, llm.Provider) {
+	srv := llmtest.NewServer(t, llmtest.WithResponder(fakemodel.Respond))
+	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+}
+
+// testSpec is a spec for dir with the rules given and nothing read from
+// the machine's settings.
+func testSpec(dir string, allow ...string) durable.Spec {
+	return durable.Spec{WorkDir: dir, Allow: allow, NoSettings: true, NoEnvFacts: true, NoMemoryFiles: true, NoTranscript: true, Model: "claude-test"}
+}
+
+func testActivities(t *testing.T, p llm.Provider) *durable.Activities {
+	home := t.TempDir()
+	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Getenv: func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "PATH":
+			return "/usr/local/bin:/usr/bin:/bin"
+		}
+		return ""
+	}, UserHome: home, SessionHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
