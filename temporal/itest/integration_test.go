@@ -69,7 +69,8 @@ func (c *cluster) wait(id string, within time.Duration) *durable.Result {
 	defer cancel()
 	res, err := durable.Wait(ctx, c.c, id)
 	if err != nil {
-		c.t.Fatal(err)
+		page, _ := durable.Events(context.Background(), c.c, id, 0)
+		c.t.Fatalf("%v; events: %+v", err, page)
 	}
 	return res
 }
@@ -91,7 +92,7 @@ func TestTenToolCalls(t *testing.T) {
 				c.worker()
 			}
 			dir := t.TempDir()
-			id := c.start(testSpec(dir, "Bash"), "calls=10 cmd=echo {i} >> count.txt")
+			id := c.start(testSpec(dir, "Bash", "Edit"), "calls=10 cmd=echo {i} >> count.txt")
 			res := c.wait(id, time.Minute)
 			if res.Subtype != "success" || res.Text != "done after 10" || res.NumTurns != 11 {
 				t.Fatalf("result = %+v", res)
@@ -126,7 +127,7 @@ func TestHundredRunsTwoWorkers(t *testing.T) {
 	dirs := make([]string, 100)
 	for i := range ids {
 		dirs[i] = t.TempDir()
-		ids[i] = c.start(testSpec(dirs[i], "Bash"), "calls=2 cmd=echo {i} >> n.txt")
+		ids[i] = c.start(testSpec(dirs[i], "Bash", "Edit"), "calls=2 cmd=echo {i} >> n.txt")
 	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
@@ -156,15 +157,16 @@ func TestAskAfterWorkerRestart(t *testing.T) {
 	id := c.start(testSpec(dir), "calls=1 cmd=echo approved >> side.txt")
 	ask := waitAsk(t, c, id)
 	w.Stop()
-	if err := durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"maybe"}`)); err == nil {
-		t.Error("a bad answer was accepted")
-	}
+	// The answer is sent while no worker runs; it is taken when one is back.
 	done := make(chan error, 1)
 	go func() { done <- durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`)) }()
 	time.Sleep(500 * time.Millisecond)
 	c.worker()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if err := durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`)); err == nil {
+		t.Error("a second answer to the same ask was accepted")
 	}
 	res := c.wait(id, time.Minute)
 	if res.Subtype != "success" {
@@ -180,8 +182,12 @@ func waitAsk(t *testing.T, c *cluster, id string) durable.Ask {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		page, err := durable.Events(context.Background(), c.c, id, 0)
-		if err == nil && len(page.Pending) > 0 {
-			return page.Pending[0]
+		if err == nil {
+			for _, a := range page.Pending {
+				if a.Answer == nil {
+					return a
+				}
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -242,7 +248,7 @@ func TestKillWorkerMidCall(t *testing.T) {
 	})
 	// Calls 1, 2 and 4 are quick; call 3 marks its start, then sleeps.
 	script := `if [ {i} = 3 ]; then echo start >> slow.txt; sleep 30; echo end >> slow.txt; fi; echo {i} >> count.txt`
-	id := c.start(testSpec(dir, "Bash"), "calls=4 cmd="+script)
+	id := c.start(testSpec(dir, "Bash", "Edit"), "calls=4 cmd="+script)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if b, _ := os.ReadFile(filepath.Join(dir, "slow.txt")); strings.Contains(string(b), "start") {
