@@ -34,9 +34,9 @@ const (
 	// UpdateAnswer answers a pending ask ([AnswerInput] in).
 	UpdateAnswer = "answer"
 
-	activityPrepare = "gantry.prepare"
-	activityModel   = "gantry.model"
-	activityTool    = "gantry.tool"
+	activityPrepare    = "gantry.prepare"
+	activityModel      = "gantry.model"
+	activityTool       = "gantry.tool"
 	activityRelease    = "gantry.release"
 	activityTranscript = "gantry.transcript"
 )

@@ -159,7 +159,9 @@ func TestAskAfterWorkerRestart(t *testing.T) {
 	w.Stop()
 	// The answer is sent while no worker runs; it is taken when one is back.
 	done := make(chan error, 1)
-	go func() { done <- durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`)) }()
+	go func() {
+		done <- durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`))
+	}()
 	time.Sleep(500 * time.Millisecond)
 	c.worker()
 	if err := <-done; err != nil {
