@@ -52,6 +52,12 @@ type Options struct {
 	Store store.Scheduling
 	// Runner runs one run in this process (see [AgentRunner]).
 	Runner runqueue.Runner
+	// Engine, when set, runs the runs instead of this process's queue: a
+	// distributed engine (gantry-temporal's, on Temporal) that keeps the
+	// runs' records itself. Runner, MaxRunning and AskTimeout are then
+	// unused; the store keeps jobs and triggers, and the scheduler hands
+	// each fire to Engine with its Key.
+	Engine runqueue.Engine
 	// Owner names this process in leases ("" = [NewOwner]).
 	Owner string
 	// MaxRunning and AskTimeout configure the run queue (0 = its
@@ -89,14 +95,14 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	local  *runqueue.Local
-	engine *Engine
+	engine runqueue.Engine // *Engine, or Options.Engine
 	sched  *cron.Scheduler
 }
 
 // New returns a server; nothing runs until [Server.Run].
 func New(o Options) (*Server, error) {
-	if o.Store == nil || o.Runner == nil {
-		return nil, errors.New("serve: Options.Store and Runner are required")
+	if o.Store == nil || (o.Runner == nil && o.Engine == nil) {
+		return nil, errors.New("serve: Options.Store and Runner (or Engine) are required")
 	}
 	if o.Owner == "" {
 		o.Owner = NewOwner()
@@ -120,14 +126,19 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("serve: the API listens on %s, which is not a loopback address: a token is required", o.Listener.Addr())
 	}
 	s := &Server{o: o, log: o.Logger, now: o.Now}
-	j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
-	local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
-		AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded})
-	if err != nil {
-		return nil, err
+	if o.Engine != nil {
+		s.engine = o.Engine
+	} else {
+		j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
+		local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
+			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded})
+		if err != nil {
+			return nil, err
+		}
+		s.local = local
+		s.engine = &Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}
 	}
-	s.local = local
-	s.engine = &Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}
+	var err error
 	s.sched, err = cron.NewScheduler(cron.Options{Store: o.Store, Engine: s.engine, Owner: o.Owner, Now: o.Now,
 		Lease: o.Lease, Logger: o.Logger})
 	if err != nil {
@@ -182,8 +193,10 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("serve: stopping; waiting for running runs", "grace", s.o.Grace)
 	stopSched()
 	gctx, cancel := context.WithTimeout(context.Background(), s.o.Grace)
-	if err := s.local.Shutdown(gctx); err != nil {
-		s.log.Warn("serve: runs still running after the grace period were cancelled")
+	if s.local != nil {
+		if err := s.local.Shutdown(gctx); err != nil {
+			s.log.Warn("serve: runs still running after the grace period were cancelled")
+		}
 	}
 	cancel()
 	if srv != nil {

@@ -40,8 +40,9 @@ func Start(ctx context.Context, c client.Client, spec Spec, prompt string, opts 
 	}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: q,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}, WorkflowName, RunInput{Spec: spec, Prompt: prompt, Options: opts.Run})
 	if err != nil {
 		return "", fmt.Errorf("durable: start the run: %w", err)

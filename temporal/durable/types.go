@@ -188,6 +188,8 @@ type Ask struct {
 	Request json.RawMessage `json:"request"`
 	// Answer is set once answered (as the interaction answer's JSON).
 	Answer json.RawMessage `json:"answer,omitempty"`
+	// At is when the run started waiting.
+	At time.Time `json:"at,omitzero"`
 }
 
 // AnswerInput answers the ask with ID: Answer is the JSON of the
@@ -223,8 +225,10 @@ type EventsPage struct {
 	Pending []Ask `json:"pending,omitempty"`
 	// Done is true once the result event was emitted.
 	Done bool `json:"done"`
-	// First is the sequence number of the oldest event still kept.
+	// First is the sequence number of the oldest event still kept; Last
+	// the newest's (0 = none yet).
 	First int `json:"first"`
+	Last  int `json:"last"`
 }
 
 // modelInput is the model activity's input.

@@ -74,7 +74,7 @@ func RunWorkflow(ctx workflow.Context, in RunInput) (*Result, error) {
 // handlers registers the events query and the answer update.
 func (r *runner) handlers() error {
 	if err := workflow.SetQueryHandler(r.ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
-		page := EventsPage{Done: r.done, First: r.st.Seq + 1}
+		page := EventsPage{Done: r.done, First: r.st.Seq + 1, Last: lastSeq(r.st)}
 		for _, e := range r.st.Events {
 			if e.Seq > q.After {
 				page.Events = append(page.Events, e)
@@ -278,6 +278,7 @@ func (r *runner) tool(u llm.Block) *toolOutput {
 		ask := out.Ask
 		ask.ID = fmt.Sprintf("%s#%d", u.ID, len(in.Answers)+1)
 		ask.ToolUseID = u.ID
+		ask.At = workflow.Now(r.ctx)
 		r.transcript(nil)
 		r.pending = append(r.pending, ask)
 		r.emit(Event{Type: EventAsk, Ask: ask})

@@ -3,8 +3,8 @@ package itest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
@@ -26,24 +27,28 @@ import (
 // The tests run against a real Temporal server (temporaltest, in this
 // process), with the fake model server as the model.
 
-// fastRun makes a dead worker noticed within seconds.
-var fastRun = durable.RunOptions{Timeouts: durable.Timeouts{Heartbeat: 3 * time.Second}}
+// fastRun makes a dead worker noticed within seconds (the SDK heartbeats
+// at 80% of the timeout; less than a few seconds flakes on a loaded
+// machine, and a late heartbeat counts as a dead worker).
+var fastRun = durable.RunOptions{Timeouts: durable.Timeouts{Heartbeat: 5 * time.Second}}
 
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	ts    *temporaltest.TestServer
 	c     client.Client
 	prov  llm.Provider
 	url   string
 	queue string
+	run   durable.RunOptions // of the runs started with start
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
 	}
 	srv, p := fakeModel(t)
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}))
+	t.Cleanup(ts.Stop)
 	return &cluster{t: t, ts: ts, c: ts.GetDefaultClient(), prov: p, url: srv.URL(), queue: "gantry-" + strings.ReplaceAll(t.Name(), "/", "-")}
 }
 
@@ -56,7 +61,7 @@ func (c *cluster) worker() worker.Worker {
 
 func (c *cluster) start(spec durable.Spec, prompt string) string {
 	c.t.Helper()
-	id, err := durable.Start(context.Background(), c.c, spec, prompt, durable.StartOptions{TaskQueue: c.queue, Run: fastRun})
+	id, err := durable.Start(context.Background(), c.c, spec, prompt, durable.StartOptions{TaskQueue: c.queue, Run: c.run})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -179,7 +184,7 @@ func TestAskAfterWorkerRestart(t *testing.T) {
 	}
 }
 
-func waitAsk(t *testing.T, c *cluster, id string) durable.Ask {
+func waitAsk(t testing.TB, c *cluster, id string) durable.Ask {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
@@ -235,19 +240,8 @@ func subprocessWorker() int {
 func TestKillWorkerMidCall(t *testing.T) {
 	c := newCluster(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GANTRY_TEST_WORKER=1", "GANTRY_TEST_ADDR="+c.ts.GetFrontendHostPort(),
-		"GANTRY_TEST_NS="+c.ts.GetDefaultNamespace(), "GANTRY_TEST_MODEL="+c.url, "GANTRY_TEST_QUEUE="+c.queue, "HOME="+t.TempDir())
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	t.Cleanup(func() {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
+	c.run = fastRun
+	pid := c.subprocessWorker(t)
 	// Calls 1, 2 and 4 are quick; call 3 marks its start, then sleeps.
 	script := `if [ {i} = 3 ]; then echo start >> slow.txt; sleep 30; echo end >> slow.txt; fi; echo {i} >> count.txt`
 	id := c.start(testSpec(dir, "Bash", "Edit"), "calls=4 cmd="+script)
@@ -296,7 +290,7 @@ func TestKillWorkerMidCall(t *testing.T) {
 }
 
 // fakeModel starts the scripted model and returns a provider for it.
-func fakeModel(t *testing.T) (*llmtest.Server, llm.Provider) {
+func fakeModel(t testing.TB) (*llmtest.Server, llm.Provider) {
 	srv := llmtest.NewServer(t, llmtest.WithResponder(fakemodel.Respond))
 	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
 }
@@ -307,7 +301,7 @@ func testSpec(dir string, allow ...string) durable.Spec {
 	return durable.Spec{WorkDir: dir, Allow: allow, NoSettings: true, NoEnvFacts: true, NoMemoryFiles: true, NoTranscript: true, Model: "claude-test"}
 }
 
-func testActivities(t *testing.T, p llm.Provider) *durable.Activities {
+func testActivities(t testing.TB, p llm.Provider) *durable.Activities {
 	home := t.TempDir()
 	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Getenv: func(k string) string {
 		switch k {

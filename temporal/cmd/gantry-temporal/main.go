@@ -62,7 +62,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newAnswerCmd(a), newCancelCmd(a))
+	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newServeCmd(a), newAnswerCmd(a), newCancelCmd(a))
 	return root
 }
 

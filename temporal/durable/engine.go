@@ -1,0 +1,356 @@
+package durable
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/session"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// memoRequest is the memo field holding a run's runqueue.Request.
+const memoRequest = "gantry_request"
+
+// EngineOptions configure an [Engine]; the zero value of each field is its
+// default.
+type EngineOptions struct {
+	// TaskQueue is the workers' queue ("" = DefaultTaskQueue).
+	TaskQueue string
+	// Run are the engine's settings for every run.
+	Run RunOptions
+	// Poll is the interval at which Events asks a run for new events (0 =
+	// 200 ms).
+	Poll time.Duration
+}
+
+// Engine is the run queue (package runqueue) on Temporal: Start starts a
+// workflow (the request's Key becomes its id, so a Key starts at most one
+// run ever), Get and List read Temporal's records, Events follows a run
+// through its events query as stream-json lines, Answer and Cancel are an
+// update and a cancellation. It holds nothing itself: any number of
+// engines (gantry-temporal serve processes) can share the runs.
+type Engine struct {
+	c    client.Client
+	opts EngineOptions
+}
+
+var _ runqueue.Engine = (*Engine)(nil)
+
+// NewEngine returns the engine over c.
+func NewEngine(c client.Client, opts EngineOptions) *Engine {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = DefaultTaskQueue
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 200 * time.Millisecond
+	}
+	return &Engine{c: c, opts: opts}
+}
+
+// keyID is the run id of a request with a Key: stable, so that a second
+// Start with the Key finds the first run.
+func keyID(key string) string {
+	sum := sha256.Sum256([]byte("gantry-run-key\x00" + key))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// Start implements runqueue.Engine.
+func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run, error) {
+	if err := req.Validate(); err != nil {
+		return runqueue.Run{}, err
+	}
+	if req.Options.Resume != "" {
+		return runqueue.Run{}, fmt.Errorf("%w: resuming a session is not supported by the Temporal engine yet", runqueue.ErrInvalid)
+	}
+	o := req.Options
+	spec := Spec{WorkDir: req.Dir, Model: o.Model, PermissionMode: o.Mode, Allow: o.Allow, Deny: o.Deny,
+		MaxTurns: o.MaxTurns, MaxBudgetUSD: o.MaxBudgetUSD, SystemPrompt: o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt}
+	id := session.NewUUID()
+	if req.Key != "" {
+		id = keyID(req.Key)
+	}
+	memo, err := json.Marshal(req)
+	if err != nil {
+		return runqueue.Run{}, fmt.Errorf("%w: %v", runqueue.ErrInvalid, err)
+	}
+	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: e.opts.TaskQueue,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Memo:                                     map[string]any{memoRequest: string(memo)},
+	}, WorkflowName, RunInput{Spec: spec, Prompt: req.Prompt, Options: e.opts.Run})
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			run, gerr := e.Get(ctx, id)
+			if gerr != nil {
+				return runqueue.Run{}, gerr
+			}
+			return run, fmt.Errorf("%w: key %q is run %s", runqueue.ErrDuplicate, req.Key, id)
+		}
+		return runqueue.Run{}, fmt.Errorf("runqueue: start on Temporal: %w", err)
+	}
+	return e.Get(ctx, id)
+}
+
+// Get implements runqueue.Engine.
+func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
+	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return runqueue.Run{}, notFound(err, id)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	run, err := e.record(info.GetExecution().GetWorkflowId(), info.GetStatus(), info.GetMemo().GetFields()[memoRequest], info.GetStartTime().AsTime(), info.GetCloseTime())
+	if err != nil {
+		return run, err
+	}
+	if run.Status.Ended() {
+		var res Result
+		if err := e.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err == nil {
+			run.Result = &runqueue.Result{Subtype: res.Subtype, IsError: res.IsError, Text: res.Text, NumTurns: res.NumTurns,
+				CostUSD: res.CostUSD, DurationMS: res.Duration.Milliseconds()}
+			run.Status = statusOf(&res)
+		} else if run.Status != runqueue.StatusCancelled {
+			run.Error = err.Error()
+		}
+	}
+	if page, err := Events(ctx, e.c, id, 1<<62); err == nil {
+		run.Events = int64(page.Last)
+		for _, a := range page.Pending {
+			if a.Answer != nil {
+				continue
+			}
+			req, err := runqueue.DecodeRequest(a.Kind, a.Request)
+			if err != nil {
+				continue
+			}
+			run.Asks = append(run.Asks, runqueue.Ask{ID: a.ID, Kind: a.Kind, Request: req, CreatedAt: a.At})
+		}
+		if run.Status == runqueue.StatusRunning && page.Last == 0 {
+			run.Status = runqueue.StatusQueued
+		}
+	}
+	return run, nil
+}
+
+// record builds a run's record from Temporal's.
+func (e *Engine) record(id string, st enumspb.WorkflowExecutionStatus, memo *commonpb.Payload, started time.Time, closed *timestamppb.Timestamp) (runqueue.Run, error) {
+	run := runqueue.Run{ID: id, SessionID: id, CreatedAt: started, StartedAt: started, Owner: "temporal"}
+	if memo != nil {
+		var s string
+		if err := converter.GetDefaultDataConverter().FromPayload(memo, &s); err == nil {
+			_ = json.Unmarshal([]byte(s), &run.Request)
+		}
+	}
+	switch st {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		run.Status = runqueue.StatusRunning
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		run.Status = runqueue.StatusSucceeded
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		run.Status = runqueue.StatusCancelled
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		run.Status, run.Error = runqueue.StatusLost, "the workflow was "+strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
+	default:
+		run.Status = runqueue.StatusFailed
+	}
+	if run.Status.Ended() && closed != nil {
+		run.EndedAt = closed.AsTime()
+	}
+	return run, nil
+}
+
+// statusOf maps a result to the run's final state.
+func statusOf(r *Result) runqueue.Status {
+	switch {
+	case r.Subtype == "interrupted":
+		return runqueue.StatusCancelled
+	case r.IsError:
+		return runqueue.StatusFailed
+	}
+	return runqueue.StatusSucceeded
+}
+
+// List implements runqueue.Engine: the runs Temporal's visibility knows,
+// newest first.
+func (e *Engine) List(ctx context.Context, f runqueue.Filter) ([]runqueue.Run, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []runqueue.Run
+	var token []byte
+	for {
+		resp, err := e.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = '%s'", WorkflowName), NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("runqueue: list on Temporal: %w", err)
+		}
+		for _, info := range resp.GetExecutions() {
+			run, err := e.record(info.GetExecution().GetWorkflowId(), info.GetStatus(), info.GetMemo().GetFields()[memoRequest], info.GetStartTime().AsTime(), info.GetCloseTime())
+			if err != nil || !f.Match(run) {
+				continue
+			}
+			out = append(out, run)
+			if len(out) == limit {
+				return out, nil
+			}
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// Events implements runqueue.Engine: the run's events as stream-json
+// lines, numbered as the workflow numbers them.
+func (e *Engine) Events(ctx context.Context, id string, after int64) iter.Seq2[runqueue.Event, error] {
+	return func(yield func(runqueue.Event, error) bool) {
+		if _, err := e.c.DescribeWorkflowExecution(ctx, id, ""); err != nil {
+			yield(runqueue.Event{}, notFound(err, id))
+			return
+		}
+		for ev, err := range Follow(ctx, e.c, id, FollowOptions{After: int(after), Poll: e.opts.Poll}) {
+			if err != nil {
+				yield(runqueue.Event{}, err)
+				return
+			}
+			line, err := Line(id, ev)
+			if err != nil {
+				yield(runqueue.Event{}, err)
+				return
+			}
+			if !yield(line, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Line turns a run's event into its stream-json line.
+func Line(runID string, ev Event) (runqueue.Event, error) {
+	var v any
+	typ := ev.Type
+	switch ev.Type {
+	case EventInit:
+		typ = "system"
+		v = map[string]any{"type": typ, "subtype": "init", "session_id": runID, "model": ev.Text, "tools": ev.Tools}
+	case EventMessage:
+		typ = string(ev.Message.Role)
+		v = map[string]any{"type": typ, "message": ev.Message, "session_id": runID, "parent_tool_use_id": nil}
+	case EventToolResult:
+		v = map[string]any{"type": typ, "tool": ev.Tool, "session_id": runID}
+	case EventNotice:
+		typ = "system"
+		v = map[string]any{"type": typ, "subtype": "notice", "text": ev.Text, "session_id": runID}
+	case EventAsk:
+		req, err := runqueue.DecodeRequest(ev.Ask.Kind, ev.Ask.Request)
+		if err != nil {
+			return runqueue.Event{}, err
+		}
+		line := runqueue.AskLine(runqueue.Ask{ID: ev.Ask.ID, Kind: ev.Ask.Kind, Request: req, CreatedAt: ev.Ask.At})
+		b, err := json.Marshal(line)
+		if err != nil {
+			return runqueue.Event{}, err
+		}
+		return runqueue.Event{Seq: int64(ev.Seq), Type: "control_request", Data: b}, nil
+	case EventAnswered:
+		b, err := json.Marshal(runqueue.AskResolvedLine(ev.Ask.ID, "answered"))
+		if err != nil {
+			return runqueue.Event{}, err
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		json.Unmarshal(b, &head)
+		return runqueue.Event{Seq: int64(ev.Seq), Type: head.Type, Data: b}, nil
+	case EventResult:
+		r := ev.Result
+		v = map[string]any{"type": "result", "subtype": r.Subtype, "is_error": r.IsError, "result": r.Text, "session_id": runID,
+			"num_turns": r.NumTurns, "duration_ms": r.Duration.Milliseconds(), "total_cost_usd": r.CostUSD, "usage": r.Usage,
+			"stop_reason": r.StopReason}
+	default:
+		v = map[string]any{"type": typ}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return runqueue.Event{}, err
+	}
+	return runqueue.Event{Seq: int64(ev.Seq), Type: typ, Data: b}, nil
+}
+
+// Answer implements runqueue.Engine.
+func (e *Engine) Answer(ctx context.Context, runID, askID string, a interaction.Answer) error {
+	if a == nil {
+		return fmt.Errorf("%w: no answer", runqueue.ErrInvalid)
+	}
+	if err := runqueue.CheckAnswer(a); err != nil {
+		return err
+	}
+	run, err := e.Get(ctx, runID)
+	if err != nil {
+		return err
+	}
+	var ask *runqueue.Ask
+	for i := range run.Asks {
+		if run.Asks[i].ID == askID {
+			ask = &run.Asks[i]
+		}
+	}
+	if ask == nil || run.Status.Ended() {
+		return fmt.Errorf("%w: run %s has no pending ask %q", runqueue.ErrNotFound, runID, askID)
+	}
+	if ask.Kind != a.Kind() {
+		return fmt.Errorf("%w: ask %s is a %s ask, not %s", runqueue.ErrInvalid, askID, ask.Kind, a.Kind())
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("%w: %v", runqueue.ErrInvalid, err)
+	}
+	if err := Answer(ctx, e.c, runID, askID, b); err != nil {
+		if strings.Contains(err.Error(), "no pending ask") || strings.Contains(err.Error(), "already answered") {
+			return fmt.Errorf("%w: %v", runqueue.ErrNotFound, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Cancel implements runqueue.Engine.
+func (e *Engine) Cancel(ctx context.Context, id string) error {
+	run, err := e.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if run.Status.Ended() {
+		return fmt.Errorf("%w: run %s is %s", runqueue.ErrEnded, id, run.Status)
+	}
+	return Cancel(ctx, e.c, id)
+}
+
+func notFound(err error, id string) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: run %s", runqueue.ErrNotFound, id)
+	}
+	return err
+}
