@@ -4,16 +4,12 @@ import (
 	"testing"
 
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
 )
 
 // fakeModel starts the scripted model and returns a provider for it.
-func fakeModel(t *testing.T) (*llmtest.Server, llm.Provider) {
-	srv := llmtest.NewServer(t, llmtest.WithResponder(fakemodel.Respond))
-	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
-}
+func fakeModel(t *testing.T) (*llmtest.Server, llm.Provider) { return fakemodel.Start(t) }
 
 // testSpec is a spec for dir with Bash allowed and nothing read from the
 // machine's settings.
@@ -23,15 +19,7 @@ func testSpec(dir string, allow ...string) Spec {
 
 func testActivities(t *testing.T, p llm.Provider) *Activities {
 	home := t.TempDir()
-	a, err := NewActivities(WorkerOptions{Provider: p, Getenv: func(k string) string {
-		switch k {
-		case "HOME":
-			return home
-		case "PATH":
-			return "/usr/local/bin:/usr/bin:/bin"
-		}
-		return ""
-	}, UserHome: home, SessionHome: home})
+	a, err := NewActivities(WorkerOptions{Provider: p, Getenv: fakemodel.Getenv(home), UserHome: home, SessionHome: home})
 	if err != nil {
 		t.Fatal(err)
 	}

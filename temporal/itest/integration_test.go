@@ -290,10 +290,7 @@ func TestKillWorkerMidCall(t *testing.T) {
 }
 
 // fakeModel starts the scripted model and returns a provider for it.
-func fakeModel(t testing.TB) (*llmtest.Server, llm.Provider) {
-	srv := llmtest.NewServer(t, llmtest.WithResponder(fakemodel.Respond))
-	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
-}
+func fakeModel(t testing.TB) (*llmtest.Server, llm.Provider) { return fakemodel.Start(t) }
 
 // testSpec is a spec for dir with the rules given and nothing read from
 // the machine's settings.
@@ -303,15 +300,7 @@ func testSpec(dir string, allow ...string) durable.Spec {
 
 func testActivities(t testing.TB, p llm.Provider) *durable.Activities {
 	home := t.TempDir()
-	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Getenv: func(k string) string {
-		switch k {
-		case "HOME":
-			return home
-		case "PATH":
-			return "/usr/local/bin:/usr/bin:/bin"
-		}
-		return ""
-	}, UserHome: home, SessionHome: home})
+	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Getenv: fakemodel.Getenv(home), UserHome: home, SessionHome: home})
 	if err != nil {
 		t.Fatal(err)
 	}

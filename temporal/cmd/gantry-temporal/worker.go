@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -9,8 +8,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/anthropic"
-	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/llm/llmenv"
 	"github.com/gantry-dev/gantry/temporal/durable"
 )
 
@@ -71,48 +69,7 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 	return cmd
 }
 
-// errNoProvider is the message for a worker with no model configured.
-var errNoProvider = errors.New(`no model provider is configured for this worker.
-Set one of:
-  ANTHROPIC_API_KEY=…                         (Anthropic)
-  OPENAI_API_KEY=…                            (OpenAI)
-  OPENAI_BASE_URL=http://localhost:11434/v1   (an OpenAI-compatible server, e.g. Ollama; add --model)
-or pass --provider anthropic|openai`)
-
-// newProvider picks the provider as gantry does: --provider, else
-// ANTHROPIC_API_KEY → Anthropic, else OPENAI_API_KEY / OPENAI_BASE_URL.
+// newProvider picks the provider as gantry does (see package llmenv).
 func newProvider(a *app, name, model string) (llm.Provider, string, error) {
-	if name == "" {
-		switch {
-		case a.getenv("ANTHROPIC_API_KEY") != "":
-			name = "anthropic"
-		case a.getenv("OPENAI_API_KEY") != "" || a.getenv("OPENAI_BASE_URL") != "":
-			name = "openai"
-		default:
-			return nil, "", errNoProvider
-		}
-	}
-	if model == "" {
-		model = a.getenv("GANTRY_MODEL")
-	}
-	lookup := func(k string) (string, bool) {
-		v := a.getenv(k)
-		return v, v != ""
-	}
-	switch name {
-	case "anthropic":
-		if model == "" {
-			model = anthropic.DefaultModel
-		}
-		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup)), model, nil
-	case "openai":
-		if model == "" {
-			if base, ok := lookup("OPENAI_BASE_URL"); ok && base != openai.DefaultBaseURL && base+"/" != openai.DefaultBaseURL {
-				return nil, "", errors.New("an OpenAI-compatible server needs a model name: pass --model (or set GANTRY_MODEL)")
-			}
-			model = "gpt-5"
-		}
-		return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup)), model, nil
-	}
-	return nil, "", fmt.Errorf("unknown --provider %q (want anthropic or openai)", name)
+	return llmenv.Provider(name, model, a.getenv)
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
@@ -57,4 +59,25 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 		input = []byte(c)
 	}
 	return llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", done+1), Name: name, Input: string(input)}), true
+}
+
+// Start starts the fake model server with [Respond] for the test and
+// returns it with an Anthropic provider pointed at it.
+func Start(t testing.TB) (*llmtest.Server, llm.Provider) {
+	srv := llmtest.NewServer(t, llmtest.WithResponder(Respond))
+	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+}
+
+// Getenv is a worker's environment for tests: home as HOME, a plain PATH,
+// nothing else.
+func Getenv(home string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "PATH":
+			return "/usr/local/bin:/usr/bin:/bin"
+		}
+		return ""
+	}
 }
