@@ -220,15 +220,11 @@ func newRunsShowCmd(a *app) *cobra.Command {
 		Short: "Show one run: request, status, session, result",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openScheduling(cmd, a)
+			st, _, r, err := storedRun(cmd, a, args[0])
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			r, err := serve.Stored(st).Get(cmd.Context(), args[0])
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
 			if asJSON {
 				return json.NewEncoder(a.stdout).Encode(r)
 			}
@@ -238,6 +234,22 @@ func newRunsShowCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// storedRun opens the database and reads a run; the caller closes the
+// store.
+func storedRun(cmd *cobra.Command, a *app, id string) (*store.SQLite, *serve.Engine, runqueue.Run, error) {
+	st, err := openScheduling(cmd, a)
+	if err != nil {
+		return nil, nil, runqueue.Run{}, err
+	}
+	eng := serve.Stored(st)
+	r, err := eng.Get(cmd.Context(), id)
+	if err != nil {
+		st.Close()
+		return nil, nil, runqueue.Run{}, &exitError{code: 1, err: err}
+	}
+	return st, eng, r, nil
 }
 
 func printRun(w io.Writer, r runqueue.Run) {
@@ -278,16 +290,11 @@ func newRunsLogsCmd(a *app) *cobra.Command {
 		Short: "Print a run's events (stream-json lines); --follow waits for new ones until the run ends",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openScheduling(cmd, a)
+			st, eng, r, err := storedRun(cmd, a, args[0])
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			eng := serve.Stored(st)
-			r, err := eng.Get(cmd.Context(), args[0])
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
 			if !follow && r.Events <= after {
 				return nil
 			}
