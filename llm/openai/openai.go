@@ -102,7 +102,8 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 }
 
 // WithHTTPClient sets the HTTP client (default: a clone of
-// http.DefaultTransport, no overall timeout: streams are long).
+// http.DefaultTransport with 64 idle connections per host, no overall
+// timeout: streams are long).
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithModel sets the model of requests that name none. There is no default:
@@ -172,6 +173,10 @@ func defaultHTTPClient() *http.Client {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
 		t.ResponseHeaderTimeout = 10 * time.Minute
+		// Many sessions share one provider: keep enough idle connections
+		// for their HTTP/1.1 requests (the default, 2, closes and redials
+		// all but two after every burst).
+		t.MaxIdleConnsPerHost = 64
 		return &http.Client{Transport: t}
 	}
 	return &http.Client{}
