@@ -118,22 +118,24 @@ const (
 )
 
 // ResultEvent ends every run (also a failed one: then IsError is set and
-// the iterator's error, if any, follows it).
+// the iterator's error, if any, follows it). Its JSON form (the transcript's
+// result record) uses the names of the stream-json result.
 type ResultEvent struct {
-	Subtype   string
-	IsError   bool
-	Text      string // the model's last reply text, or the reason of an error
-	SessionID string
-	NumTurns  int
-	Usage     llm.Usage
-	CostUSD   float64
-	Duration  time.Duration
+	Subtype   string    `json:"subtype"`
+	IsError   bool      `json:"is_error"`
+	Text      string    `json:"result"` // the model's last reply text, or the reason of an error
+	SessionID string    `json:"session_id"`
+	NumTurns  int       `json:"num_turns"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"total_cost_usd"`
+	// Duration is in nanoseconds in JSON.
+	Duration time.Duration `json:"duration_ns"`
 	// StopReason is the model's last stop reason.
-	StopReason llm.StopReason
+	StopReason llm.StopReason `json:"stop_reason,omitempty"`
 	// Structured is the final answer of a run with an output schema
 	// ([Options.OutputSchema], [PromptAs]), as JSON the schema accepts;
 	// nil otherwise and when the run ended without a valid answer.
-	Structured json.RawMessage `json:",omitempty"`
+	Structured json.RawMessage `json:"structured_output,omitempty"`
 }
 
 func (*InitEvent) isEvent()       {}

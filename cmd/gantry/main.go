@@ -19,7 +19,8 @@ import (
 	"github.com/gantry-dev/gantry/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version is set at build time with -ldflags "-X main.version=…"; see
+// buildVersion for what a plain build reports.
 var version = "dev"
 
 // exitError carries a process exit code through cobra without printing a
@@ -47,7 +48,7 @@ func newRootCmd(a *app) *cobra.Command {
 		Short:         "Gantry runs LLM agents built around a fast, safe tool runtime",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       buildVersion(),
 	}
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
@@ -57,7 +58,49 @@ func newRootCmd(a *app) *cobra.Command {
 	for _, add := range subcommands {
 		root.AddCommand(add(a))
 	}
+	strictSubcommands(root)
 	return root
+}
+
+// strictSubcommands makes every command that only groups subcommands
+// (gantry tools, gantry mcp, …) refuse an unknown subcommand with exit
+// status 2 and a suggestion, instead of printing its help and succeeding.
+func strictSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		strictSubcommands(c)
+	}
+	if cmd.Parent() == nil || !cmd.HasSubCommands() || cmd.Run != nil || cmd.RunE != nil {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return unknownCommand(c, args[0])
+	}
+}
+
+// suggestions are the subcommands of c close to word (edit distance 2, or
+// a prefix).
+func suggestions(c *cobra.Command, word string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	return c.SuggestionsFor(word)
+}
+
+// unknownCommand is the error for a word that names no subcommand of c,
+// with the subcommands it is close to.
+func unknownCommand(c *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, c.CommandPath())
+	if s := suggestions(c, word); len(s) > 0 {
+		msg += "\n\nDid you mean this?"
+		for _, x := range s {
+			msg += "\n\t" + x
+		}
+	}
+	return &exitError{code: 2, err: fmt.Errorf("%s\n\nRun '%s --help' for usage.", msg, c.CommandPath())}
 }
 
 // subcommands lists the constructors of the subcommands; each lives in its
@@ -77,6 +120,7 @@ var subcommands = []func(*app) *cobra.Command{
 	newServeCmd,
 	newCheckpointsCmd,
 	newRewindCmd,
+	newVersionCmd,
 }
 
 func run(ctx context.Context, a *app, args []string) int {

@@ -94,7 +94,7 @@ server of the project's .mcp.json as it is now.`,
 				return &exitError{code: 1, err: err}
 			}
 			m, err := mcptool.NewManager(cfg, &mcptool.Options{Dir: s.ProjectDir, Getenv: a.getenv, MaxReconnects: -1,
-				Client: &mcp.Implementation{Name: "gantry", Version: version}})
+				Client: &mcp.Implementation{Name: "gantry", Version: buildVersion()}})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -219,7 +219,7 @@ func buildMCPServer(ctx context.Context, a *app, sf *safetyFlags, dir string) (*
 		return nil, nil, err
 	}
 	srv, err := mcpserve.New(ws.Pool().Tools(), ws.Executor(), ws.Session(),
-		&mcpserve.Options{Name: "gantry", Version: version, EventStore: mcp.NewMemoryEventStore(nil)})
+		&mcpserve.Options{Name: "gantry", Version: buildVersion(), EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
 		ws.Close()
 		return nil, nil, err

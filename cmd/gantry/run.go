@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -68,7 +69,10 @@ type runFlags struct {
 	// chat is the interactive terminal's channel (gantry chat): it asks the
 	// person (permissions, questions, plans, trust, changed MCP servers);
 	// nil for headless runs.
-	chat interaction.Channel
+	chat        interaction.Channel
+	idleTimeout time.Duration
+	debugFile   string
+	debug       bool
 }
 
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
@@ -107,6 +111,9 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.jsonSchema, "json-schema", "", "a JSON Schema the final answer must match (inline JSON or @file): the run ends with a StructuredOutput call, printed as structured_output in json and stream-json results")
 	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "do not record checkpoints of the project's files (gantry rewind undoes a run's changes with them)")
 	fl.BoolVar(&f.replayUser, "replay-user-messages", false, "stream-json: also print the prompt as a user message, with its uuid (the id of the checkpoint before it)")
+	fl.DurationVar(&f.idleTimeout, "stream-idle-timeout", 0, "give up on a model stream that sends nothing for this long (retried; default 5m)")
+	fl.BoolVar(&f.debug, "debug", false, "accepted for the Agent SDKs; Gantry's notes go to stderr")
+	fl.StringVar(&f.debugFile, "debug-file", "", "also write Gantry's notes (warnings, retries) to this file (the Agent SDKs pass it when debugging)")
 	f.web.add(fl, true)
 	f.agents.add(cmd)
 }
@@ -143,14 +150,18 @@ func attachRootRun(a *app, root *cobra.Command) {
 		// Headless without -p: streaming input (the Agent SDKs pass no
 		// -p), or a prompt piped to bare gantry.
 		headless := f.print || f.inputFormat == "stream-json" || (len(args) == 0 && !isTerminal(a.stdin))
+		// A lone word close to a subcommand (gantry tols) is a typo, not
+		// a prompt to pay for.
+		if !f.print && len(args) == 1 && !strings.ContainsAny(strings.TrimSpace(args[0]), " \t\n") && len(suggestions(cmd, args[0])) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 		if !headless && interactive(a) {
-			f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 			return runChat(cmd.Context(), a, f, args)
 		}
 		if !headless && len(args) == 0 {
 			return cmd.Help()
 		}
-		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 		return runPrompt(cmd.Context(), a, f, args)
 	}
 }
@@ -238,6 +249,16 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if err := f.check(); err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if f.debugFile != "" {
+		df, err := os.OpenFile(f.debugFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--debug-file: %w", err)}
+		}
+		defer df.Close()
+		dup := *a
+		dup.stderr = io.MultiWriter(a.stderr, df)
+		a = &dup
+	}
 	if f.inputFormat == "stream-json" {
 		if len(args) > 0 {
 			return &exitError{code: 2, err: errors.New("with --input-format stream-json the prompts come on standard input, not as an argument")}
@@ -280,11 +301,8 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		return &exitError{code: 1, err: runErr}
 	}
 	if res.IsError {
-		// The result (with its reason) was printed; exit non-zero without
-		// repeating it, except in text mode where it went to stdout only.
-		if f.outputFormat == "text" && runErr != nil {
-			return &exitError{code: 1, err: runErr}
-		}
+		// The result (with its reason) was printed (text: on stderr); exit
+		// non-zero without repeating it.
 		return &exitError{code: 1, err: errors.New("")}
 	}
 	return nil
@@ -307,7 +325,7 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 		Writer:           streamjson.WriterOptions{Partial: f.partial, ReplayUser: f.replayUser},
 		PermissionPrompt: f.promptTool == "stdio",
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
-		Version:          version,
+		Version:          buildVersion(),
 		APIKeySource:     apiKeySource(a, f.provider),
 		Getenv:           a.getenv,
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
@@ -392,7 +410,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	prov, model, err := newProvider(a, f.provider, settingsModel(a, f, dir))
+	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, dir), f.idleTimeout)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
@@ -448,7 +466,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.ExtraHooks = init.Hooks
 		o.CompletionTools = f.completion
 		o.Builtin.Trigger = triggerOptions(a)
-		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: version}, Hosted: init.Hosted}
+		o.MCP = &mcptool.Options{Client: &mcp.Implementation{Name: "gantry", Version: buildVersion()}, Hosted: init.Hosted}
 		rc.adjust(o)
 		// At a terminal, servers of the project's .mcp.json that changed
 		// since the user approved them are shown and the user is asked.
@@ -582,7 +600,7 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 		}
 	}
 	info := func() streamjson.Info {
-		in := streamjson.Info{Version: version, APIKeySource: apiKeySource(a, f.provider)}
+		in := streamjson.Info{Version: buildVersion(), APIKeySource: apiKeySource(a, f.provider)}
 		if ws.MCP() != nil {
 			for _, st := range ws.MCP().Servers() {
 				in.MCPServers = append(in.MCPServers, streamjson.MCPServer{Name: st.Name, Status: string(st.State)})

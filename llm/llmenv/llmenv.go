@@ -32,6 +32,19 @@ or pass --provider anthropic|openai`)
 // are read through it, never from the process directly). An
 // OpenAI-compatible server other than OpenAI's has no default model.
 func Provider(name, model string, getenv func(string) string) (llm.Provider, string, error) {
+	return ProviderOptions(name, model, getenv, Options{})
+}
+
+// Options are the optional settings of [ProviderOptions]; the zero value
+// is the adapters' defaults.
+type Options struct {
+	// Retry is the adapter's retry policy (the zero value: llm's default
+	// policy); its OnRetry lets a command report each retry.
+	Retry llm.RetryPolicy
+}
+
+// ProviderOptions is [Provider] with options.
+func ProviderOptions(name, model string, getenv func(string) string, o Options) (llm.Provider, string, error) {
 	if name == "" {
 		switch {
 		case getenv("ANTHROPIC_API_KEY") != "":
@@ -57,7 +70,7 @@ func Provider(name, model string, getenv func(string) string) (llm.Provider, str
 		if model == "" {
 			model = anthropic.DefaultModel
 		}
-		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup)), model, nil
+		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup), anthropic.WithRetry(o.Retry)), model, nil
 	case "openai":
 		if model == "" {
 			if base, ok := lookup("OPENAI_BASE_URL"); ok && base != openai.DefaultBaseURL && base+"/" != openai.DefaultBaseURL {
@@ -65,7 +78,7 @@ func Provider(name, model string, getenv func(string) string) (llm.Provider, str
 			}
 			model = DefaultOpenAIModel
 		}
-		return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup)), model, nil
+		return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup), openai.WithRetry(o.Retry)), model, nil
 	}
 	return nil, "", fmt.Errorf("unknown --provider %q (want anthropic or openai)", name)
 }
