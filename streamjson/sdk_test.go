@@ -89,6 +89,16 @@ func TestAgentSDK(t *testing.T) {
 	}
 	node, sdkDir := agentSDK(t)
 	bin := buildGantry(t)
+	// Measure gantry's peak RSS under the SDK when GNU time is there.
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		wrapper := filepath.Join(t.TempDir(), "gantry-measured")
+		script := "#!/bin/sh\nexec /usr/bin/time -a -o '" + rssFile + "' -f %M '" + bin + "' \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		bin = wrapper
+	}
 	srv := llmtest.NewServer(t)
 	srv.Script(
 		llmtest.ToolReply(llmtest.ToolCall{ID: "t1", Name: "mcp__calc__add", Input: `{"a":2,"b":3}`}),
@@ -103,7 +113,11 @@ func TestAgentSDK(t *testing.T) {
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "main.mjs"))
+	program := filepath.Join("testdata", "sdk", "main.mjs")
+	if _, err := os.ReadFile(program); err != nil { // read here so that go test's cache sees its changes
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, program)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
 		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
@@ -116,6 +130,10 @@ func TestAgentSDK(t *testing.T) {
 		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	t.Logf("%s", stderr.String())
+	if b, err := os.ReadFile(rssFile); err == nil {
+		// The footprint target is 30 MB (0.1x the reference agent's).
+		t.Logf("gantry peak RSS under the Agent SDK (three turns, an SDK MCP server, hooks): %s KiB", strings.TrimSpace(string(b)))
+	}
 	reqs := srv.Requests()
 	if len(reqs) != 5 {
 		t.Fatalf("model requests = %d, want 5", len(reqs))

@@ -143,6 +143,15 @@ for await (const m of q) {
       assert.equal(typeof m.usage.cache_read_input_tokens, 'number');
       assert.equal(typeof m.modelUsage, 'object');
       assert.ok(Array.isArray(m.permission_denials));
+      if (results.length === 1) {
+        // Between turns: the session's facts, and another model.
+        const status = await q.mcpServerStatus();
+        assert.equal(status.find((x) => x.name === 'calc')?.status, 'connected', JSON.stringify(status));
+        const init = await q.initializationResult();
+        assert.equal(init.output_style, 'default');
+        assert.ok(init.agents.some((a) => a.name === 'general-purpose'));
+        await q.setModel('claude-opus-4-1');
+      }
       if (results.length === 2) {
         // Between turns: a new permission mode for the next one.
         const r = await q.setPermissionMode('acceptEdits');
@@ -170,6 +179,8 @@ assert.ok(writeResult && writeResult.is_error, 'the hook block reached the model
 // Turn three: interrupted while streaming, in the mode set between turns.
 assert.equal(inits.length, 3, 'system/init opens each turn');
 assert.equal(inits[2].permissionMode, 'acceptEdits');
+assert.equal(inits[0].model, 'claude-sonnet-4-5');
+assert.equal(inits[1].model, 'claude-opus-4-1', 'setModel applies from the next turn');
 assert.equal(new Set(inits.map((i) => i.session_id)).size, 1, 'one session');
 assert.ok(interrupted);
 assert.equal(results[2].subtype, 'error_during_execution');
