@@ -26,6 +26,7 @@ import (
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -71,6 +72,8 @@ type runFlags struct {
 	// nil for headless runs.
 	chat        interaction.Channel
 	idleTimeout time.Duration
+	tools       string
+	toolsSet    bool // --tools was given (empty: no built-in tools)
 	debugFile   string
 	debug       bool
 }
@@ -111,6 +114,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.jsonSchema, "json-schema", "", "a JSON Schema the final answer must match (inline JSON or @file): the run ends with a StructuredOutput call, printed as structured_output in json and stream-json results")
 	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "do not record checkpoints of the project's files (gantry rewind undoes a run's changes with them)")
 	fl.BoolVar(&f.replayUser, "replay-user-messages", false, "stream-json: also print the prompt as a user message, with its uuid (the id of the checkpoint before it)")
+	fl.StringVar(&f.tools, "tools", "", `the built-in tools the model sees: "Read,Grep,…", "default" for all, "" for none (MCP tools stay)`)
 	fl.DurationVar(&f.idleTimeout, "stream-idle-timeout", 0, "give up on a model stream that sends nothing for this long (retried; default 5m)")
 	fl.BoolVar(&f.debug, "debug", false, "accepted for the Agent SDKs; Gantry's notes go to stderr")
 	fl.StringVar(&f.debugFile, "debug-file", "", "also write Gantry's notes (warnings, retries) to this file (the Agent SDKs pass it when debugging)")
@@ -133,6 +137,7 @@ OpenAI-compatible server (for example Ollama at http://localhost:11434/v1).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
+			f.toolsSet = cmd.Flags().Changed("tools")
 			return runPrompt(cmd.Context(), a, f, args)
 		},
 	}
@@ -156,6 +161,7 @@ func attachRootRun(a *app, root *cobra.Command) {
 			return unknownCommand(cmd, args[0])
 		}
 		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
+		f.toolsSet = cmd.Flags().Changed("tools")
 		if !headless && interactive(a) {
 			return runChat(cmd.Context(), a, f, args)
 		}
@@ -463,6 +469,9 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
 		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
 		o.SettingScopes = scopes
+		if po := f.poolOptions(); po != nil {
+			o.Pool = po
+		}
 		o.ExtraHooks = init.Hooks
 		o.CompletionTools = f.completion
 		o.Builtin.Trigger = triggerOptions(a)
@@ -541,6 +550,16 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// poolOptions is the pool --tools asks for (nil: the default pool). The
+// listed built-ins, and every MCP tool; deferral is off, since ToolSearch
+// may not be among them.
+func (f *runFlags) poolOptions() *toolset.Options {
+	if !f.toolsSet || strings.TrimSpace(f.tools) == "default" {
+		return nil
+	}
+	return &toolset.Options{Allow: append(splitRules([]string{f.tools}), "mcp__*")}
 }
 
 // readJSONSchema reads --json-schema: inline JSON, or @file. Empty is
