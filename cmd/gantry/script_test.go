@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
@@ -58,6 +59,7 @@ func (t scriptTB) Cleanup(f func()) { t.env.Defer(f) }
 //	llm text 'reply text'              script a text reply
 //	llm tool ID NAME 'JSON' [ID NAME 'JSON'…]  script a reply of tool calls
 //	llm error STATUS                   script an error response
+//	llm silent                         script a reply that never comes (headers held back)
 //	llm requests N                     assert N requests were received
 //	llm sent 'substring'               assert the last request's messages contain it
 //	llm results 'substring'            assert a tool result sent contains it
@@ -110,6 +112,9 @@ func llmCmd(ts *testscript.TestScript, neg bool, args []string) {
 			calls = append(calls, llmtest.ToolCall{ID: args[i], Name: args[i+1], Input: args[i+2]})
 		}
 		srv.Script(llmtest.ToolReply(calls...))
+	case "silent":
+		// A server that accepts the request and never answers.
+		srv.Script(llmtest.Reply{HeaderDelay: time.Minute})
 	case "error":
 		code, err := strconv.Atoi(args[1])
 		ts.Check(err)
