@@ -147,3 +147,25 @@ func (a *Agent) Checkpoints() ([]checkpoint.Info, error) {
 	}
 	return st.List(a.checkpointSession())
 }
+
+// ForkBefore copies the agent's session into a new one that ends before
+// the user message id — a turn checkpoint's id — so that the conversation
+// can go on from before that prompt, as `gantry rewind --conversation`
+// does (both use
+// [github.com/gantry-dev/gantry/session.Store.ForkBefore]). It returns the new session's
+// id: resume it with Options.SessionID. The agent's own session is left
+// as it is. It waits for a run in progress to end. Without Options.Store
+// there is no transcript to fork: an error.
+func (a *Agent) ForkBefore(id string) (string, error) {
+	st := a.opts.Store
+	if st == nil {
+		return "", errors.New("agent: forking the conversation needs a session store (Options.Store)")
+	}
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	s, err := st.ForkBefore(a.opts.WorkDir, a.id, id)
+	if err != nil {
+		return "", fmt.Errorf("agent: fork before %s: %w", id, err)
+	}
+	return s.ID, s.Close()
+}

@@ -24,6 +24,7 @@ func slashCommands() []command {
 		{"/clear", "", "start a new session (the current one stays resumable)", (*model).cmdClear},
 		{"/compact", "[instructions]", "summarise the older part of the conversation now", (*model).cmdCompact},
 		{"/resume", "[id]", "go back to an earlier session of this directory", (*model).cmdResume},
+		{"/rewind", "", "restore the files (and optionally the conversation) to before an earlier prompt", (*model).cmdRewind},
 		{"/model", "[name]", "show the model, or continue this session with another", (*model).cmdModel},
 		{"/permissions", "", "the permission mode and the rules of the settings files", (*model).cmdPermissions},
 		{"/mcp", "", "the MCP servers and their state", (*model).cmdMCP},
@@ -104,7 +105,7 @@ func (m *model) cmdHelp(string) tea.Cmd {
 }
 
 func (m *model) busy(what string) bool {
-	if m.running || m.opening || m.compacting {
+	if m.running || m.opening || m.compacting || m.rewinding {
 		m.print(m.st.warn.Render(what + ": wait for the current turn to end (esc interrupts it)"))
 		return true
 	}
@@ -184,9 +185,17 @@ func (m *model) showPicker(msg sessionsMsg) tea.Cmd {
 		}
 		items = append(items, item{label: esc(title), hint: s.Time.Local().Format("2006-01-02 15:04") + " · " + s.ID})
 	}
-	m.picker = &pickerState{list: list, m: newMenu(items, false)}
-	m.input.Blur()
+	m.showChoice(&pickerState{title: "Resume a session", m: newMenu(items, false), pick: func(i int) tea.Cmd {
+		m.open(OpenRequest{SessionID: list[i].ID, Model: m.model, Mode: m.mode}, true, false)
+		return m.tick()
+	}})
 	return nil
+}
+
+// showChoice shows p in place of the input.
+func (m *model) showChoice(p *pickerState) {
+	m.picker = p
+	m.input.Blur()
 }
 
 func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -194,14 +203,20 @@ func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.picker = nil
 		return m.input.Focus()
 	}
-	p, cmd := m.picker.m.key(msg)
+	cur := m.picker
+	p, cmd := cur.m.key(msg)
 	if !p.done {
 		return cmd
 	}
-	s := m.picker.list[p.index]
 	m.picker = nil
-	m.open(OpenRequest{SessionID: s.ID, Model: m.model, Mode: m.mode}, true, false)
-	return tea.Batch(cmd, m.input.Focus(), m.tick())
+	cmds := []tea.Cmd{cmd}
+	if cur.pick != nil {
+		cmds = append(cmds, cur.pick(p.index))
+	}
+	if m.picker == nil { // pick may show the next choice
+		cmds = append(cmds, m.input.Focus())
+	}
+	return tea.Batch(cmds...)
 }
 
 func (m *model) cmdModel(arg string) tea.Cmd {

@@ -114,15 +114,21 @@ type model struct {
 	flushing   bool
 	quitting   bool
 	compacting bool
+	rewinding  bool
 
 	// printed, when set (tests), receives everything written to the
 	// transcript.
 	printed func(string)
 }
 
+// pickerState is a choice shown in place of the input: the /resume
+// session list, the /rewind checkpoint list and its confirmations.
 type pickerState struct {
-	list []SessionInfo
-	m    *menu
+	title string
+	body  string // shown above the choices (already rendered)
+	m     *menu
+	// pick handles the chosen item (its index); nil closes the picker.
+	pick func(i int) tea.Cmd
 }
 
 func newModel(ctx context.Context, opts *Options, b *bus, color bool) *model {
@@ -241,7 +247,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if m.notice != "" && !m.ctrlC.IsZero() && m.now().Sub(m.ctrlC) > exitWindow {
 			m.notice, m.ctrlC = "", time.Time{}
 		}
-		if m.running || m.opening || m.compacting || !m.ctrlC.IsZero() {
+		if m.running || m.opening || m.compacting || m.rewinding || !m.ctrlC.IsZero() {
 			return m.tick()
 		}
 		return nil
@@ -270,6 +276,12 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.next()
 	case sessionsMsg:
 		return m.showPicker(msg)
+	case rewindListMsg:
+		return m.showRewindPicker(msg)
+	case rewindPlanMsg:
+		return m.showRewindPlan(msg)
+	case rewindDoneMsg:
+		return m.rewound(msg)
 	case askMsg:
 		m.asks = append(m.asks, msg.p)
 		return m.showAsk()
@@ -427,7 +439,7 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 
 // next starts the next queued prompt if the session is idle.
 func (m *model) next() tea.Cmd {
-	if m.running || m.sess == nil || m.compacting || len(m.queue) == 0 {
+	if m.running || m.sess == nil || m.compacting || m.rewinding || len(m.queue) == 0 {
 		return nil
 	}
 	p := m.queue[0]

@@ -28,7 +28,11 @@ func (m *model) View() tea.View {
 	case m.dlg != nil:
 		bottom = append(bottom, m.st.dialog.Render(m.dlg.view(m.st, w-4)))
 	case m.picker != nil:
-		bottom = append(bottom, m.st.dialog.Render(m.st.accent.Render("Resume a session")+"\n"+m.picker.m.view(m.st, w-4)))
+		head := m.st.accent.Render(m.picker.title) + "\n"
+		if m.picker.body != "" {
+			head += m.picker.body + "\n"
+		}
+		bottom = append(bottom, m.st.dialog.Render(head+m.picker.m.view(m.st, w-4)))
 	default:
 		bottom = append(bottom, m.input.View())
 		if cs := m.matching(); len(cs) > 0 {
