@@ -62,7 +62,9 @@ func TestTeamRun(t *testing.T) {
 		}
 		lead := func(r llmtest.Request) llmtest.Reply {
 			txt := record("lead", r)
-			if strings.Contains(txt, "bob finished") && !hasUse(r, "l4") {
+			// Delete the team only once both members reported: alice may
+			// still be finishing her last turn when bob reports.
+			if strings.Contains(txt, "bob finished") && strings.Contains(txt, "[status] alice is idle") && !hasUse(r, "l4") {
 				return withUsage(llmtest.ToolReply(teamCall("l4", "TeamDelete", map[string]any{"team_name": "red"})))
 			}
 			if !hasUse(r, "l1") {
