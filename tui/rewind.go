@@ -45,13 +45,24 @@ func (m *model) cmdRewind(arg string) tea.Cmd {
 	if m.busy("/rewind") || m.sess == nil {
 		return nil
 	}
+	return m.rewindStep(func(ag *agent.Agent) tea.Msg {
+		l, err := ag.Checkpoints()
+		return rewindListMsg{list: l, err: err, arg: arg}
+	})
+}
+
+// rewindStep runs one step of /rewind off the event loop, on the open
+// agent; its message comes back through the bus.
+func (m *model) rewindStep(step func(*agent.Agent) tea.Msg) tea.Cmd {
+	if m.sess == nil {
+		return nil
+	}
 	m.rewinding = true
 	ag := m.sess.Agent
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
-		l, err := ag.Checkpoints()
-		m.bus.send(rewindListMsg{list: l, err: err, arg: arg})
+		m.bus.send(step(ag))
 	}()
 	return m.tick()
 }
@@ -104,18 +115,10 @@ func (m *model) showRewindPicker(msg rewindListMsg) tea.Cmd {
 // lists the conflicts (Force with DryRun reports them as Overwritten and
 // changes nothing).
 func (m *model) rewindPlan(info checkpoint.Info) tea.Cmd {
-	if m.sess == nil {
-		return nil
-	}
-	m.rewinding = true
-	ag := m.sess.Agent
-	m.bg.Add(1)
-	go func() {
-		defer m.bg.Done()
+	return m.rewindStep(func(ag *agent.Agent) tea.Msg {
 		rep, err := ag.RewindFiles(m.ctx, info.ID, checkpoint.RewindOptions{DryRun: true, Force: true})
-		m.bus.send(rewindPlanMsg{info: info, rep: rep, err: err})
-	}()
-	return m.tick()
+		return rewindPlanMsg{info: info, rep: rep, err: err}
+	})
 }
 
 func (m *model) showRewindPlan(msg rewindPlanMsg) tea.Cmd {
@@ -181,22 +184,14 @@ func (m *model) confirmForce(info checkpoint.Info, paths []string, conv bool) te
 }
 
 func (m *model) rewind(info checkpoint.Info, force, conv bool) tea.Cmd {
-	if m.sess == nil {
-		return nil
-	}
-	m.rewinding = true
-	ag := m.sess.Agent
-	m.bg.Add(1)
-	go func() {
-		defer m.bg.Done()
+	return m.rewindStep(func(ag *agent.Agent) tea.Msg {
 		done := rewindDoneMsg{info: info, conversation: conv}
 		done.rep, done.err = ag.RewindFiles(m.ctx, info.ID, checkpoint.RewindOptions{Force: force})
 		if done.err == nil && conv {
 			done.fork, done.forkErr = ag.ForkBefore(info.ID)
 		}
-		m.bus.send(done)
-	}()
-	return m.tick()
+		return done
+	})
 }
 
 func (m *model) rewound(msg rewindDoneMsg) tea.Cmd {

@@ -10,14 +10,11 @@ import (
 	"testing"
 
 	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/toolset"
 )
 
 // TestRewind drives /rewind against a real agent, a real checkpoint store
@@ -35,22 +32,9 @@ func TestRewind(t *testing.T) {
 	}
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		ag, err := agent.New(ctx, agent.Options{
-			Provider:    anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
-			Model:       "claude-test",
-			Pool:        toolset.Options{Tools: file.Tools(file.Options{})},
-			WorkDir:     dir,
-			Mode:        tool.ModeAcceptEdits,
-			Interaction: &channel{bus: h.m.bus},
-			Store:       store,
-			Checkpoints: cps,
-			SessionID:   req.SessionID,
-			NoEnvFacts:  true,
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(o *agent.Options) {
+			o.Mode, o.Store, o.Checkpoints, o.SessionID = tool.ModeAcceptEdits, store, cps, req.SessionID
 		})
-		if err != nil {
-			return nil, err
-		}
-		return &Session{Agent: ag, Model: "claude-test"}, nil
 	}
 	h = newHarness(t, Options{Open: open}, false)
 	h.m.Init()
@@ -183,17 +167,11 @@ func TestRewind(t *testing.T) {
 func TestRewindWithoutCheckpoints(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	dir := t.TempDir()
+	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		ag, err := agent.New(ctx, agent.Options{
-			Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
-			Model:    "claude-test", WorkDir: dir, NoEnvFacts: true,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &Session{Agent: ag}, nil
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(*agent.Options) {})
 	}
-	h := newHarness(t, Options{Open: open}, false)
+	h = newHarness(t, Options{Open: open}, false)
 	h.m.Init()
 	h.pump(func() bool { return h.m.sess != nil })
 	h.m.command("/rewind")

@@ -28,22 +28,9 @@ func TestSessionEndToEnd(t *testing.T) {
 	store := session.NewStore(home)
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		ag, err := agent.New(ctx, agent.Options{
-			Provider:     anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
-			Model:        "claude-test",
-			Pool:         toolset.Options{Tools: file.Tools(file.Options{})},
-			WorkDir:      dir,
-			Mode:         req.Mode,
-			Interaction:  &channel{bus: h.m.bus},
-			Store:        store,
-			SessionID:    req.SessionID,
-			KeepMessages: 1,
-			NoEnvFacts:   true,
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(o *agent.Options) {
+			o.Mode, o.Store, o.SessionID, o.KeepMessages = req.Mode, store, req.SessionID, 1
 		})
-		if err != nil {
-			return nil, err
-		}
-		return &Session{Agent: ag, Model: "claude-test"}, nil
 	}
 	h = newHarness(t, Options{Open: open, Sessions: StoreSessions(store, dir)}, true)
 	h.m.Init()
@@ -123,4 +110,23 @@ func lastUserText(r llmtest.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// openFileAgent opens a session on a real agent with the file tools in dir,
+// talking to the fake model API srv; adjust sets the test's options.
+func openFileAgent(ctx context.Context, srv *llmtest.Server, dir string, ch *channel, adjust func(*agent.Options)) (*Session, error) {
+	o := agent.Options{
+		Provider:    anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
+		Model:       "claude-test",
+		Pool:        toolset.Options{Tools: file.Tools(file.Options{})},
+		WorkDir:     dir,
+		Interaction: ch,
+		NoEnvFacts:  true,
+	}
+	adjust(&o)
+	ag, err := agent.New(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Agent: ag, Model: "claude-test"}, nil
 }
