@@ -29,8 +29,10 @@ func (m *model) View() tea.View {
 		bottom = append(bottom, m.st.dialog.Render(m.dlg.view(m.st, w-4)))
 	case m.picker != nil:
 		head := m.st.accent.Render(m.picker.title) + "\n"
-		if m.picker.body != "" {
-			head += m.picker.body + "\n"
+		for _, l := range strings.Split(m.picker.body, "\n") {
+			if l != "" {
+				head += truncate(l, w-4) + "\n"
+			}
 		}
 		bottom = append(bottom, m.st.dialog.Render(head+m.picker.m.view(m.st, w-4)))
 	default:
