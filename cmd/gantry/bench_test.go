@@ -14,11 +14,14 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
-// buildGantry builds the CLI binary once per benchmark.
+// buildGantry builds the CLI binary once per benchmark, as scripts/dev
+// builds it: static (CGO_ENABLED=0), which peaks ~20 MB lower in RSS than a
+// cgo build.
 func buildGantry(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "gantry")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
