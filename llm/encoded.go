@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"errors"
 	"hash/maphash"
 	"io"
 	"net"
@@ -184,3 +185,41 @@ func (b *Body) Reader() io.ReadCloser {
 
 // Bytes returns the body as one slice (a copy).
 func (b *Body) Bytes() []byte { return bytes.Join(b.parts, nil) }
+
+// StreamBody splices a streaming request body from encoded pieces: head
+// (the request's other fields as one JSON object), then a "messages"
+// array of the encoded messages, then a "tools" array when there are
+// tools, then "stream": true. The pieces are referenced, not copied, and
+// must not be modified afterwards. Each adapter encodes the pieces in its
+// own provider's format; the splice is shared.
+func StreamBody(head []byte, messages, tools [][]byte) (*Body, error) {
+	head = bytes.TrimSpace(head)
+	if len(head) < 2 || head[0] != '{' || head[len(head)-1] != '}' {
+		return nil, errors.New("llm: request head is not a JSON object")
+	}
+	var b Body
+	open := head[:len(head)-1] // without the closing brace
+	b.Append(open)
+	sep := ","
+	if len(bytes.TrimSpace(open)) == 1 { // "{}": no fields before ours
+		sep = ""
+	}
+	b.appendArray(sep, "messages", messages)
+	if len(tools) > 0 {
+		b.appendArray(",", "tools", tools)
+	}
+	b.AppendString(`,"stream":true}`)
+	return &b, nil
+}
+
+// appendArray appends sep"key":[items…].
+func (b *Body) appendArray(sep, key string, items [][]byte) {
+	b.AppendString(sep + `"` + key + `":[`)
+	for i, it := range items {
+		if i > 0 {
+			b.AppendString(",")
+		}
+		b.Append(it)
+	}
+	b.AppendString("]")
+}

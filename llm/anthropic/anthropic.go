@@ -407,32 +407,17 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b llm.Body
-	b.Append(hb[:len(hb)-1]) // without the closing brace
-	b.AppendString(`,"messages":[`)
+	encMsgs := make([][]byte, len(msgs))
 	for i := range msgs {
-		enc, err := msgs[i].MarshalJSON()
-		if err != nil {
+		if encMsgs[i], err = msgs[i].MarshalJSON(); err != nil {
 			return nil, fmt.Errorf("anthropic: encode messages[%d]: %w", i, err)
 		}
-		if i > 0 {
-			b.AppendString(",")
-		}
-		b.Append(enc)
 	}
-	b.AppendString("]")
-	if len(encTools) > 0 {
-		b.AppendString(`,"tools":[`)
-		for i, t := range encTools {
-			if i > 0 {
-				b.AppendString(",")
-			}
-			b.Append(t)
-		}
-		b.AppendString("]")
+	b, err := llm.StreamBody(hb, encMsgs, encTools)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	b.AppendString(`,"stream":true}`)
-	return &b, nil
+	return b, nil
 }
 
 // Tool encoding variants.

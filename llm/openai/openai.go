@@ -464,36 +464,23 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
 	}
-	var b llm.Body
-	b.Append(hb[:len(hb)-1]) // without the closing brace
-	b.AppendString(`,"messages":[`)
+	encMsgs := make([][]byte, len(msgs))
 	for i := range msgs {
-		enc, err := msgs[i].MarshalJSON()
-		if err != nil {
+		if encMsgs[i], err = msgs[i].MarshalJSON(); err != nil {
 			return nil, fmt.Errorf("openai: encode messages[%d]: %w", i, err)
 		}
-		if i > 0 {
-			b.AppendString(",")
-		}
-		b.Append(enc)
 	}
-	b.AppendString("]")
-	if len(req.Tools) > 0 {
-		b.AppendString(`,"tools":[`)
-		for i, spec := range req.Tools {
-			enc, err := p.tools.Get(spec, 0, encodeTool)
-			if err != nil {
-				return nil, fmt.Errorf("openai: encode tool %q: %w", spec.Name, err)
-			}
-			if i > 0 {
-				b.AppendString(",")
-			}
-			b.Append(enc)
+	encTools := make([][]byte, len(req.Tools))
+	for i, spec := range req.Tools {
+		if encTools[i], err = p.tools.Get(spec, 0, encodeTool); err != nil {
+			return nil, fmt.Errorf("openai: encode tool %q: %w", spec.Name, err)
 		}
-		b.AppendString("]")
 	}
-	b.AppendString(`,"stream":true}`)
-	return &b, nil
+	b, err := llm.StreamBody(hb, encMsgs, encTools)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	return b, nil
 }
 
 func encodeTool(spec *tool.Spec) ([]byte, error) { return ToolParam(spec).MarshalJSON() }
