@@ -34,10 +34,16 @@ type AgentRunner struct {
 	// Workspace, when set, adjusts each run's workspace options after the
 	// request's are applied (the environment lookup, a warning sink, MCP
 	// client options, …). It must not widen the request's permissions.
+	// Runs share their built-in tools through one [workspace.Shared]
+	// (Options.Shared, keyed by what the directory's settings change in
+	// them); an adjustment that sets Options.Builtin differently from run
+	// to run must set Options.Shared to nil.
 	Workspace func(*workspace.Options)
 	// Agent, when set, adjusts each run's agent options (reminders, the
 	// small model, …).
 	Agent func(*agent.Options)
+
+	shared workspace.Shared // the runs' built-in tools
 }
 
 var _ runqueue.Runner = (*AgentRunner)(nil)
@@ -52,7 +58,7 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 		return nil, fmt.Errorf("serve: model: %w", err)
 	}
 	wo := workspace.Options{Dir: req.Dir, Mode: req.Options.Mode, Allow: req.Options.Allow, Deny: req.Options.Deny,
-		Interaction: x.Channel, Store: r.Store}
+		Interaction: x.Channel, Store: r.Store, Shared: &r.shared}
 	if r.Workspace != nil {
 		r.Workspace(&wo)
 	}

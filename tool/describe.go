@@ -203,6 +203,23 @@ type SessionDescriber interface {
 	DescribeSession(ctx context.Context, env *Env) (SessionSpec, error)
 }
 
+// DescribesSession reports whether t's description may depend on the
+// session: t (or a tool it wraps, see [As]) implements [SessionDescriber],
+// except a tool of this package's constructors built without
+// [SessionFunc], whose DescribeSession always returns the static spec. A
+// pool shares the frozen spec of a tool that does not describe the
+// session between its sessions, and asks one that does per session.
+func DescribesSession(t Tool) bool {
+	sd, ok := As[SessionDescriber](t)
+	if !ok {
+		return false
+	}
+	if ft, ok := sd.(*FuncTool); ok {
+		return ft.hooks.session != nil
+	}
+	return true
+}
+
 // SessionSpec is what a [SessionDescriber] computed for one session. Each
 // empty field keeps the static value.
 type SessionSpec struct {

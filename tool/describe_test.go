@@ -147,3 +147,35 @@ type selfWrapper struct {
 }
 
 func (s *selfWrapper) Unwrap() Tool { return s.inner }
+
+func TestDescribesSession(t *testing.T) {
+	plain := Must(NewNoInput("Plain", "Plain.", func(context.Context, *Env) (*Result, error) { return nil, nil }))
+	described := Must(NewNoInput("Described", "Described.", func(context.Context, *Env) (*Result, error) { return nil, nil },
+		SessionFunc(func(context.Context, *Env) (SessionSpec, error) { return SessionSpec{}, nil })))
+	tests := []struct {
+		name string
+		t    Tool
+		want bool
+	}{
+		{"constructor without SessionFunc", plain, false},
+		{"constructor with SessionFunc", described, true},
+		{"custom describer", customDescriber{plain}, true},
+		{"wrapper of a describer", unwrapping{described}, true},
+		{"wrapper of a plain tool", unwrapping{plain}, false},
+	}
+	for _, tt := range tests {
+		if got := DescribesSession(tt.t); got != tt.want {
+			t.Errorf("%s: DescribesSession = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+type customDescriber struct{ Tool }
+
+func (customDescriber) DescribeSession(context.Context, *Env) (SessionSpec, error) {
+	return SessionSpec{}, nil
+}
+
+type unwrapping struct{ Tool }
+
+func (u unwrapping) Unwrap() Tool { return u.Tool }

@@ -219,9 +219,50 @@ func CheckSchema(raw json.RawMessage) error {
 	return err
 }
 
+// maxCompiledSchemas bounds [compiledSchemas]. A program's tools have a
+// few hundred distinct schemas at most; the bound only protects a program
+// that builds tools with fresh schemas forever (the memo is then emptied
+// and refilled).
+const maxCompiledSchemas = 4096
+
+// compiledSchemas memoises compileSchema by the schema's bytes. Compiling
+// (which validates the schema against its meta-schema) is most of what
+// building a tool costs; tools built per session or per workspace from the
+// same definition compile the same bytes, so each distinct schema is
+// compiled once per process. It is a memo of a pure function keyed by its
+// whole input, bounded, and a compiled schema is immutable and safe for
+// concurrent use: nothing of it is visible to callers but the time saved.
+var compiledSchemas = struct {
+	mu sync.RWMutex
+	m  map[string]compiledSchema
+}{m: make(map[string]compiledSchema)}
+
+type compiledSchema struct {
+	s   *validator.Schema
+	err error
+}
+
 // compileSchema checks raw like [CheckSchema] and returns the compiled
-// schema.
+// schema, from the memo when the same bytes were compiled before.
 func compileSchema(raw json.RawMessage) (*validator.Schema, error) {
+	compiledSchemas.mu.RLock()
+	c, ok := compiledSchemas.m[string(raw)] // no allocation for the lookup
+	compiledSchemas.mu.RUnlock()
+	if ok {
+		return c.s, c.err
+	}
+	c.s, c.err = compileSchemaNow(raw)
+	compiledSchemas.mu.Lock()
+	if len(compiledSchemas.m) >= maxCompiledSchemas {
+		clear(compiledSchemas.m)
+	}
+	compiledSchemas.m[string(raw)] = c
+	compiledSchemas.mu.Unlock()
+	return c.s, c.err
+}
+
+// compileSchemaNow is compileSchema without the memo.
+func compileSchemaNow(raw json.RawMessage) (*validator.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadSchema)
 	}

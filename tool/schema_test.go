@@ -1,6 +1,8 @@
 package tool
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -227,4 +229,37 @@ func FuzzValidName(f *testing.F) {
 			t.Fatalf("ValidName(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// TestCompiledSchemaMemo: the same schema bytes compile once (tools built
+// per session share the compiled schema); a bad schema's error is kept too.
+func TestCompiledSchemaMemo(t *testing.T) {
+	raw := json.RawMessage(`{"type":"object","properties":{"memo_test":{"type":"string"}}}`)
+	a, err := compileSchema(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := compileSchema(bytes.Clone(raw))
+	if err != nil || a != b {
+		t.Fatalf("second compile: %p %p %v", a, b, err)
+	}
+	bad := json.RawMessage(`{"type":"object","properties":{"x":{"type":12}}}`)
+	for range 2 {
+		if _, err := compileSchema(bad); !errors.Is(err, ErrBadSchema) {
+			t.Fatalf("bad schema: %v", err)
+		}
+	}
+}
+
+func BenchmarkNewTextBuild(b *testing.B) {
+	type in struct {
+		Path  string `json:"path" jsonschema:"The file"`
+		Limit int    `json:"limit,omitempty" jsonschema:"At most this many"`
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewText("Probe", "A probe.", func(context.Context, *Env, in) (string, error) { return "", nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

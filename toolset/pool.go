@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -77,19 +79,24 @@ type Options struct {
 // order), what the executor may call, and the deferred tools loaded so far.
 // It is safe for concurrent use. A *Pool satisfies the executor's resolver
 // interface (Lookup and Names).
+//
+// A pool is small: the immutable part — the built-in members, their
+// filters, the built and frozen tools that are the same for every session
+// — is a core shared by every pool assembled from the same registry and
+// options; a pool holds what is its session's own: the environment, the
+// tools built or described per session, its MCP tools, the restriction
+// stack and the loaded deferred tools.
 type Pool struct {
 	ctx  context.Context // factories' and enablers' context (not cancelled)
 	env  *tool.Env
-	opts Options
+	core *poolCore
 
-	allow, deny, deferNames []pattern
-	features                map[string]bool
-	search                  *member
-	searchTool              *searchTool
+	search     *member
+	searchTool *searchTool
 
 	mu      sync.RWMutex
-	members []*member          // canonical order
-	index   map[string]*member // name or alias → member
+	members []*member      // canonical order
+	index   map[string]int // name or alias → position in members; may be the core's (read-only)
 	stack   []*layer
 	loaded  map[string]bool // names of loaded deferred tools
 }
@@ -103,26 +110,43 @@ const (
 	srcSearch
 )
 
-// member is one tool of the pool, built lazily.
+// member is one tool of the pool: its names and filters, and the cell
+// that builds and keeps the tool.
 type member struct {
 	name    string
 	aliases []string
+	all     []string // name, then aliases
 	src     source
 	server  string // MCP server
+	tierOK  bool   // a built-in passes tier and gate
 	static  bool   // passes tier, gate, allow and deny
-	factory Factory
+	*cell
+}
 
-	mu     sync.Mutex // guards built, frozen, t, err
+// cell builds a member's tool lazily and keeps it. A shared cell (a
+// prebuilt tool that does not describe the session) belongs to a core
+// and serves all its pools; the others belong to one pool (and the pools
+// derived from it).
+type cell struct {
+	factory Factory
+	shared  bool
+
+	done   atomic.Bool // t and err are final; read without mu
+	mu     sync.Mutex  // guards built, frozen, t, err until done
 	built  bool
 	frozen bool // the session-time spec is computed and rendered
 	t      tool.Tool
 	err    error
 }
 
-// preset marks m as built with t.
-func (m *member) preset(t tool.Tool) { m.built, m.t = true, t }
+func newMember(name string, aliases []string, src source, c *cell) *member {
+	return &member{name: name, aliases: aliases, all: append([]string{name}, aliases...), src: src, cell: c}
+}
 
-func (m *member) names() []string { return append([]string{m.name}, m.aliases...) }
+// preset returns a cell holding t, built.
+func preset(t tool.Tool) *cell { return &cell{built: true, t: t} }
+
+func (m *member) names() []string { return m.all }
 
 // layer is one restriction pushed on the stack.
 type layer struct{ pats []pattern }
@@ -132,109 +156,24 @@ type layer struct{ pats []pattern }
 // cancellation) are kept for those calls. Errors are programmer mistakes:
 // invalid or clashing user tool names, a tool taking the reserved name
 // ToolSearch, a bad tier.
+//
+// Pools assembled from the same registry with the same options (Env and
+// Tools aside) share one core, which the registry keeps: the built-in
+// tools registered built ([Registry.RegisterTool]) are frozen once for all
+// of them. Built-ins with a factory, user tools and tools that describe
+// the session ([tool.DescribesSession]) are built and described per pool.
 func NewPool(ctx context.Context, opts Options) (*Pool, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if opts.MaxTier == 0 {
-		opts.MaxTier = TierSpecialist
-	}
-	if opts.MaxTier < TierCore || opts.MaxTier > TierSpecialist {
-		return nil, fmt.Errorf("toolset: unknown max tier %d", int(opts.MaxTier))
-	}
-	if opts.SearchResults <= 0 {
-		opts.SearchResults = 5
-	}
-	if opts.SessionTimeout <= 0 {
-		opts.SessionTimeout = tool.DefaultSessionTimeout
-	}
-	env := opts.Env
-	if env == nil {
-		env = &tool.Env{}
-	}
-	p := &Pool{
-		ctx:      context.WithoutCancel(ctx),
-		env:      env,
-		opts:     opts,
-		features: make(map[string]bool),
-		index:    make(map[string]*member),
-		loaded:   make(map[string]bool),
-	}
-	for _, f := range opts.Features {
-		p.features[f] = true
-	}
-	for _, s := range opts.Allow {
-		pat, _ := parsePattern(s)
-		p.allow = append(p.allow, pat)
-	}
-	for _, s := range opts.Deny {
-		if pat, spec := parsePattern(s); !spec {
-			p.deny = append(p.deny, pat)
-		}
-	}
-	for _, s := range opts.DeferNames {
-		pat, _ := parsePattern(s)
-		p.deferNames = append(p.deferNames, pat)
-	}
-
-	var builtins []*member
+	var c *poolCore
+	var err error
 	if opts.Registry != nil {
-		for _, e := range opts.Registry.Entries() {
-			for _, n := range append([]string{e.Name}, e.Aliases...) {
-				if reserved(n) {
-					return nil, fmt.Errorf("toolset: built-in %q: the name %s is reserved", e.Name, n)
-				}
-			}
-			m := &member{name: e.Name, aliases: e.Aliases, src: srcBuiltin, factory: checkedFactory(e)}
-			m.static = e.Tier <= opts.MaxTier && (e.Gate == "" || p.features[e.Gate])
-			builtins = append(builtins, m)
-		}
+		c, err = opts.Registry.core(opts)
+	} else {
+		c, err = newCore(nil, opts)
 	}
-	users, err := userMembers(opts.Tools)
 	if err != nil {
 		return nil, err
 	}
-	// A user tool replaces the built-in of the same name and takes over a
-	// built-in's alias; a user alias may not shadow a built-in's name.
-	userNames := make(map[string]bool)
-	for _, u := range users {
-		userNames[u.name] = true
-		for _, a := range u.aliases {
-			userNames[a] = true
-		}
-	}
-	builtinNames := make(map[string]bool)
-	for _, b := range builtins {
-		builtinNames[b.name] = true
-	}
-	for _, u := range users {
-		for _, a := range u.aliases {
-			if builtinNames[a] {
-				return nil, fmt.Errorf("toolset: user tool %q: %w: alias %q is the name of a built-in tool", u.name, ErrDuplicate, a)
-			}
-		}
-	}
-	for _, b := range builtins {
-		if userNames[b.name] {
-			continue // replaced
-		}
-		b.aliases = slices.DeleteFunc(slices.Clone(b.aliases), func(a string) bool { return userNames[a] })
-		p.members = append(p.members, b)
-	}
-	p.members = append(p.members, users...)
-	p.search = &member{name: ToolSearchName, aliases: []string{DiscoverToolsName}, src: srcSearch}
-	p.searchTool = newSearchTool(p)
-	p.search.preset(p.searchTool)
-	p.search.frozen = true
-	p.search.static = !p.denied(p.search)
-	for _, m := range p.members {
-		if m.src != srcBuiltin {
-			m.static = true
-		}
-		m.static = m.static && p.allowed(m) && !p.denied(m)
-	}
-	p.reindex()
-	return p, nil
+	return c.newPool(ctx, opts.Env, opts.Tools)
 }
 
 // checkedFactory wraps an entry's factory with the checks of what it built.
@@ -268,7 +207,7 @@ func userMembers(tools []tool.Tool) ([]*member, error) {
 			return nil, errors.New("toolset: nil user tool")
 		}
 		spec := t.Spec()
-		m := &member{name: spec.Name, aliases: slices.Clone(spec.Aliases), src: srcUser}
+		m := newMember(spec.Name, slices.Clone(spec.Aliases), srcUser, preset(t))
 		for _, n := range m.names() {
 			if !tool.ValidName(n) {
 				return nil, fmt.Errorf("toolset: user tool %q: invalid name %q (want 1-64 of [a-zA-Z0-9_-])", spec.Name, n)
@@ -281,16 +220,16 @@ func userMembers(tools []tool.Tool) ([]*member, error) {
 			}
 			owner[n] = spec.Name
 		}
-		m.preset(t)
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b *member) int { return strings.Compare(a.name, b.name) })
 	return out, nil
 }
 
-// reindex rebuilds the name index and the canonical order. Callers hold
-// p.mu for writing (or own p exclusively).
-func (p *Pool) reindex() {
+// reindex sorts members into the canonical order and installs them with a
+// new name index. members must be the pool's own slice (not the core's).
+// Callers hold p.mu for writing (or own p exclusively).
+func (p *Pool) reindex(members []*member) {
 	rank := func(m *member) int {
 		switch m.src {
 		case srcBuiltin, srcSearch:
@@ -300,7 +239,7 @@ func (p *Pool) reindex() {
 		}
 		return 2
 	}
-	slices.SortStableFunc(p.members, func(a, b *member) int {
+	slices.SortStableFunc(members, func(a, b *member) int {
 		if c := rank(a) - rank(b); c != 0 {
 			return c
 		}
@@ -311,37 +250,31 @@ func (p *Pool) reindex() {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	p.index = make(map[string]*member, len(p.members)*2)
-	for _, m := range p.members {
+	p.members, p.index = members, indexOf(members)
+}
+
+// indexOf maps every name and alias of members to its position.
+func indexOf(members []*member) map[string]int {
+	index := make(map[string]int, len(members)*2)
+	for i, m := range members {
 		for _, n := range m.names() {
-			p.index[n] = m
+			index[n] = i
 		}
 	}
-	p.index[ToolSearchName] = p.search
-	p.index[DiscoverToolsName] = p.search
+	return index
 }
 
-func (p *Pool) allowed(m *member) bool {
-	if len(p.allow) == 0 {
-		return true
+// member returns the member called name (or an alias of it). Callers hold
+// p.mu.
+func (p *Pool) member(name string) (*member, bool) {
+	if reserved(name) {
+		return p.search, true
 	}
-	names := m.names()
-	for _, pat := range p.allow {
-		if pat.matchAny(names) {
-			return true
-		}
+	i, ok := p.index[name]
+	if !ok {
+		return nil, false
 	}
-	return false
-}
-
-func (p *Pool) denied(m *member) bool {
-	names := m.names()
-	for _, pat := range p.deny {
-		if pat.matchAny(names) {
-			return true
-		}
-	}
-	return false
+	return p.members[i], true
 }
 
 // restricted reports whether the restriction stack excludes m. Callers hold
@@ -367,24 +300,41 @@ func (p *Pool) restricted(m *member) bool {
 }
 
 // get builds m if needed and returns its tool, or nil if it failed. The
-// first get of a member also freezes its spec (see [Pool.freeze]).
+// first get of a member also freezes its spec (see [Pool.freeze]). A
+// shared cell is built and frozen by whichever pool gets it first: its
+// factory and its spec do not depend on the session.
 func (p *Pool) get(m *member) tool.Tool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.built {
-		m.t, m.err = m.factory(p.ctx, p.env)
-		m.built = true
+	c := m.cell
+	if c.done.Load() {
+		return c.t
 	}
-	if !m.frozen && m.t != nil {
-		m.frozen = true
-		t, err := p.freeze(m.t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.built {
+		c.t, c.err = c.factory(p.ctx, p.env)
+		c.built = true
+	}
+	if !c.frozen && c.t != nil {
+		c.frozen = true
+		t, err := p.freeze(c.t)
 		if err != nil {
-			m.t, m.err = nil, fmt.Errorf("toolset: tool %q: %w", m.name, err)
+			c.t, c.err = nil, fmt.Errorf("toolset: tool %q: %w", m.name, err)
 		} else {
-			m.t = t
+			c.t = t
 		}
 	}
-	return m.t
+	c.done.Store(true)
+	return c.t
+}
+
+// failed returns the error of building m, if it was built.
+func (c *cell) failed() error {
+	if c.done.Load() {
+		return c.err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // freeze computes t's session-time spec once: the tool's
@@ -404,8 +354,9 @@ func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
 		}
 	}
 	out := spec
-	if sd, ok := tool.As[tool.SessionDescriber](t); ok {
-		ctx, cancel := context.WithTimeout(p.ctx, p.opts.SessionTimeout)
+	if sd, ok := tool.As[tool.SessionDescriber](t); ok && tool.DescribesSession(t) {
+		timeout := p.core.opts.SessionTimeout
+		ctx, cancel := context.WithTimeout(p.ctx, timeout)
 		ss, err := sd.DescribeSession(ctx, p.env)
 		if err == nil && ctx.Err() != nil {
 			err = ctx.Err()
@@ -413,7 +364,7 @@ func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
 		cancel()
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("session-time description: no answer within %v: %w", p.opts.SessionTimeout, err)
+				return nil, fmt.Errorf("session-time description: no answer within %v: %w", timeout, err)
 			}
 			return nil, fmt.Errorf("session-time description: %w", err)
 		}
@@ -473,23 +424,26 @@ func (p *Pool) AddMCP(server string, tools ...tool.Tool) error {
 			}
 		}
 		taken[name] = true
-		m := &member{name: name, src: srcMCP, server: SanitizeName(server)}
-		t := renamed(n.t, name)
-		m.preset(t)
+		m := newMember(name, nil, srcMCP, preset(renamed(n.t, name)))
+		m.server = SanitizeName(server)
+		m.static = p.core.allowed(m) && !p.core.denied(m)
 		ms = append(ms, m)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range ms {
-		if o, ok := p.index[m.name]; ok && o.src != srcMCP {
+		if o, ok := p.member(m.name); ok && o.src != srcMCP {
 			return fmt.Errorf("toolset: add MCP server %q: %w: %q is already a tool name", server, ErrDuplicate, m.name)
 		}
-		m.static = p.allowed(m) && !p.denied(m)
 	}
 	srv := SanitizeName(server)
-	p.members = slices.DeleteFunc(p.members, func(m *member) bool { return m.src == srcMCP && m.server == srv })
-	p.members = append(p.members, ms...)
-	p.reindex()
+	members := make([]*member, 0, len(p.members)+len(ms))
+	for _, m := range p.members {
+		if m.src != srcMCP || m.server != srv {
+			members = append(members, m)
+		}
+	}
+	p.reindex(append(members, ms...))
 	return nil
 }
 
@@ -498,8 +452,10 @@ func (p *Pool) RemoveMCP(server string) {
 	srv := SanitizeName(server)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.members = slices.DeleteFunc(p.members, func(m *member) bool { return m.src == srcMCP && m.server == srv })
-	p.reindex()
+	if !slices.ContainsFunc(p.members, func(m *member) bool { return m.src == srcMCP && m.server == srv }) {
+		return
+	}
+	p.reindex(slices.DeleteFunc(slices.Clone(p.members), func(m *member) bool { return m.src == srcMCP && m.server == srv }))
 }
 
 // Push narrows the pool to the tools matching at least one of patterns (the
@@ -553,13 +509,14 @@ func (p *Pool) snapshot() (list []entry, search bool) {
 			cands = append(cands, m)
 		}
 	}
-	loaded := make(map[string]bool, len(p.loaded))
-	for k := range p.loaded {
-		loaded[k] = true
+	var loaded map[string]bool
+	if len(p.loaded) > 0 {
+		loaded = maps.Clone(p.loaded)
 	}
 	p.mu.RUnlock()
 
-	deferOn := p.opts.Defer && p.search.static
+	opts := &p.core.opts
+	deferOn := opts.Defer && p.search.static
 	mcpCount := 0
 	for _, m := range cands {
 		if t := p.get(m); t != nil && tool.IsEnabled(p.ctx, t, p.env) {
@@ -577,10 +534,10 @@ func (p *Pool) snapshot() (list []entry, search bool) {
 		d := e.spec.Defer
 		switch {
 		case d.AlwaysLoad:
-		case d.ShouldDefer, e.m.src == srcMCP && p.opts.DeferMCPOver > 0 && mcpCount > p.opts.DeferMCPOver:
+		case d.ShouldDefer, e.m.src == srcMCP && opts.DeferMCPOver > 0 && mcpCount > opts.DeferMCPOver:
 			e.deferred = true
 		default:
-			for _, pat := range p.deferNames {
+			for _, pat := range p.core.deferNames {
 				if pat.matchAny(e.m.names()) {
 					e.deferred = true
 					break
@@ -682,7 +639,7 @@ func (p *Pool) Deferred() []tool.Tool {
 // tool asked for.
 func (p *Pool) Lookup(name string) (tool.Tool, bool) {
 	p.mu.RLock()
-	m, ok := p.index[name]
+	m, ok := p.member(name)
 	if ok && (!m.static || p.restricted(m)) {
 		ok = false
 	}
@@ -691,7 +648,7 @@ func (p *Pool) Lookup(name string) (tool.Tool, bool) {
 		return nil, false
 	}
 	if m.src == srcSearch {
-		if !p.opts.Defer {
+		if !p.core.opts.Defer {
 			return nil, false
 		}
 		list, search := p.snapshot()
@@ -732,7 +689,10 @@ func (p *Pool) Load(names ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, n := range names {
-		if m, ok := p.index[n]; ok && m.src != srcSearch {
+		if m, ok := p.member(n); ok && m.src != srcSearch {
+			if p.loaded == nil {
+				p.loaded = make(map[string]bool)
+			}
 			p.loaded[m.name] = true
 		}
 	}
@@ -780,11 +740,9 @@ func (p *Pool) Err() error {
 	p.mu.RUnlock()
 	var errs []error
 	for _, m := range ms {
-		m.mu.Lock()
-		if m.err != nil {
-			errs = append(errs, m.err)
+		if err := m.failed(); err != nil {
+			errs = append(errs, err)
 		}
-		m.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -916,21 +874,12 @@ func (p *Pool) Derive(env *tool.Env, patterns ...string) *Pool {
 	}
 	p.mu.RLock()
 	d := &Pool{
-		ctx: p.ctx, env: env, opts: p.opts,
-		allow: p.allow, deny: p.deny, deferNames: p.deferNames, features: p.features,
-		members: slices.Clone(p.members),
-		stack:   slices.Clone(p.stack),
-		loaded:  make(map[string]bool),
+		ctx: p.ctx, env: env, core: p.core,
+		members: p.members, index: p.index, // never changed in place
+		stack: slices.Clone(p.stack),
 	}
-	searchStatic := p.search.static
 	p.mu.RUnlock()
-	d.opts.Env = env
-	d.search = &member{name: ToolSearchName, aliases: []string{DiscoverToolsName}, src: srcSearch}
-	d.searchTool = newSearchTool(d)
-	d.search.preset(d.searchTool)
-	d.search.frozen = true
-	d.search.static = searchStatic
-	d.reindex()
+	d.search, d.searchTool = d.newSearch()
 	if len(patterns) > 0 {
 		d.Push(patterns...)
 	}

@@ -59,6 +59,8 @@ type Entry struct {
 	Gate string
 	// Factory builds the tool. Required.
 	Factory Factory
+
+	built tool.Tool // the tool of RegisterTool, which Factory returns
 }
 
 // ErrDuplicate is wrapped by the errors about names registered twice (a name
@@ -69,10 +71,16 @@ var ErrDuplicate = errors.New("duplicate tool name")
 // value is empty and ready to use; it is safe for concurrent use. A registry
 // is only read by the pools assembled from it, so one registry may serve
 // many sessions.
+//
+// A registry also keeps the immutable core of the pools assembled from it
+// (see [NewPool]), one per distinct set of pool options, at most 32; a
+// Register drops them.
 type Registry struct {
 	mu      sync.RWMutex
 	entries map[string]Entry  // by name
 	names   map[string]string // name or alias → name
+	version uint64            // bumped by Register
+	cores   map[string]*poolCore
 }
 
 // NewRegistry returns an empty registry.
@@ -118,12 +126,17 @@ func (r *Registry) Register(e Entry) error {
 	for _, n := range names {
 		r.names[n] = e.Name
 	}
+	r.version++
+	r.cores = nil
 	return nil
 }
 
 // RegisterTool registers an already-built tool under its spec's name and
 // aliases, with the given tier and gate ("" for none). Every pool shares the
-// same tool value, so t must be safe for concurrent use.
+// same tool value, so t must be safe for concurrent use. Unless t
+// describes the session ([tool.DescribesSession]), the pools assembled
+// with the same options also share its checked and rendered spec: it is
+// frozen once, not per session.
 func (r *Registry) RegisterTool(t tool.Tool, tier Tier, gate string) error {
 	if t == nil {
 		return errors.New("toolset: register nil tool")
@@ -135,6 +148,7 @@ func (r *Registry) RegisterTool(t tool.Tool, tier Tier, gate string) error {
 		Tier:    tier,
 		Gate:    gate,
 		Factory: func(context.Context, *tool.Env) (tool.Tool, error) { return t, nil },
+		built:   t,
 	})
 }
 

@@ -196,7 +196,7 @@ func (p *Pool) Search(query string, max int) (*SearchResult, error) {
 		return nil, fmt.Errorf("empty query: use select:Name1,Name2, mcp__server or keywords")
 	}
 	if max <= 0 {
-		max = p.opts.SearchResults
+		max = p.core.opts.SearchResults
 	}
 	max = min(max, maxSearchResults)
 	list, _ := p.snapshot()

@@ -134,6 +134,11 @@ type Options struct {
 	// Shell.Env the settings' "env" (variables the user configured for
 	// commands).
 	Builtin builtin.Options
+	// Shared, when set, supplies the built-in tools (see [Shared]): a
+	// process that opens many workspaces builds them once per distinct
+	// settings instead of once per workspace. Unused when Pool.Registry
+	// is given.
+	Shared *Shared
 	// Pool is the base of the pool's options; nil means the built-in tools
 	// with deferral on and MCP tools deferred over [DeferMCPOver]. A nil
 	// Pool.Registry means the built-in tools. Env is set by Open; the
@@ -406,7 +411,13 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		po = toolset.Options{Defer: true, DeferMCPOver: DeferMCPOver}
 	}
 	if po.Registry == nil {
-		reg, err := builtin.Registry(w.builtinOptions(opts, getenv, home))
+		bo := w.builtinOptions(opts, getenv, home)
+		var reg *toolset.Registry
+		if opts.Shared != nil {
+			reg, err = opts.Shared.registry(bo)
+		} else {
+			reg, err = builtin.Registry(bo)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}

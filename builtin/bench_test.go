@@ -1,0 +1,46 @@
+package builtin
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// BenchmarkRegistry builds the built-in tools and their registry, as a
+// workspace opened without a registry does (`gantry serve` per run before
+// it kept one per directory): schema inference and compilation are memoised
+// per process, so this is the tools' construction alone.
+func BenchmarkRegistry(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Registry(Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSessionPool is the per-session cost of the tool pool in the
+// many-sessions pattern: one registry for the process, a pool per session
+// (its own environment) up to the specs of its first request. The
+// registry's pool core is shared, so what remains is the session's own
+// state and its per-session tools (Skill, which lists the project's
+// skills).
+func BenchmarkSessionPool(b *testing.B) {
+	reg, err := Registry(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: reg, Defer: true, Env: &tool.Env{WorkDir: dir}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Specs()) == 0 {
+			b.Fatal("no specs")
+		}
+	}
+}
