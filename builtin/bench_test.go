@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"testing"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -14,6 +15,7 @@ import (
 // per process, so this is the tools' construction alone.
 func BenchmarkRegistry(b *testing.B) {
 	b.ReportAllocs()
+	defer benchcpu.Start(b)()
 	for b.Loop() {
 		if _, err := Registry(Options{}); err != nil {
 			b.Fatal(err)
@@ -34,6 +36,7 @@ func BenchmarkSessionPool(b *testing.B) {
 	}
 	dir := b.TempDir()
 	b.ReportAllocs()
+	defer benchcpu.Start(b)()
 	for b.Loop() {
 		p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: reg, Defer: true, Env: &tool.Env{WorkDir: dir}})
 		if err != nil {

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"testing"
 
 	"github.com/gantry-dev/gantry/runqueue"
@@ -13,6 +14,8 @@ import (
 func benchFirstEvent(b *testing.B, runner runqueue.Runner, prompt string) {
 	f := start(b, serve.Options{Runner: runner, MaxRunning: 64})
 	ctx := context.Background()
+	b.ReportAllocs()
+	defer benchcpu.Start(b)()
 	b.ResetTimer()
 	for range b.N {
 		run, err := f.client.Start(ctx, runqueue.Request{Prompt: prompt, Dir: f.dir})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"testing"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -50,6 +51,7 @@ func BenchmarkAssemble(b *testing.B) {
 	}{{"factories", builtinRegistry()}, {"prebuilt", prebuilt}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			defer benchcpu.Start(b)()
 			for b.Loop() {
 				p := bigPool(b, c.reg, servers, Options{})
 				if n := len(p.Tools()); n != 240 {

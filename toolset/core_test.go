@@ -258,3 +258,37 @@ func TestMCPChangeReplaces(t *testing.T) {
 		t.Fatal("MCP changes touched the core")
 	}
 }
+
+// TestSearchListingReused: while the deferred tools stay the same, every
+// view carries the same ToolSearch spec; a change of them makes a new one.
+func TestSearchListingReused(t *testing.T) {
+	var described, built atomic.Int32
+	p := newPool(t, Options{Registry: coreRegistry(t, &described, &built), Defer: true})
+	search := func() *tool.Spec {
+		t.Helper()
+		for _, s := range p.Specs() {
+			if s.Name == ToolSearchName {
+				return s
+			}
+		}
+		t.Fatal("no ToolSearch")
+		return nil
+	}
+	first := search()
+	if search() != first {
+		t.Fatal("the same deferred tools gave a new ToolSearch spec")
+	}
+	rare := tool.Must(tool.NewNoInput("rare_op", "A rare operation.", func(context.Context, *tool.Env) (*tool.Result, error) { return nil, nil },
+		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "seldom used"})))
+	if err := p.AddMCP("srv", rare); err != nil {
+		t.Fatal(err)
+	}
+	second := search()
+	if second == first || !strings.Contains(second.Description, "mcp__srv__rare_op: seldom used") {
+		t.Fatalf("listing after a new deferred tool: %q", second.Description)
+	}
+	p.RemoveMCP("srv")
+	if third := search(); third == second || strings.Contains(third.Description, "rare_op") {
+		t.Fatalf("listing after the server left: %q", third.Description)
+	}
+}

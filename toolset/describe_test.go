@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -241,6 +242,7 @@ func BenchmarkAssembleSessionPrompts(b *testing.B) {
 		b.Run(map[bool]string{true: "prebuilt", false: "factories"}[prebuilt], func(b *testing.B) {
 			env := &tool.Env{WorkDir: "/w"}
 			b.ReportAllocs()
+			defer benchcpu.Start(b)()
 			for b.Loop() {
 				p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: reg, Env: env})
 				if err != nil {

@@ -39,6 +39,10 @@ var searchSchema = sync.OnceValue(func() json.RawMessage {
 type searchTool struct {
 	p    *Pool
 	spec tool.Spec
+
+	mu       sync.Mutex
+	last     *searchTool // the last listing made, reused while the deferred tools are the same
+	lastKeys []*member   // the deferred members last listed
 }
 
 func newSearchTool(p *Pool) *searchTool {
@@ -53,10 +57,31 @@ func newSearchTool(p *Pool) *searchTool {
 }
 
 // withListing returns a ToolSearch whose description ends with the listing
-// of deferred tools.
+// of deferred tools. While the deferred tools stay the same, every view
+// gets the same value (one spec, not one per request).
 func (s *searchTool) withListing(list []entry) *searchTool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	same := s.last != nil
+	n := 0
+	for _, e := range list {
+		if e.deferred {
+			same = same && n < len(s.lastKeys) && s.lastKeys[n] == e.m
+			n++
+		}
+	}
+	if same && n == len(s.lastKeys) {
+		return s.last
+	}
 	c := &searchTool{p: s.p, spec: s.spec}
 	c.spec.Description = searchDescription + "\n\n" + listing(list)
+	s.lastKeys = s.lastKeys[:0]
+	for _, e := range list {
+		if e.deferred {
+			s.lastKeys = append(s.lastKeys, e.m)
+		}
+	}
+	s.last = c
 	return c
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,5 +71,38 @@ func TestSharedBuiltins(t *testing.T) {
 	wg.Wait()
 	if _, ok := a.Session().Env().Files.Get(filepath.Join(plain2, "f.txt")); ok {
 		t.Error("b's read is in a's file cache")
+	}
+}
+
+// BenchmarkOpen opens and closes a workspace without settings files or MCP
+// servers, as `gantry serve` does per run: "fresh" builds the built-in
+// tools each time, "shared" takes them from a [Shared].
+func BenchmarkOpen(b *testing.B) {
+	home := b.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name   string
+		shared *Shared
+	}{{"fresh", nil}, {"shared", new(Shared)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer benchcpu.Start(b)()
+			for b.Loop() {
+				ws, err := Open(context.Background(), Options{Dir: dir, Getenv: getenv, PolicyPath: "-", NoSettings: true, NoMCP: true, NoAgentFiles: true, Shared: c.shared})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(ws.Pool().Specs()) == 0 {
+					b.Fatal("no tools")
+				}
+				ws.Close()
+			}
+		})
 	}
 }
