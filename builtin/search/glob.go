@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,7 +99,8 @@ func Glob(ctx context.Context, root, pattern string, opts Options) ([]GlobMatch,
 		mu      sync.Mutex
 		matches []GlobMatch
 	)
-	err = walk(ctx, cfg, func(_ *worker, path, rel string, d fs.DirEntry) {
+	err = walk(ctx, cfg, func(_ *worker, f fileEntry) {
+		rel := f.rel()
 		if literal {
 			if rel != pattern {
 				return
@@ -108,12 +108,12 @@ func Glob(ctx context.Context, root, pattern string, opts Options) ([]GlobMatch,
 		} else if !doublestar.MatchUnvalidated(pattern, rel) {
 			return
 		}
-		info, err := d.Info()
+		info, err := f.d.Info()
 		if err != nil {
 			return
 		}
 		mu.Lock()
-		matches = append(matches, GlobMatch{Path: path, ModTime: info.ModTime()})
+		matches = append(matches, GlobMatch{Path: f.path(), ModTime: info.ModTime()})
 		mu.Unlock()
 	})
 	if err != nil {

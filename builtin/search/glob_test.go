@@ -125,6 +125,7 @@ func TestCancel(t *testing.T) {
 		files = append(files, fixture{fmt.Sprintf("d%d/e%d/f%d.txt", i%10, i%7, i), strings.Repeat("some text needle\n", 50)})
 	}
 	writeTree(t, root, files)
+	before := openFDs(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, e := range []Engine{EngineGo, EngineRipgrep} {
@@ -147,7 +148,7 @@ func TestCancel(t *testing.T) {
 	var visited atomic.Int64
 	done := make(chan error, 1)
 	go func() {
-		done <- walk(ctx3, &walkConfig{root: root, workers: 2, batch: 1}, func(*worker, string, string, os.DirEntry) {
+		done <- walk(ctx3, &walkConfig{root: root, workers: 2, batch: 1}, func(*worker, fileEntry) {
 			if visited.Add(1) == 5 {
 				cancel3()
 			}
@@ -164,4 +165,19 @@ func TestCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("walk did not stop after cancel")
 	}
+	// The directories the walk kept open for its files are all closed,
+	// whether their files were searched or dropped by the cancel.
+	if after := openFDs(t); after != before {
+		t.Errorf("open descriptors: %d before the walks, %d after", before, after)
+	}
+}
+
+// openFDs counts this process's open file descriptors (Linux only).
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
 }

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // searchGo runs q with the pure Go engine.
 func searchGo(ctx context.Context, q *Query, o Options, isDir bool, c *collector) error {
 	if !isDir {
 		// A file named explicitly is searched whatever the filters say.
-		searchFile(q, o, &worker{}, q.Root, c)
+		dir, name := filepath.Split(q.Root)
+		searchFile(q, o, &worker{}, fileEntry{dir: &dirJob{path: filepath.Clean(dir)}, name: name}, c)
 		return ctx.Err()
 	}
 	ov, err := newOverrides(q.Root, q.Globs)
@@ -29,18 +30,22 @@ func searchGo(ctx context.Context, q *Query, o Options, isDir bool, c *collector
 		filter:  filter{overrides: ov, types: tf, skipHidden: true},
 		batch:   16,
 	}
-	return walk(ctx, cfg, func(w *worker, path, _ string, _ fs.DirEntry) {
-		searchFile(q, o, w, path, c)
+	return walk(ctx, cfg, func(w *worker, f fileEntry) {
+		searchFile(q, o, w, f, c)
 	})
 }
 
 // bigBuffer is the size above which a worker's file buffer is released
-// after use rather than kept for the next file.
-const bigBuffer = 8 << 20
+// after use rather than kept for the next file; minBuffer is the size a
+// worker's buffer starts with.
+const (
+	bigBuffer = 8 << 20
+	minBuffer = 256 << 10
+)
 
 // searchFile searches one file and adds its result to c.
-func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
-	buf, mtime, ok := readFile(w, path, o.MaxFileSize)
+func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
+	of, buf, ok := readFile(w, f, o.MaxFileSize)
 	defer func() {
 		if cap(w.buf) > bigBuffer {
 			w.buf, w.low = nil, nil
@@ -49,6 +54,7 @@ func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
 	if !ok {
 		return
 	}
+	defer of.close()
 	// Binary files: a NUL byte in the first chunk skips the file; a later
 	// NUL ends the search before the line that holds it (ripgrep stops
 	// there too). With multiline the whole file is one chunk.
@@ -65,10 +71,10 @@ func searchFile(q *Query, o Options, w *worker, path string, c *collector) {
 	if !q.m.scan(buf, w, q.Mode == ModeFiles, fl) {
 		return
 	}
-	fr := FileResult{Path: path}
+	fr := FileResult{Path: f.path()}
 	switch q.Mode {
 	case ModeFiles:
-		fr.ModTime = mtime
+		fr.ModTime = of.modTime()
 	case ModeCount:
 		fr.MatchedLines, fr.Matches = fl.matched, fl.matches
 	default:
@@ -137,7 +143,7 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 	for pos < len(buf) && !fl.full() {
 		var at int
 		if m.lit != nil {
-			i := bytes.Index(hay[pos:], m.lit)
+			i := m.find.index(hay[pos:])
 			if i < 0 {
 				break
 			}

@@ -7,27 +7,38 @@ import (
 	"time"
 )
 
-// readFile reads the regular file at path into w's buffer with plain
-// system calls (os.Open would also register the descriptor with the
-// runtime poller, a measurable cost per file in a search). ok is false when
-// the file is not regular, cannot be read, or is larger than max.
-func readFile(w *worker, path string, max int64) (buf []byte, mtime time.Time, ok bool) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+// openFile is a file opened by readFile.
+type openFile struct{ fd int }
+
+// readFile opens the file ent (relative to its open directory, else by path) and reads it
+// into w's buffer with plain system calls: os.Open would also register the
+// descriptor with the runtime poller, and a path would make the kernel walk
+// every component again, both measurable costs per file in a search. There
+// is no fstat: the walk knows the entry is a regular file, and the size cap
+// is enforced while reading (O_NONBLOCK keeps a FIFO swapped in meanwhile
+// from blocking the open; its read then fails). ok is false when the file
+// cannot be read or is larger than max; otherwise the caller closes f.
+func readFile(w *worker, ent fileEntry, max int64) (f openFile, buf []byte, ok bool) {
+	const flags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
+	var (
+		fd  int
+		err error
+	)
+	for {
+		if ent.dir.f != nil {
+			fd, err = syscall.Openat(ent.dir.fd, ent.name, flags, 0)
+		} else {
+			fd, err = syscall.Open(ent.path(), flags, 0)
+		}
+		if err != syscall.EINTR {
+			break
+		}
 	}
 	if err != nil {
-		return nil, time.Time{}, false
+		return openFile{}, nil, false
 	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size > max {
-		return nil, time.Time{}, false
-	}
-	mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
-	need := int(st.Size) + 1
-	if cap(w.buf) < need {
-		w.buf = make([]byte, need+need/8+512)
+	if cap(w.buf) < minBuffer {
+		w.buf = make([]byte, minBuffer)
 	}
 	b := w.buf[:cap(w.buf)]
 	n := 0
@@ -37,20 +48,33 @@ func readFile(w *worker, path string, max int64) (buf []byte, mtime time.Time, o
 			continue
 		}
 		if err != nil {
-			return nil, time.Time{}, false
+			syscall.Close(fd)
+			return openFile{}, nil, false
 		}
 		if m == 0 {
 			break
 		}
 		n += m
+		if n > int(min(max, int64(^uint(0)>>1))) {
+			syscall.Close(fd)
+			return openFile{}, nil, false
+		}
 		if n == len(b) {
-			if int64(n) > max {
-				return nil, time.Time{}, false
-			}
 			nb := make([]byte, 2*len(b))
 			copy(nb, b)
 			b, w.buf = nb, nb
 		}
 	}
-	return b[:n], mtime, true
+	return openFile{fd}, b[:n], true
 }
+
+// modTime returns the open file's modification time.
+func (f openFile) modTime() time.Time {
+	var st syscall.Stat_t
+	if syscall.Fstat(f.fd, &st) != nil {
+		return time.Time{}
+	}
+	return time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+}
+
+func (f openFile) close() { syscall.Close(f.fd) }

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -24,6 +23,7 @@ type matcher struct {
 	// fold, lit is lower-case ASCII and must be searched in an
 	// ASCII-lower-cased copy of the text.
 	lit  []byte
+	find *finder // finds lit
 	fold bool
 	// pure: the pattern is exactly lit (no regexp needed).
 	pure bool
@@ -69,8 +69,9 @@ func compilePattern(pattern string, ignoreCase, multiline bool) (*matcher, error
 		case fold && foldableASCII(s):
 			m.lit, m.fold = []byte(strings.ToLower(s)), true
 		}
-		if m.lit != nil && tree.Op == syntax.OpLiteral && !multiline {
-			m.pure = true
+		if m.lit != nil {
+			m.find = newFinder(m.lit)
+			m.pure = tree.Op == syntax.OpLiteral && !multiline
 		}
 	}
 	m.rust, m.rustErr = rustSyntax(tree, multiline)
@@ -173,7 +174,7 @@ func (m *matcher) lineMatches(dst [][2]int, line, low []byte) [][2]int {
 			hay = low
 		}
 		for i := 0; ; {
-			j := bytes.Index(hay[i:], m.lit)
+			j := m.find.index(hay[i:])
 			if j < 0 {
 				return dst
 			}

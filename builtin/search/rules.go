@@ -307,9 +307,14 @@ type filter struct {
 	skipHidden bool
 }
 
-func (f *filter) skip(ign *ignoreNode, path, name string, isDir bool) bool {
+// skip decides for the entry name of the directory dir (absolute).
+func (f *filter) skip(ign *ignoreNode, dir, name string, isDir bool) bool {
 	if name == ".git" {
 		return true
+	}
+	var path string
+	if f.overrides != nil || ign != nil {
+		path = joinPath(dir, name)
 	}
 	if v := f.overrides.match(path, name, isDir); v != noMatch {
 		return v == ignored

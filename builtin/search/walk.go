@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // walkConfig configures one parallel walk.
@@ -30,9 +31,21 @@ type walkConfig struct {
 }
 
 // visitFunc is called for every file the walk keeps, concurrently from
-// several goroutines. w is the calling worker's scratch state. path is
-// absolute; rel is relative to the root, with "/" separators.
-type visitFunc func(w *worker, path, rel string, d fs.DirEntry)
+// several goroutines. w is the calling worker's scratch state.
+type visitFunc func(w *worker, f fileEntry)
+
+// fileEntry is a file the walk keeps: name in the directory dir.
+type fileEntry struct {
+	dir  *dirJob
+	name string
+	d    fs.DirEntry // nil for a file named by the caller
+}
+
+// path returns the file's absolute path.
+func (f fileEntry) path() string { return joinPath(f.dir.path, f.name) }
+
+// rel returns the file's path relative to the root, with "/" separators.
+func (f fileEntry) rel() string { return joinRel(f.dir.rel, f.name) }
 
 // worker is the per-goroutine scratch state of a walk.
 type worker struct {
@@ -46,7 +59,20 @@ type dirJob struct {
 	rel   string // relative to root ("" for root)
 	depth int
 	ign   *ignoreNode
+
+	// f is the open directory while its files are visited (nil when it
+	// was closed at once): files are opened relative to it (openat), which
+	// spares the kernel a walk of the whole path for every file. refs
+	// counts the listing and the pending file jobs; the last one closes f.
+	f    *os.File
+	fd   int // f's descriptor
+	refs atomic.Int32
 }
+
+// maxOpenDirs bounds the directories a walk keeps open for relative opens;
+// past it a directory is closed after listing and its files are opened by
+// path.
+const maxOpenDirs = 64
 
 type fileJob struct {
 	dir   *dirJob
@@ -67,6 +93,8 @@ type walker struct {
 	stack   []job
 	pending int
 	done    bool
+
+	openDirs atomic.Int32
 }
 
 // walk visits the files under cfg.root in parallel. It returns ctx.Err() if
@@ -86,9 +114,13 @@ func walk(ctx context.Context, cfg *walkConfig, visit visitFunc) error {
 	stop := context.AfterFunc(ctx, func() {
 		w.mu.Lock()
 		w.done = true
+		dropped := w.stack
 		w.stack = nil
 		w.mu.Unlock()
 		w.cond.Broadcast()
+		for _, j := range dropped {
+			w.drop(j)
+		}
 	})
 	defer stop()
 	var wg sync.WaitGroup
@@ -101,12 +133,24 @@ func walk(ctx context.Context, cfg *walkConfig, visit visitFunc) error {
 
 func (w *walker) push(j job) {
 	w.mu.Lock()
-	if !w.done {
+	done := w.done
+	if !done {
 		w.stack = append(w.stack, j)
 		w.pending++
 	}
 	w.mu.Unlock()
+	if done {
+		w.drop(j)
+		return
+	}
 	w.cond.Signal()
+}
+
+// drop forgets a job that will not run.
+func (w *walker) drop(j job) {
+	if j.files != nil {
+		w.release(j.files.dir)
+	}
 }
 
 func (w *walker) run(ctx context.Context, wk *worker) {
@@ -124,12 +168,13 @@ func (w *walker) run(ctx context.Context, wk *worker) {
 		w.stack = w.stack[:len(w.stack)-1]
 		w.mu.Unlock()
 
-		if ctx.Err() == nil {
-			if j.dir != nil {
-				w.listDir(ctx, wk, j.dir)
-			} else {
-				w.visitFiles(ctx, wk, j.files)
-			}
+		switch {
+		case ctx.Err() != nil:
+			w.drop(j)
+		case j.dir != nil:
+			w.listDir(ctx, wk, j.dir)
+		default:
+			w.visitFiles(ctx, wk, j.files)
 		}
 
 		w.mu.Lock()
@@ -143,12 +188,20 @@ func (w *walker) run(ctx context.Context, wk *worker) {
 }
 
 func (w *walker) visitFiles(ctx context.Context, wk *worker, fj *fileJob) {
+	defer w.release(fj.dir)
 	for _, d := range fj.names {
 		if ctx.Err() != nil {
 			return
 		}
-		name := d.Name()
-		w.visit(wk, joinPath(fj.dir.path, name), joinRel(fj.dir.rel, name), d)
+		w.visit(wk, fileEntry{dir: fj.dir, name: d.Name(), d: d})
+	}
+}
+
+// release drops one reference to dj's open directory; the last closes it.
+func (w *walker) release(dj *dirJob) {
+	if dj.refs.Add(-1) == 0 && dj.f != nil {
+		dj.f.Close()
+		w.openDirs.Add(-1)
 	}
 }
 
@@ -158,7 +211,14 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 		return
 	}
 	entries, _ := f.ReadDir(-1)
-	f.Close()
+	dj.refs.Store(1)
+	if w.openDirs.Add(1) <= maxOpenDirs {
+		dj.f, dj.fd = f, int(f.Fd())
+	} else {
+		w.openDirs.Add(-1)
+		f.Close()
+	}
+	defer w.release(dj)
 
 	ign := dj.ign
 	if !w.cfg.noIgnore {
@@ -175,18 +235,10 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 			ign = loadIgnores(dj.path, ign, hasGit, hasGitignore)
 		}
 	}
-	var files []fs.DirEntry
-	flush := func() {
-		if len(files) == 0 {
-			return
-		}
-		if w.cfg.batch == 0 {
-			w.visitFiles(ctx, wk, &fileJob{dir: dj, names: files})
-		} else {
-			w.push(job{files: &fileJob{dir: dj, names: files}})
-		}
-		files = nil
-	}
+	// Subdirectories are pushed first and the files last, so that the
+	// files (popped first from the stack) are searched while this
+	// directory is still open and warm.
+	files := entries[:0]
 	for _, e := range entries {
 		t := e.Type()
 		if t&(fs.ModeSymlink|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
@@ -194,23 +246,29 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 		}
 		name := e.Name()
 		isDir := t.IsDir()
-		path := joinPath(dj.path, name)
-		if w.cfg.filter.skip(ign, path, name, isDir) {
+		if w.cfg.filter.skip(ign, dj.path, name, isDir) {
 			continue
 		}
 		if isDir {
 			if w.cfg.maxDepth > 0 && dj.depth+1 >= w.cfg.maxDepth {
 				continue
 			}
-			w.push(job{dir: &dirJob{path: path, rel: joinRel(dj.rel, name), depth: dj.depth + 1, ign: ign}})
+			w.push(job{dir: &dirJob{path: joinPath(dj.path, name), rel: joinRel(dj.rel, name), depth: dj.depth + 1, ign: ign}})
 			continue
 		}
 		files = append(files, e)
-		if w.cfg.batch > 0 && len(files) >= w.cfg.batch {
-			flush()
-		}
 	}
-	flush()
+	if w.cfg.batch == 0 {
+		dj.refs.Add(1)
+		w.visitFiles(ctx, wk, &fileJob{dir: dj, names: files})
+		return
+	}
+	for len(files) > 0 {
+		n := min(len(files), w.cfg.batch)
+		dj.refs.Add(1)
+		w.push(job{files: &fileJob{dir: dj, names: files[:n:n]}})
+		files = files[n:]
+	}
 }
 
 func joinPath(dir, name string) string {
