@@ -32,6 +32,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/completion"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
+	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/skill"
 	"github.com/gantry-dev/gantry/executor"
@@ -128,11 +129,11 @@ type Options struct {
 	// builtin/completion) to the pool; the agent loop ends the run or
 	// restarts the conversation when they are called. Off by default.
 	CompletionTools bool
-	// Builtin configures the built-in tools. Open fills two zero fields:
+	// Builtin configures the built-in tools. Open fills three zero fields:
 	// File.JournalDir becomes <Gantry home>/tmp (swept by Open: the
-	// temporary files a crashed earlier session left are removed), and
+	// temporary files a crashed earlier session left are removed),
 	// Shell.Env the settings' "env" (variables the user configured for
-	// commands).
+	// commands), and Search.Engine $GANTRY_GREP_ENGINE (auto, go or rg).
 	Builtin builtin.Options
 	// Shared, when set, supplies the built-in tools (see [Shared]): a
 	// process that opens many workspaces builds them once per distinct
@@ -477,6 +478,9 @@ func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, hom
 	}
 	if bo.Shell.Env == nil && w.settings != nil {
 		bo.Shell.Env = w.settings.Env()
+	}
+	if bo.Search.Engine == "" {
+		bo.Search.Engine = search.Engine(getenv("GANTRY_GREP_ENGINE")) // checked by the tool's constructor
 	}
 	return bo
 }

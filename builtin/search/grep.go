@@ -287,7 +287,7 @@ func Search(ctx context.Context, q *Query, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s is not a regular file or directory", q.Root)
 	}
 	rg := ""
-	if opts.Engine != EngineGo {
+	if opts.Engine == EngineRipgrep || (opts.Engine == EngineAuto && !q.m.fastInGo()) {
 		rg, err = findRipgrep(opts)
 		if err != nil && opts.Engine == EngineRipgrep {
 			return nil, err

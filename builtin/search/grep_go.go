@@ -140,14 +140,18 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 	found := false
 	pos, num, numPos := 0, 1, 0
 	var subs [][2]int
+	next := w.next[:0]
+	for range m.pre {
+		next = append(next, -2)
+	}
+	w.next = next
 	for pos < len(buf) && !fl.full() {
 		var at int
-		if m.lit != nil {
-			i := m.find.index(hay[pos:])
-			if i < 0 {
+		if m.pre != nil {
+			at = m.candidate(hay, pos, next)
+			if at < 0 {
 				break
 			}
-			at = pos + i
 		} else {
 			loc := m.re.FindIndex(buf[pos:])
 			if loc == nil {
@@ -180,6 +184,28 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 		pos = le + 1
 	}
 	return found
+}
+
+// candidate returns the first position at or after pos where one of the
+// prefilter's literals starts, or -1. next caches each literal's next
+// position from earlier calls of one scan (-2: unknown, -1: none left).
+func (m *matcher) candidate(hay []byte, pos int, next []int) int {
+	at := -1
+	for i, f := range m.pre {
+		if next[i] == -1 {
+			continue
+		}
+		if next[i] < pos {
+			next[i] = -1
+			if j := f.index(hay[pos:]); j >= 0 {
+				next[i] = pos + j
+			}
+		}
+		if next[i] >= 0 && (at < 0 || next[i] < at) {
+			at = next[i]
+		}
+	}
+	return at
 }
 
 func (m *matcher) scanMultiline(buf []byte, first bool, fl *fileLines) bool {

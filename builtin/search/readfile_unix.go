@@ -15,10 +15,11 @@ type openFile struct{ fd int }
 // descriptor with the runtime poller, and a path would make the kernel walk
 // every component again, both measurable costs per file in a search. There
 // is no fstat: the walk knows the entry is a regular file, and the size cap
-// is enforced while reading (O_NONBLOCK keeps a FIFO swapped in meanwhile
+// is enforced while reading (a file that fills the buffer is stat'ed once to
+// size the next one; O_NONBLOCK keeps a FIFO swapped in meanwhile
 // from blocking the open; its read then fails). ok is false when the file
-// cannot be read or is larger than max; otherwise the caller closes f.
-func readFile(w *worker, ent fileEntry, max int64) (f openFile, buf []byte, ok bool) {
+// cannot be read or is larger than limit; otherwise the caller closes f.
+func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok bool) {
 	const flags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
 	var (
 		fd  int
@@ -55,13 +56,20 @@ func readFile(w *worker, ent fileEntry, max int64) (f openFile, buf []byte, ok b
 			break
 		}
 		n += m
-		if n > int(min(max, int64(^uint(0)>>1))) {
+		if int64(n) > limit {
 			syscall.Close(fd)
 			return openFile{}, nil, false
 		}
 		if n == len(b) {
-			nb := make([]byte, 2*len(b))
-			copy(nb, b)
+			// A large file: size the buffer once (the size may be
+			// stale; reading goes on until EOF either way).
+			size := 2 * int64(len(b))
+			var st syscall.Stat_t
+			if syscall.Fstat(fd, &st) == nil && st.Size >= int64(n) {
+				size = max(size, min(st.Size, limit)+1)
+			}
+			nb := make([]byte, size)
+			copy(nb, b[:n])
 			b, w.buf = nb, nb
 		}
 	}

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
@@ -19,14 +20,15 @@ import (
 type matcher struct {
 	re        *regexp.Regexp
 	multiline bool
-	// lit is a literal every match contains (nil if none is known). With
-	// fold, lit is lower-case ASCII and must be searched in an
+	// pre finds the places where a match can be: every match contains
+	// one of its literals (nil: no literal is known, or multiline). With
+	// fold, the literals are lower-case ASCII and must be searched in an
 	// ASCII-lower-cased copy of the text.
-	lit  []byte
-	find *finder // finds lit
+	pre  []*finder
 	fold bool
-	// pure: the pattern is exactly lit (no regexp needed).
-	pure bool
+	// lit is set when the pattern is exactly one literal (no regexp
+	// needed): pre[0]'s.
+	lit []byte
 	// rust is the pattern in ripgrep's syntax, or "" with rustErr set when
 	// it cannot be translated.
 	rust    string
@@ -61,17 +63,23 @@ func compilePattern(pattern string, ignoreCase, multiline bool) (*matcher, error
 		return nil, fmt.Errorf("invalid regular expression: %w", err)
 	}
 	m := &matcher{re: re, multiline: multiline}
-	if lit, fold := requiredLiteral(tree); len(lit) > 0 {
-		s := string(lit)
-		switch {
-		case !fold && !(multiline && strings.Contains(s, "\n")):
-			m.lit = []byte(s)
-		case fold && foldableASCII(s):
-			m.lit, m.fold = []byte(strings.ToLower(s)), true
+	if lits, fold := literalSet(tree); lits != nil && !multiline {
+		ok := true
+		for _, l := range lits {
+			ok = ok && (!fold || foldableASCII(string(l)))
 		}
-		if m.lit != nil {
-			m.find = newFinder(m.lit)
-			m.pure = tree.Op == syntax.OpLiteral && !multiline
+		if ok {
+			m.fold = fold
+			for _, l := range lits {
+				s := string(l)
+				if fold {
+					s = strings.ToLower(s)
+				}
+				m.pre = append(m.pre, newFinder([]byte(s)))
+			}
+			if len(lits) == 1 && tree.Op == syntax.OpLiteral {
+				m.lit = m.pre[0].lit
+			}
 		}
 	}
 	m.rust, m.rustErr = rustSyntax(tree, multiline)
@@ -123,30 +131,91 @@ func lineAnchors(re *syntax.Regexp) {
 	}
 }
 
-// requiredLiteral returns the longest literal that every match of re
-// contains, and whether it is case-folded.
-func requiredLiteral(re *syntax.Regexp) ([]rune, bool) {
+// maxLiterals bounds the literals of a prefilter: each is a pass over the
+// text.
+const maxLiterals = 4
+
+// literalSet returns literals one of which every match of re contains
+// (nil if none is known), and whether they are case-folded. Of the sets a
+// concatenation offers it picks the one whose shortest literal is longest.
+func literalSet(re *syntax.Regexp) ([][]rune, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return re.Rune, re.Flags&syntax.FoldCase != 0
+		return [][]rune{re.Rune}, re.Flags&syntax.FoldCase != 0
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
+		return literalSet(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
+			return literalSet(re.Sub[0])
 		}
+	case syntax.OpAlternate:
+		var all [][]rune
+		fold := false
+		for i, s := range re.Sub {
+			l, f := literalSet(s)
+			if l == nil || (i > 0 && f != fold) {
+				return nil, false
+			}
+			all, fold = append(all, l...), f
+		}
+		if len(all) > maxLiterals {
+			return nil, false
+		}
+		return all, fold
 	case syntax.OpConcat:
-		var best []rune
+		var best [][]rune
 		bestFold := false
 		for _, s := range re.Sub {
-			l, f := requiredLiteral(s)
-			if len(l) > len(best) || (len(l) == len(best) && bestFold && !f) {
+			l, f := literalSet(s)
+			if l != nil && betterSet(l, f, best, bestFold) {
 				best, bestFold = l, f
 			}
 		}
 		return best, bestFold
 	}
 	return nil, false
+}
+
+// betterSet reports whether the literal set a finds fewer false candidates
+// than b: a longer shortest literal, then fewer literals, then exact case.
+func betterSet(a [][]rune, af bool, b [][]rune, bf bool) bool {
+	if b == nil {
+		return true
+	}
+	if ma, mb := shortest(a), shortest(b); ma != mb {
+		return ma > mb
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return bf && !af
+}
+
+func shortest(lits [][]rune) int {
+	n := math.MaxInt
+	for _, l := range lits {
+		n = min(n, len(l))
+	}
+	return n
+}
+
+// fastInGo reports whether the Go engine searches for m about as fast as
+// ripgrep: the pattern is a literal, or its prefilter's literals are long
+// enough that the regexp runs on few lines. Without a prefilter Go's regexp
+// scans every byte, an order of magnitude slower than ripgrep's engine.
+func (m *matcher) fastInGo() bool {
+	if m.lit != nil {
+		return true
+	}
+	if m.pre == nil {
+		return false
+	}
+	for _, f := range m.pre {
+		if len(f.lit) < 3 {
+			return false
+		}
+	}
+	return true
 }
 
 // lowerASCII writes the ASCII lower case of src into dst (grown as needed)
@@ -168,13 +237,13 @@ func lowerASCII(dst, src []byte) []byte {
 // lineMatches returns the matches of m inside one line (no newline in it),
 // appending to dst. low is line lower-cased when m.fold.
 func (m *matcher) lineMatches(dst [][2]int, line, low []byte) [][2]int {
-	if m.pure {
+	if m.lit != nil {
 		hay := line
 		if m.fold {
 			hay = low
 		}
 		for i := 0; ; {
-			j := m.find.index(hay[i:])
+			j := m.pre[0].index(hay[i:])
 			if j < 0 {
 				return dst
 			}

@@ -133,6 +133,9 @@ func FuzzScan(f *testing.F) {
 	f.Add(`a*`, "bab\n", true)
 	f.Add(`(?i)straße`, "STRASSE straße\n", false)
 	f.Add(`foo|bar`, "xbar foo\n", true)
+	f.Add(`TODO|FIXME`, "a FIXME\nTODO b TODO\nnone\n", false)
+	f.Add(`x(abc|defg)+y`, "xabcy xdefgabcy\nxdefy\n", true)
+	f.Add(`(?i)todo|fixme`, "ToDo\nFIXme\n", false)
 	f.Fuzz(func(t *testing.T, pattern, text string, ignoreCase bool) {
 		m, err := compilePattern(pattern, ignoreCase, false)
 		if err != nil {

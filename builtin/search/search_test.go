@@ -288,6 +288,35 @@ func TestAutoEngine(t *testing.T) {
 			t.Errorf("missing rg: engine %s, want go", r.Engine)
 		}
 	}
+	// With rg present, auto picks by pattern: Go for literals (and
+	// regexps holding long enough literals), ripgrep for the rest.
+	if _, err := findRipgrep(Options{}); err != nil {
+		return
+	}
+	for _, c := range []struct {
+		pattern string
+		want    Engine
+	}{
+		{"hello", EngineGo},
+		{`h\w+o`, EngineRipgrep},
+		{`hello+`, EngineGo},           // "hell"
+		{`he|hello`, EngineRipgrep},    // "he" is too short to filter well
+		{`hello|world`, EngineGo},      // one of two literals
+		{`(?i)hello`, EngineGo},        // ASCII folding
+		{`(?i)kelvin`, EngineRipgrep},  // K folds to the Kelvin sign
+		{`a|b|c|d|e`, EngineRipgrep},   // too many alternatives
+		{`\d{4}-\d{2}`, EngineRipgrep}, // "-" alone
+		{`[A-Z]\w+Error\(`, EngineGo},  // "Error("
+	} {
+		q := &Query{Root: root, Pattern: c.pattern, Mode: ModeFiles}
+		r, err := Search(context.Background(), q, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Engine != c.want {
+			t.Errorf("pattern %q: engine %s, want %s", c.pattern, r.Engine, c.want)
+		}
+	}
 }
 
 func TestSchemas(t *testing.T) {

@@ -52,6 +52,8 @@ type worker struct {
 	id  int
 	buf []byte // file contents (see readFile)
 	low []byte // ASCII-lower-cased copy, for case-insensitive literals
+	// next is scan's per-literal cache of prefilter positions.
+	next []int
 }
 
 type dirJob struct {

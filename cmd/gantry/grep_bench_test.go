@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkGrepProcess compares a whole `gantry tools call Grep` process
+// with ripgrep on Go's source tree ($GOROOT/src, ~11.5k files), for each
+// engine (GANTRY_GREP_ENGINE) and output mode, with the same pattern. Each
+// iteration runs rg and gantry once, in alternating order, so that both
+// see the same machine load; the figures are medians over the iterations:
+//
+//	ms, cpu-ms        gantry's wall and CPU time (user+sys, rg's included
+//	                  when the rg engine runs it)
+//	rg-ms, rg-cpu-ms  rg's (`rg -l PATTERN DIR` / `rg -n PATTERN DIR`)
+//	x-rg, cpu-x-rg    the ratios gantry/rg (the goal is ≤ 1.1)
+//	load              the 1-minute load average when the case started
+//
+// Run: go test -run '^$' -bench GrepProcess -benchtime 20x ./cmd/gantry
+// (docs/scale.md has the figures). Skipped without rg on PATH.
+func BenchmarkGrepProcess(b *testing.B) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Skip("rg not on PATH (scripts/setup installs it)")
+	}
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skipf("GOROOT/src: %v", err)
+	}
+	bin := buildGantry(b)
+	home := b.TempDir()
+	for _, c := range []struct{ name, pattern, mode, rgFlag string }{
+		{"files", "errors.New", "files_with_matches", "-l"},
+		{"content", "errors.New", "content", "-n"},
+		{"files-regex", `func \w+Error\(`, "files_with_matches", "-l"},
+	} {
+		for _, engine := range []string{"go", "rg"} {
+			b.Run(c.name+"/"+engine, func(b *testing.B) {
+				in, _ := json.Marshal(map[string]string{"pattern": c.pattern, "path": src, "output_mode": c.mode})
+				gantry := exec.Command(bin, "tools", "call", "Grep", string(in), "--allowedTools", "Grep", "--no-settings")
+				gantry.Env = append(os.Environ(), "HOME="+home, "GANTRY_HOME="+filepath.Join(home, ".gantry"), "GANTRY_GREP_ENGINE="+engine)
+				gantry.Dir = home
+				ripgrep := exec.Command(rg, c.rgFlag, c.pattern, src)
+				// Both must find the same files: the comparison is void
+				// otherwise.
+				if c.mode == "files_with_matches" {
+					g, r := runOnce(b, gantry), runOnce(b, ripgrep)
+					want := "Found " + strconv.Itoa(bytes.Count(r.out, []byte("\n"))) + " files"
+					if !bytes.HasPrefix(g.out, []byte(want)) {
+						b.Fatalf("gantry found %q, rg %q", firstLine(string(g.out)), want)
+					}
+				}
+				load := loadAverage()
+				var gs, rs []procRun
+				b.ResetTimer()
+				for i := range b.N {
+					if i%2 == 0 {
+						gs, rs = append(gs, runOnce(b, gantry)), append(rs, runOnce(b, ripgrep))
+					} else {
+						rs, gs = append(rs, runOnce(b, ripgrep)), append(gs, runOnce(b, gantry))
+					}
+				}
+				b.StopTimer()
+				gw, gc := medians(gs)
+				rw, rc := medians(rs)
+				b.ReportMetric(msOf(gw), "ms")
+				b.ReportMetric(msOf(gc), "cpu-ms")
+				b.ReportMetric(msOf(rw), "rg-ms")
+				b.ReportMetric(msOf(rc), "rg-cpu-ms")
+				b.ReportMetric(float64(gw)/float64(rw), "x-rg")
+				b.ReportMetric(float64(gc)/float64(rc), "cpu-x-rg")
+				b.ReportMetric(load, "load")
+			})
+		}
+	}
+}
+
+type procRun struct {
+	wall, cpu time.Duration
+	out       []byte
+}
+
+// runOnce runs a copy of cmd to completion and returns its figures.
+func runOnce(b *testing.B, cmd *exec.Cmd) procRun {
+	b.Helper()
+	c := exec.Command(cmd.Path, cmd.Args[1:]...)
+	c.Env, c.Dir = cmd.Env, cmd.Dir
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, errb.String())
+	}
+	return procRun{wall: wall, cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime(), out: out.Bytes()}
+}
+
+func medians(runs []procRun) (wall, cpu time.Duration) {
+	w := make([]time.Duration, len(runs))
+	c := make([]time.Duration, len(runs))
+	for i, r := range runs {
+		w[i], c[i] = r.wall, r.cpu
+	}
+	slices.Sort(w)
+	slices.Sort(c)
+	return w[len(w)/2], c[len(c)/2]
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// loadAverage is the 1-minute load average (0 where /proc is missing).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, _ := strconv.ParseFloat(f, 64)
+	return v
+}
