@@ -155,6 +155,10 @@ func grepCases() []grepCase {
 		{"path_file_ignored", `{"pattern":"needle","path":"app.log"}`},
 		{"path_file_binary", `{"pattern":"needle","path":"bin.dat"}`},
 		{"path_hidden_dir", `{"pattern":"needle","path":".hidden"}`},
+		{"alt_literals", `{"pattern":"needle|start","output_mode":"content"}`},
+		{"alt_literals_i_count", `{"pattern":"NEEDLE|Block","-i":true,"output_mode":"count"}`},
+		{"alt_literals_o", `{"pattern":"ne(e)dle|bl(o)ck","output_mode":"content","-o":true}`},
+		{"regex_with_literal_i", `{"pattern":"l\\w+ NEEDLE","-i":true,"output_mode":"content"}`},
 		{"no_match", `{"pattern":"zzzqqq"}`},
 		{"no_match_content", `{"pattern":"zzzqqq","output_mode":"content"}`},
 	}
