@@ -279,6 +279,19 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 	}
 	resp := acc.Response()
 	out.Message, out.StopReason, out.Usage, out.Model = resp.Message, resp.StopReason, resp.Usage, resp.Model
+	for _, u := range out.Message.ToolUses() {
+		if out.Invalid[u.ID] != "" {
+			continue
+		}
+		if t, ok := pool.Lookup(u.Name); ok {
+			if tr := tool.TraitsOf(t, u.Input); tr.ReadOnly && tr.ConcurrencySafe {
+				out.Parallel = append(out.Parallel, u.ID)
+			}
+		}
+	}
+	if len(out.Parallel) > 1 {
+		out.MaxParallel = rt.ws.Executor().MaxConcurrency()
+	}
 	return out, nil
 }
 

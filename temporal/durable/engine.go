@@ -37,6 +37,10 @@ type EngineOptions struct {
 	// Poll is the interval at which Events asks a run for new events (0 =
 	// 200 ms).
 	Poll time.Duration
+	// DataConverter decodes the runs' memos: the client's converter when
+	// it has a codec (a claim-check store: package claimcheck); nil = the
+	// default converter.
+	DataConverter converter.DataConverter
 }
 
 // Engine is the run queue (package runqueue) on Temporal: Start starts a
@@ -59,6 +63,9 @@ func NewEngine(c client.Client, opts EngineOptions) *Engine {
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 200 * time.Millisecond
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
 	}
 	return &Engine{c: c, opts: opts}
 }
@@ -156,7 +163,7 @@ func (e *Engine) record(id string, st enumspb.WorkflowExecutionStatus, memo *com
 	run := runqueue.Run{ID: id, SessionID: id, CreatedAt: started, StartedAt: started, Owner: "temporal"}
 	if memo != nil {
 		var s string
-		if err := converter.GetDefaultDataConverter().FromPayload(memo, &s); err == nil {
+		if err := e.opts.DataConverter.FromPayload(memo, &s); err == nil {
 			_ = json.Unmarshal([]byte(s), &run.Request)
 		}
 	}

@@ -249,6 +249,12 @@ type modelOutput struct {
 	// Invalid maps the ids of tool uses whose input was not valid JSON to
 	// the parse error.
 	Invalid map[string]string `json:"invalid,omitempty"`
+	// Parallel are the ids of the tool uses that are read-only and
+	// concurrency-safe (by the worker's pool): the workflow runs
+	// consecutive ones at once, at most MaxParallel together. Decided here
+	// so that it is in the history: the workflow replays the same batches.
+	Parallel    []string `json:"parallel,omitempty"`
+	MaxParallel int      `json:"max_parallel,omitempty"`
 }
 
 // prepareOutput is what the prepare activity found on the worker.

@@ -121,7 +121,13 @@ func (r *runner) emit(e Event) {
 }
 
 func (r *runner) activity(name string, timeout time.Duration, attempts int32) workflow.Context {
-	return workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
+	return r.activityIn(r.ctx, name, timeout, attempts)
+}
+
+// activityIn is activity for a coroutine of the workflow (workflow.Go):
+// each waits with its own context.
+func (r *runner) activityIn(ctx workflow.Context, name string, timeout time.Duration, attempts int32) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    r.to.heartbeat(),
 		RetryPolicy: &temporal.RetryPolicy{
@@ -192,7 +198,7 @@ func (r *runner) loop() (*Result, error) {
 		}
 		uses := out.Message.ToolUses()
 		if len(uses) > 0 {
-			stop, why := r.tools(uses, out.Invalid)
+			stop, why := r.tools(uses, out.Invalid, parallelSet(out))
 			if stop {
 				return r.finish(agent.SubtypeInterrupted, true, why)
 			}
@@ -210,30 +216,60 @@ func (r *runner) loop() (*Result, error) {
 	}
 }
 
-// tools runs the calls of one assistant message in the model's order, one
-// activity each, and appends the user message with their results. It
-// reports whether the run must stop (a hook or a permission answer said
-// so).
-func (r *runner) tools(uses []llm.Block, invalid map[string]string) (bool, string) {
+// tools runs the calls of one assistant message, one activity each, and
+// appends the user message with their results in the model's order.
+// Consecutive calls in parallel (read-only and concurrency-safe, as the
+// model activity found) run at once, as the in-process executor runs them;
+// every other call runs alone, in order, after the calls before it ended.
+// It reports whether the run must stop (a hook or a permission answer
+// said so).
+func (r *runner) tools(uses []llm.Block, invalid map[string]string, parallel parallelism) (bool, string) {
 	var blocks, extra []llm.Block
 	stop, why := false, ""
-	for _, u := range uses {
-		var res *tool.Result
-		switch {
-		case stop:
-			res = tool.Errorf("Gantry did not run this call: the run was stopped (%s).", why)
-		case r.ctx.Err() != nil:
-			res = tool.Errorf("The user interrupted this call before it ran.")
-		case invalid[u.ID] != "":
-			res = tool.Errorf("The input of this %s call is invalid (%s). Send the call again with a valid input.", u.Name, invalid[u.ID])
-			r.emit(Event{Type: EventToolResult, Tool: &ToolOutcome{ID: u.ID, Name: u.Name, Kind: "invalid_input", IsError: true}})
-		default:
-			out := r.tool(u)
-			res = out.Result
-			for _, n := range out.Notices {
-				r.emit(Event{Type: EventNotice, Text: n})
+	for i := 0; i < len(uses); {
+		// The batch: uses[i:j], more than one call only when parallel.
+		j := i + 1
+		for parallel.ok(uses[i].ID) && j < len(uses) && j-i < parallel.max && parallel.ok(uses[j].ID) {
+			j++
+		}
+		batch := uses[i:j]
+		outs := make([]*toolOutput, len(batch))
+		run := func(ctx workflow.Context, k int) {
+			u := batch[k]
+			switch {
+			case stop:
+				outs[k] = &toolOutput{Result: tool.Errorf("Gantry did not run this call: the run was stopped (%s).", why)}
+			case r.ctx.Err() != nil:
+				outs[k] = &toolOutput{Result: tool.Errorf("The user interrupted this call before it ran.")}
+			case invalid[u.ID] != "":
+				outs[k] = &toolOutput{Result: tool.Errorf("The input of this %s call is invalid (%s). Send the call again with a valid input.", u.Name, invalid[u.ID]),
+					Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "invalid_input", IsError: true}}
+			default:
+				outs[k] = r.tool(ctx, u)
 			}
-			r.emit(Event{Type: EventToolResult, Tool: &out.Outcome})
+		}
+		if len(batch) == 1 {
+			run(r.ctx, 0)
+		} else {
+			wg := workflow.NewWaitGroup(r.ctx)
+			for k := range batch {
+				wg.Add(1)
+				workflow.Go(r.ctx, func(ctx workflow.Context) {
+					defer wg.Done()
+					run(ctx, k)
+				})
+			}
+			wg.Wait(r.ctx)
+		}
+		// The outcomes apply in the model's order, whatever order the
+		// calls of a batch ended in.
+		for k, out := range outs {
+			if out.Outcome.ID != "" {
+				for _, n := range out.Notices {
+					r.emit(Event{Type: EventNotice, Text: n})
+				}
+				r.emit(Event{Type: EventToolResult, Tool: &out.Outcome})
+			}
 			if out.Mode != "" {
 				r.st.Mode = out.Mode
 			}
@@ -243,24 +279,46 @@ func (r *runner) tools(uses []llm.Block, invalid map[string]string) (bool, strin
 			for _, t := range out.ExtraText {
 				extra = append(extra, llm.Text(t))
 			}
-			if out.Stop {
+			if out.Stop && !stop {
 				stop, why = true, out.StopWhy
 			}
+			blocks = append(blocks, llm.ResultBlock(batch[k].ID, out.Result))
 		}
-		blocks = append(blocks, llm.ResultBlock(u.ID, res))
+		i = j
 	}
 	r.appendMessage(llm.UserMessage(append(blocks, extra...)...))
 	return stop, why
 }
 
+// parallelism is which calls of a message may run at once.
+type parallelism struct {
+	ids map[string]bool
+	max int
+}
+
+func parallelSet(out modelOutput) parallelism {
+	p := parallelism{max: out.MaxParallel}
+	if len(out.Parallel) < 2 || p.max < 2 {
+		return p
+	}
+	p.ids = make(map[string]bool, len(out.Parallel))
+	for _, id := range out.Parallel {
+		p.ids[id] = true
+	}
+	return p
+}
+
+func (p parallelism) ok(id string) bool { return p.ids[id] }
+
 // tool runs one call; an ask makes the workflow wait for its answer and
 // run the call again with the answers so far.
-func (r *runner) tool(u llm.Block) *toolOutput {
+// ctx is the calling coroutine's (the workflow's, or a batch's).
+func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 	in := toolInput{RunID: r.runID, Spec: r.spec, ID: u.ID, Name: u.Name, Input: u.Input}
 	for {
 		in.Mode, in.Loaded = r.st.Mode, r.st.Loaded
 		var out toolOutput
-		tctx := r.activity(activityTool, orDur(r.to.Tool, time.Hour), 3)
+		tctx := r.activityIn(ctx, activityTool, orDur(r.to.Tool, time.Hour), 3)
 		err := workflow.ExecuteActivity(tctx, activityTool, in).Get(tctx, &out)
 		if err != nil {
 			msg := "The tool call failed on the worker: " + rootMessage(err)
@@ -278,13 +336,13 @@ func (r *runner) tool(u llm.Block) *toolOutput {
 		ask := out.Ask
 		ask.ID = fmt.Sprintf("%s#%d", u.ID, len(in.Answers)+1)
 		ask.ToolUseID = u.ID
-		ask.At = workflow.Now(r.ctx)
-		r.transcript(nil)
+		ask.At = workflow.Now(ctx)
+		r.transcriptIn(ctx, nil)
 		r.pending = append(r.pending, ask)
 		r.emit(Event{Type: EventAsk, Ask: ask})
 		// Waiting holds no worker: the workflow leaves the cache when
 		// evicted and is replayed from its history when the answer comes.
-		if err := workflow.Await(r.ctx, func() bool { return ask.Answer != nil }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return ask.Answer != nil }); err != nil {
 			r.pending = slices.DeleteFunc(r.pending, func(a *Ask) bool { return a == ask })
 			return &toolOutput{Result: tool.Errorf("The user interrupted this call while it waited for an answer."), Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "cancelled", IsError: true}}
 		}
@@ -322,11 +380,14 @@ func (r *runner) finish(subtype string, isErr bool, text string) (*Result, error
 // transcript appends the messages not yet written (and the result, at the
 // end) to the session transcript on a worker, so `gantry --resume RUN-ID`
 // continues the run in-process. A failure is a notice, not the run's end.
-func (r *runner) transcript(res *Result) {
+func (r *runner) transcript(res *Result) { r.transcriptIn(r.ctx, res) }
+
+// transcriptIn is transcript for a coroutine of the workflow.
+func (r *runner) transcriptIn(wctx workflow.Context, res *Result) {
 	if r.spec.NoTranscript || (r.st.Written >= len(r.st.Messages) && res == nil) {
 		return
 	}
-	ctx := r.activity(activityTranscript, time.Minute, 5)
+	ctx := r.activityIn(wctx, activityTranscript, time.Minute, 5)
 	in := transcriptInput{RunID: r.runID, WorkDir: r.spec.WorkDir, From: r.st.Written, Messages: r.st.Messages[r.st.Written:], Result: res}
 	if err := workflow.ExecuteActivity(ctx, activityTranscript, in).Get(ctx, nil); err != nil {
 		r.emit(Event{Type: EventNotice, Text: "the transcript could not be written: " + rootMessage(err)})

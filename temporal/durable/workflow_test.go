@@ -1,15 +1,23 @@
 package durable
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/gantry-dev/gantry/llm/anthropic"
+	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
 // newEnv is a test environment whose deadlock detector tolerates a loaded
@@ -116,5 +124,124 @@ func TestDeniedAsk(t *testing.T) {
 	last := reqs[len(reqs)-1].ToolResults()
 	if len(last) != 1 || !last[0].IsError || !strings.Contains(last[0].Content[0].Text, "not today") {
 		t.Errorf("tool result sent to the model = %+v", last)
+	}
+}
+
+// toolTimeline records the tool activities of a test run: the order of
+// their starts and ends ("+id", "-id") and the most that ran at once.
+type toolTimeline struct {
+	mu      sync.Mutex
+	events  []string
+	running int
+	most    int
+}
+
+func (tl *toolTimeline) listen(env *testsuite.TestWorkflowEnvironment) {
+	id := func(args converter.EncodedValues) string {
+		var in toolInput
+		if err := args.Get(&in); err != nil {
+			return "?"
+		}
+		return in.ID
+	}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if info.ActivityType.Name != activityTool {
+			return
+		}
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		tl.events = append(tl.events, "+"+id(args))
+		tl.running++
+		tl.most = max(tl.most, tl.running)
+	})
+	env.SetOnActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
+		if info.ActivityType.Name != activityTool {
+			return
+		}
+		var out toolOutput
+		result.Get(&out)
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		tl.events = append(tl.events, "-"+out.Outcome.ID)
+		tl.running--
+	})
+}
+
+// TestParallelReadOnlyCalls: the read-only calls of one message run at
+// once; a call that is not read-only runs alone, after the calls before
+// it ended and before the calls after it start; the results reach the
+// model in the model's order.
+func TestParallelReadOnlyCalls(t *testing.T) {
+	dir := t.TempDir()
+	for i := 1; i <= 5; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644)
+	}
+	// Each read sleeps a little so that calls that may overlap do.
+	read := func(i int) string { return fmt.Sprintf("sleep 0.3; cat f%d.txt", i) }
+	for _, tc := range []struct {
+		name  string
+		cmds  []string
+		most  int
+		check func(t *testing.T, events []string)
+	}{
+		{"five reads", []string{read(1), read(2), read(3), read(4), read(5)}, 5, func(t *testing.T, ev []string) {
+			for i := range 5 {
+				if !strings.HasPrefix(ev[i], "+") {
+					t.Errorf("a call ended before every read started: %v", ev)
+				}
+			}
+		}},
+		{"a write in the middle", []string{read(1), read(2), "echo w >> w.txt", read(4), read(5)}, 2, func(t *testing.T, ev []string) {
+			// Batches [1 2] [3] [4 5].
+			pos := map[string]int{}
+			for i, e := range ev {
+				pos[e] = i
+			}
+			if pos["+toolu_3"] < pos["-toolu_1"] || pos["+toolu_3"] < pos["-toolu_2"] ||
+				pos["+toolu_4"] < pos["-toolu_3"] || pos["+toolu_5"] < pos["-toolu_3"] {
+				t.Errorf("the write overlapped another call: %v", ev)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.WithResponder(func(req llmtest.Request) (llmtest.Reply, bool) {
+				if len(req.ToolResults()) > 0 {
+					return llmtest.TextReply("done"), true
+				}
+				var calls []llmtest.ToolCall
+				for i, c := range tc.cmds {
+					in, _ := json.Marshal(map[string]string{"command": c})
+					calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", i+1), Name: "Bash", Input: string(in)})
+				}
+				return llmtest.ToolReply(calls...), true
+			}))
+			p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+			var s testsuite.WorkflowTestSuite
+			env := newEnv(&s)
+			Register(env, testActivities(t, p))
+			var tl toolTimeline
+			tl.listen(env)
+			env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Bash", "Edit"), Prompt: "go"})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var res Result
+			env.GetWorkflowResult(&res)
+			if res.Subtype != "success" || res.NumTurns != 2 {
+				t.Fatalf("result = %+v", res)
+			}
+			if tl.most != tc.most {
+				t.Errorf("at most %d calls ran at once, want %d (%v)", tl.most, tc.most, tl.events)
+			}
+			tc.check(t, tl.events)
+			reqs := srv.Requests()
+			results := reqs[len(reqs)-1].ToolResults()
+			for i, r := range results {
+				want := fmt.Sprintf("toolu_%d", i+1)
+				if r.ToolUseID != want || r.IsError {
+					t.Errorf("result %d: %s error=%v %v, want %s", i, r.ToolUseID, r.IsError, r.Content, want)
+				}
+			}
+		})
 	}
 }

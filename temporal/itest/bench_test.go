@@ -133,7 +133,8 @@ func BenchmarkWaitingRSS(b *testing.B) {
 func (c *cluster) subprocessWorker(t testing.TB) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GANTRY_TEST_WORKER=1", "GANTRY_TEST_ADDR="+c.ts.GetFrontendHostPort(),
-		"GANTRY_TEST_NS="+c.ts.GetDefaultNamespace(), "GANTRY_TEST_MODEL="+c.url, "GANTRY_TEST_QUEUE="+c.queue, "HOME="+t.TempDir())
+		"GANTRY_TEST_NS="+c.ts.GetDefaultNamespace(), "GANTRY_TEST_MODEL="+c.url, "GANTRY_TEST_QUEUE="+c.queue, "HOME="+t.TempDir(),
+		"GANTRY_TEST_BLOBS="+c.blobs.Path())
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,4 +70,14 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	record("cancelled-ask", id)
+	// Three read-only calls in one message: one batch, run at once.
+	dir = t.TempDir()
+	for i := 1; i <= 3; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("x\n"), 0o644)
+	}
+	id = c.start(testSpec(dir), "calls=3 per=3 cmd=cat f{i}.txt")
+	if res := c.wait(id, time.Minute); res.Subtype != "success" || res.NumTurns != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	record("parallel-reads", id)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
@@ -20,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/temporal/claimcheck"
 	"github.com/gantry-dev/gantry/temporal/durable"
 	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
 )
@@ -36,20 +38,32 @@ type cluster struct {
 	t     testing.TB
 	ts    *temporaltest.TestServer
 	c     client.Client
+	blobs *claimcheck.Dir         // the claim-check store of every client and worker
+	dc    converter.DataConverter // with its codec
 	prov  llm.Provider
+	model *llmtest.Server
 	url   string
 	queue string
 	run   durable.RunOptions // of the runs started with start
 }
 
-func newCluster(t testing.TB) *cluster {
+func newCluster(t testing.TB) *cluster { return newClusterWith(t, claimcheck.Options{}) }
+
+// newClusterWith starts a cluster whose clients and workers share a
+// claim-check store with the options given.
+func newClusterWith(t testing.TB, blobs claimcheck.Options) *cluster {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
 	}
 	srv, p := fakeModel(t)
-	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}))
+	d, err := claimcheck.OpenDir(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := claimcheck.DataConverter(d, blobs)
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)), DataConverter: dc}))
 	t.Cleanup(ts.Stop)
-	return &cluster{t: t, ts: ts, c: ts.GetDefaultClient(), prov: p, url: srv.URL(), queue: "gantry-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &cluster{t: t, ts: ts, c: ts.GetDefaultClient(), blobs: d, dc: dc, prov: p, model: srv, url: srv.URL(), queue: "gantry-" + strings.ReplaceAll(t.Name(), "/", "-")}
 }
 
 // worker starts an in-process worker on the cluster's queue.
@@ -212,7 +226,13 @@ func TestMain(m *testing.M) {
 }
 
 func subprocessWorker() int {
-	c, err := client.Dial(client.Options{HostPort: os.Getenv("GANTRY_TEST_ADDR"), Namespace: os.Getenv("GANTRY_TEST_NS")})
+	blobs, err := claimcheck.OpenDir(os.Getenv("GANTRY_TEST_BLOBS"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c, err := client.Dial(client.Options{HostPort: os.Getenv("GANTRY_TEST_ADDR"), Namespace: os.Getenv("GANTRY_TEST_NS"),
+		DataConverter: claimcheck.DataConverter(blobs, claimcheck.Options{})})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

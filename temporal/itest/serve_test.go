@@ -33,7 +33,7 @@ func TestServeAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(serve.Options{Store: st, Engine: durable.NewEngine(c.c, durable.EngineOptions{TaskQueue: c.queue}), Listener: ln, Tick: time.Hour})
+	srv, err := serve.New(serve.Options{Store: st, Engine: durable.NewEngine(c.c, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc}), Listener: ln, Tick: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 )
 
 // app is the process's streams and environment (tests replace them).
@@ -62,7 +63,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newServeCmd(a), newAnswerCmd(a), newCancelCmd(a))
+	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newServeCmd(a), newAnswerCmd(a), newCancelCmd(a), newBlobsCmd(a))
 	return root
 }
 
@@ -72,6 +73,9 @@ type conn struct {
 	tls                       bool
 	cert, key, ca, serverName string
 	apiKey                    string
+	blobs                     blobFlags
+	// dc is the data converter dial used (the claim-check codec's).
+	dc converter.DataConverter
 }
 
 func (c *conn) add(cmd *cobra.Command, a *app) {
@@ -85,6 +89,7 @@ func (c *conn) add(cmd *cobra.Command, a *app) {
 	fl.StringVar(&c.ca, "tls-ca", "", "CA certificate file to verify the server with (default: the system's)")
 	fl.StringVar(&c.serverName, "tls-server-name", "", "server name to verify (default: the address's host)")
 	fl.StringVar(&c.apiKey, "api-key", "", "API key (Temporal Cloud); default: the TEMPORAL_API_KEY environment variable")
+	c.blobs.add(cmd)
 }
 
 func envOr(a *app, k, def string) string {
@@ -97,6 +102,11 @@ func envOr(a *app, k, def string) string {
 // dial connects to Temporal with the flags.
 func (c *conn) dial(a *app) (client.Client, error) {
 	opts := client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{}}
+	dc, err := c.blobs.dataConverter(a)
+	if err != nil {
+		return nil, err
+	}
+	opts.DataConverter, c.dc = dc, dc
 	key := c.apiKey
 	if key == "" {
 		key = a.getenv("TEMPORAL_API_KEY")

@@ -62,3 +62,16 @@ func TestNoProvider(t *testing.T) {
 		t.Errorf("worker without a provider: %v", err)
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int{"": 0, "-1": -1, "65536": 65536, "64k": 64 << 10, "64KiB": 64 << 10, "1m": 1 << 20, "2MB": 2 << 20} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "-2", "k", "1x", "1.5m"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) was accepted", in)
+		}
+	}
+}

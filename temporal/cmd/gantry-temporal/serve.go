@@ -69,7 +69,7 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 			}
 			srv, err := serve.New(serve.Options{
 				Store:    st,
-				Engine:   durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue}),
+				Engine:   durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc}),
 				Listener: ln, Token: token,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})

@@ -18,7 +18,9 @@ import (
 // user message) says what the model does: "calls=N tool=NAME cmd=…" makes
 // N tool calls, one per turn ("{i}" in cmd is replaced by the call's
 // number; tool defaults to Bash, whose command is cmd, and Write writes
-// "written\n" to the path cmd), then ends with "done after N".
+// "written\n" to the path cmd; any other tool takes cmd as its JSON
+// input), then ends with "done after N". "per=K" makes K calls per turn
+// (one assistant message with K tool uses).
 func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 	prompt := ""
 	if len(req.Messages) > 0 {
@@ -29,11 +31,14 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 		}
 	}
 	var n int
+	per := 1
 	var name, cmd string
 	for _, f := range strings.Fields(prompt) {
 		switch {
 		case strings.HasPrefix(f, "calls="):
 			fmt.Sscan(strings.TrimPrefix(f, "calls="), &n)
+		case strings.HasPrefix(f, "per="):
+			fmt.Sscan(strings.TrimPrefix(f, "per="), &per)
 		case strings.HasPrefix(f, "tool="):
 			name = strings.TrimPrefix(f, "tool=")
 		}
@@ -48,17 +53,21 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 	if done >= n {
 		return llmtest.TextReply(fmt.Sprintf("done after %d", done)), true
 	}
-	c := strings.ReplaceAll(cmd, "{i}", fmt.Sprint(done+1))
-	var input []byte
-	switch name {
-	case "Bash":
-		input, _ = json.Marshal(map[string]any{"command": c, "description": "step"})
-	case "Write":
-		input, _ = json.Marshal(map[string]any{"file_path": c, "content": "written\n"})
-	default:
-		input = []byte(c)
+	var calls []llmtest.ToolCall
+	for i := done + 1; i <= n && i <= done+max(per, 1); i++ {
+		c := strings.ReplaceAll(cmd, "{i}", fmt.Sprint(i))
+		var input []byte
+		switch name {
+		case "Bash":
+			input, _ = json.Marshal(map[string]any{"command": c, "description": "step"})
+		case "Write":
+			input, _ = json.Marshal(map[string]any{"file_path": c, "content": "written\n"})
+		default:
+			input = []byte(c)
+		}
+		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", i), Name: name, Input: string(input)})
 	}
-	return llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", done+1), Name: name, Input: string(input)}), true
+	return llmtest.ToolReply(calls...), true
 }
 
 // Start starts the fake model server with [Respond] for the test and
