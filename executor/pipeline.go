@@ -299,7 +299,17 @@ func toolType(name string) string {
 
 // execute runs the stages after scheduling. ctx is the call's group context
 // (cancelled by the user's interrupt and by sibling failure).
-func (e *Executor) execute(s *Stream, j *job) {
+//
+// With here, the tool runs on the calling goroutine (a stream's goroutine
+// for the call: one goroutine per running call). If such a call ignores
+// its cancellation past the abandon delay, the stages after the call and
+// the end of the job ([Stream.endExec]) run on the abandon timer's
+// goroutine instead, and execute returns false once the tool finally
+// returns. Without here (Run,
+// on the caller's goroutine), the tool runs on a goroutine of its own, so
+// that the caller can leave a call that does not stop; execute then always
+// returns true.
+func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 	ctx := j.group.ctx
 	o := &j.out
 	t, spec := j.tool, j.spec
@@ -313,12 +323,12 @@ func (e *Executor) execute(s *Stream, j *job) {
 	}
 
 	if e.cancelledBeforeRun(ctx, j) {
-		return
+		return true
 	}
 	if v, ok := t.(tool.InputValidator); ok {
 		if err := v.ValidateInput(ctx, env, j.input); err != nil {
 			e.fail(o, KindInvalidInput, err, "Invalid input for tool %s: %v", spec.Name, err)
-			return
+			return true
 		}
 	}
 
@@ -333,11 +343,11 @@ func (e *Executor) execute(s *Stream, j *job) {
 	if e.cfg.hooks != nil {
 		out, err := e.cfg.hooks.Run(ctx, e.hookInput(hook.PreToolUse, env, j))
 		if e.cancelledBeforeRun(ctx, j) {
-			return
+			return true
 		}
 		if err != nil {
 			e.fail(o, KindBlocked, err, "The call to %s was blocked: a PreToolUse hook failed and could not give a verdict (%v). The call did not run.", spec.Name, err)
-			return
+			return true
 		}
 		if out != nil {
 			if out.SystemMessage != "" {
@@ -346,15 +356,15 @@ func (e *Executor) execute(s *Stream, j *job) {
 			if out.Continue != nil && !*out.Continue {
 				o.Stop, o.StopReason = true, firstNonEmpty(out.StopReason, out.Reason, "a PreToolUse hook stopped the run")
 				e.fail(o, KindBlocked, nil, "The call to %s was not run: a hook stopped the run (%s).", spec.Name, o.StopReason)
-				return
+				return true
 			}
 			if out.Block {
 				e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
-				return
+				return true
 			}
 			if len(out.UpdatedInput) > 0 && !j.unchanged(out.UpdatedInput) {
 				if !e.replaceInput(j, env, out.UpdatedInput, "a PreToolUse hook") {
-					return
+					return true
 				}
 			}
 			if out.AdditionalContext != "" {
@@ -375,25 +385,46 @@ func (e *Executor) execute(s *Stream, j *job) {
 	d := e.decide(ctx, req)
 	o.Decision = &d
 	if e.cancelledBeforeRun(ctx, j) {
-		return
+		return true
 	}
 	if d.Behavior != tool.Allow {
 		if d.Interrupt {
 			o.Stop, o.StopReason = true, firstNonEmpty(d.Reason, "the user stopped the run")
 		}
 		e.fail(o, KindDenied, nil, "%s", denyText(spec.Name, d))
-		return
+		return true
 	}
 	if len(d.UpdatedInput) > 0 && !j.unchanged(d.UpdatedInput) {
 		if !e.replaceInput(j, env, d.UpdatedInput, "the permission decision") {
-			return
+			return true
 		}
 	}
 	// The files the decision checked: the tool uses those.
 	env.Checked = checkedFor(t, j.input, req.Input, d.Checked)
 
 	// The call.
-	res, modifier := e.call(ctx, j, env)
+	if !here {
+		res, modifier := e.call(ctx, j, env)
+		e.afterCall(s, j, env, extra, res, modifier)
+		return true
+	}
+	res, modifier, ok := e.callHere(ctx, j, env, func(res *tool.Result) {
+		e.afterCall(s, j, env, extra, res, nil)
+		s.endExec(j)
+	})
+	if !ok {
+		return false
+	}
+	e.afterCall(s, j, env, extra, res, modifier)
+	return true
+}
+
+// afterCall runs the stages after the tool's call: PostToolUse hooks, the
+// hooks' extra context, the tool's context modifier.
+func (e *Executor) afterCall(s *Stream, j *job, env *tool.Env, extra []string, res *tool.Result, modifier func(*tool.Env)) {
+	o := &j.out
+	spec := j.spec
+	ctx := j.group.ctx
 	o.Result = res
 
 	// PostToolUse / PostToolUseFailure hooks.
@@ -686,52 +717,70 @@ type callReturn struct {
 	isPan bool
 }
 
-// call runs the tool with its deadline, recovering panics. It returns the
-// result (never nil) and the tool's context modifier.
-func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Result, func(*tool.Env)) {
-	o := &j.out
-	spec := j.spec
-	timeout := e.deadline(j.tool, spec, j.input)
+// callContext makes the context of a call: its deadline and, for a tool
+// whose interrupt behaviour is block, a base that the user's interrupt
+// does not cancel (its deadline and a failing sibling still do). release
+// frees the context's resources.
+func (e *Executor) callContext(gctx context.Context, j *job) (cctx context.Context, timeout time.Duration, release func()) {
+	timeout = e.deadline(j.tool, j.spec, j.input)
 	base := gctx
+	var cancelBase context.CancelCauseFunc
 	var stopAfter func() bool
-	if spec.Interrupt == tool.InterruptBlock {
-		// Not cancelled by the user's interrupt; still by its deadline and
-		// by a failing sibling.
-		var cancel context.CancelCauseFunc
-		base, cancel = context.WithCancelCause(context.WithoutCancel(gctx))
-		defer cancel(nil)
+	if j.spec.Interrupt == tool.InterruptBlock {
+		base, cancelBase = context.WithCancelCause(context.WithoutCancel(gctx))
 		stopAfter = context.AfterFunc(gctx, func() {
 			var se *siblingError
 			if c := context.Cause(gctx); errors.As(c, &se) {
-				cancel(c)
+				cancelBase(c)
 			}
 		})
-		defer stopAfter()
 	}
 	cctx, cancel := context.WithTimeoutCause(base, timeout, errCallTimeout)
-	defer cancel()
+	return cctx, timeout, func() {
+		cancel()
+		if stopAfter != nil {
+			stopAfter()
+			cancelBase(nil)
+		}
+	}
+}
 
+// started records the call's start and emits DOING.
+func (e *Executor) started(j *job) time.Time {
 	start := e.cfg.now()
-	o.Start = start
+	j.out.Start = start
 	j.emit(func(st *tool.Status) {
 		st.Phase, st.Start, st.Input = tool.PhaseDoing, start, j.observed()
 	})
+	return start
+}
 
-	ch := make(chan callReturn, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				e.log.Error("tool panicked", "tool", spec.Name, "id", j.call.ID, "panic", p, "stack", string(debug.Stack()))
-				ch <- callReturn{panic: p, isPan: true}
-			}
-		}()
-		runner := j.tool
-		if j.part.inst != nil {
-			runner = j.part.inst
+// invoke calls the tool (or its per-call instance), recovering a panic.
+func (e *Executor) invoke(cctx context.Context, j *job, env *tool.Env) (cr callReturn) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("tool panicked", "tool", j.spec.Name, "id", j.call.ID, "panic", p, "stack", string(debug.Stack()))
+			cr = callReturn{panic: p, isPan: true}
 		}
-		r, err := runner.Call(cctx, env, j.input)
-		ch <- callReturn{r: r, err: err}
 	}()
+	runner := j.tool
+	if j.part.inst != nil {
+		runner = j.part.inst
+	}
+	r, err := runner.Call(cctx, env, j.input)
+	return callReturn{r: r, err: err}
+}
+
+// call runs the tool on a goroutine of its own with its deadline, and
+// waits for it on the calling goroutine, which leaves (abandons) a call
+// that does not stop within the abandon delay of its cancellation. It
+// returns the result (never nil) and the tool's context modifier.
+func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Result, func(*tool.Env)) {
+	cctx, timeout, release := e.callContext(gctx, j)
+	defer release()
+	start := e.started(j)
+	ch := make(chan callReturn, 1)
+	go func() { ch <- e.invoke(cctx, j, env) }()
 	var cr callReturn
 	abandoned := false
 	select {
@@ -745,6 +794,70 @@ func (e *Executor) call(gctx context.Context, j *job, env *tool.Env) (*tool.Resu
 		}
 		timer.Stop()
 	}
+	return e.settle(j, cctx, timeout, start, cr, abandoned)
+}
+
+// callHere runs the tool on the calling goroutine with its deadline and
+// returns the result (never nil), the tool's context modifier and true. A
+// call that does not stop within the abandon delay of its cancellation is
+// abandoned: the abandon timer's goroutine settles the outcome and passes
+// the result to abandoned, and callHere returns false when the tool
+// finally returns (its result is dropped).
+func (e *Executor) callHere(gctx context.Context, j *job, env *tool.Env, abandoned func(*tool.Result)) (*tool.Result, func(*tool.Env), bool) {
+	cctx, timeout, release := e.callContext(gctx, j)
+	start := e.started(j)
+	const (
+		running = iota
+		returned
+		left
+	)
+	var (
+		mu    sync.Mutex
+		state = running
+		timer *time.Timer
+	)
+	stop := context.AfterFunc(cctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if state != running {
+			return
+		}
+		timer = time.AfterFunc(e.cfg.abandonAfter, func() {
+			mu.Lock()
+			if state != running {
+				mu.Unlock()
+				return
+			}
+			state = left
+			mu.Unlock()
+			res, _ := e.settle(j, cctx, timeout, start, callReturn{}, true)
+			release()
+			abandoned(res)
+		})
+	})
+	cr := e.invoke(cctx, j, env)
+	mu.Lock()
+	if state == left {
+		mu.Unlock()
+		return nil, nil, false
+	}
+	state = returned
+	if timer != nil {
+		timer.Stop()
+	}
+	mu.Unlock()
+	stop()
+	res, modifier := e.settle(j, cctx, timeout, start, cr, false)
+	release()
+	return res, modifier, true
+}
+
+// settle turns what the call returned (or its abandonment) into the
+// outcome. It returns the result (never nil) and the tool's context
+// modifier.
+func (e *Executor) settle(j *job, cctx context.Context, timeout time.Duration, start time.Time, cr callReturn, abandoned bool) (*tool.Result, func(*tool.Env)) {
+	o := &j.out
+	spec := j.spec
 	o.Duration = e.cfg.now().Sub(start)
 
 	cause := context.Cause(cctx)

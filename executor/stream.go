@@ -314,15 +314,33 @@ func (s *Stream) finishSkipped(js []*job) {
 	}
 }
 
+// exec runs a started call on the goroutine pump made for it: the
+// pipeline and the tool's Call both run here. When the call is abandoned
+// (it ignored its cancellation), the abandon timer's goroutine ends the
+// job and this goroutine ends when the tool returns.
 func (s *Stream) exec(j *job) {
-	defer s.wg.Done()
-	s.runJob(j, false)
+	if s.e.execute(s, j, true) {
+		s.endExec(j)
+	}
 }
 
-// runJob runs a started call to its end and starts what may start next;
-// with inline, it returns the next call for the caller to run.
-func (s *Stream) runJob(j *job, inline bool) *job {
-	s.e.execute(s, j)
+// endExec ends a job started on a goroutine of its own.
+func (s *Stream) endExec(j *job) {
+	defer s.wg.Done()
+	s.endJob(j, false)
+}
+
+// runJob runs a started call on the caller's goroutine (Run) to its end
+// and returns the next call for the caller to run.
+func (s *Stream) runJob(j *job) *job {
+	s.e.execute(s, j, false)
+	return s.endJob(j, true)
+}
+
+// endJob ends a call that ran (cancelling its siblings if it failed and
+// asks for it), gives it its outcome and starts what may start next; with
+// inline, it returns the next call for the caller to run.
+func (s *Stream) endJob(j *job, inline bool) *job {
 	o := &j.out
 	if j.spec.CancelSiblingsOnError && j.group.cancel != nil && (o.Kind == KindToolError || o.Kind == KindPanic || o.Kind == KindTimeout) {
 		j.group.cancel(&siblingError{id: j.call.ID, name: j.spec.Name, text: o.Result.TextContent()})
@@ -354,7 +372,7 @@ func (s *Stream) runAll() {
 	s.mu.Unlock()
 	s.finishSkipped(skipped)
 	for next != nil {
-		next = s.runJob(next, true)
+		next = s.runJob(next)
 	}
 }
 

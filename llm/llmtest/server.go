@@ -159,6 +159,15 @@ func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
 // busy client.
 func WithHTTP2() Option { return func(s *Server) { s.h2c = true } }
 
+// WithHTTP2Config sets the server's HTTP/2 settings (flow-control windows,
+// concurrent streams, frame size); it implies [WithHTTP2]. A load test
+// whose client outruns the fake server uses it to accept request bodies as
+// fast as they arrive, so that requests queue in the server (as they do at
+// a real API's front end) rather than in the client's flow control.
+func WithHTTP2Config(c *http.HTTP2Config) Option {
+	return func(s *Server) { s.h2c, s.h2cfg = true, c }
+}
+
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
 	srv       *httptest.Server
@@ -170,6 +179,7 @@ type Server struct {
 	strict                  bool
 	noRecord                bool
 	h2c                     bool
+	h2cfg                   *http.HTTP2Config
 
 	mu       sync.Mutex
 	script   []Reply
@@ -202,6 +212,7 @@ func Start(opts ...Option) *Server {
 		p.SetHTTP1(true)
 		p.SetUnencryptedHTTP2(true)
 		s.srv.Config.Protocols = &p
+		s.srv.Config.HTTP2 = s.h2cfg
 	}
 	s.srv.Start()
 	if s.h2c {

@@ -75,7 +75,7 @@ func main() {
 		runServer(!*http1)
 		return
 	}
-	if err := run(*n, !*http1, *budget); err != nil {
+	if err := run(*n, !*http1, *budget, *cpuProf); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
@@ -86,7 +86,13 @@ func main() {
 func runServer(h2 bool) {
 	opts := []llmtest.Option{llmtest.WithoutRecording(), llmtest.WithResponder(respond)}
 	if h2 {
-		opts = append(opts, llmtest.WithHTTP2())
+		// Accept request bodies as fast as they come: the fake server,
+		// not the client's flow control, is where requests queue, as at a
+		// real API's front end (whose capacity exceeds one client's).
+		opts = append(opts, llmtest.WithHTTP2Config(&http.HTTP2Config{
+			MaxReceiveBufferPerConnection: 256 << 20,
+			MaxReceiveBufferPerStream:     4 << 20,
+		}))
 	}
 	srv := llmtest.Start(opts...)
 	defer srv.Close()
@@ -113,7 +119,7 @@ func respond(req llmtest.Request) (llmtest.Reply, bool) {
 	return llmtest.TextReply("done"), true
 }
 
-func run(n int, h2 bool, budgetMB int) error {
+func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -121,6 +127,9 @@ func run(n int, h2 bool, budgetMB int) error {
 	args := []string{"-serve"}
 	if !h2 {
 		args = append(args, "-http1")
+	}
+	if cpuProf != "" {
+		args = append(args, "-cpuprofile", cpuProf+".server")
 	}
 	srvCmd := exec.Command(self, args...)
 	srvCmd.Stderr = os.Stderr
@@ -189,8 +198,6 @@ func run(n int, h2 bool, budgetMB int) error {
 		{Name: "/memory/classes/total:bytes"},
 	}
 	peakMem := make([]int64, len(samples))
-	var dumpedGoal int64
-	var dumpedG int64
 	go func() { // sample goroutines and in-flight sessions
 		defer close(sampled)
 		t := time.NewTicker(5 * time.Millisecond)
@@ -202,13 +209,6 @@ func run(n int, h2 bool, budgetMB int) error {
 			case <-t.C:
 				if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
 					peakG.Store(g)
-					if heapProf != "" && g > dumpedG*11/10 {
-						dumpedG = g
-						if f, err := os.Create(heapProf + ".goroutines"); err == nil {
-							_ = pprof.Lookup("goroutine").WriteTo(f, 1)
-							f.Close()
-						}
-					}
 				}
 				metrics.Read(samples)
 				for i, sm := range samples {
@@ -218,14 +218,6 @@ func run(n int, h2 bool, budgetMB int) error {
 				}
 				if i := inflight.Load(); i > peakIn.Load() {
 					peakIn.Store(i)
-				}
-				if goal := peakMem[2]; heapProf != "" && goal > dumpedGoal*12/10 {
-					dumpedGoal = goal
-					runtime.GC()
-					if f, err := os.Create(heapProf); err == nil {
-						_ = pprof.WriteHeapProfile(f)
-						f.Close()
-					}
 				}
 			}
 		}
@@ -247,7 +239,11 @@ func run(n int, h2 bool, budgetMB int) error {
 				firstErr.Do(func() { errText = err.Error() })
 				return
 			}
-			done.Add(1)
+			if done.Add(1) == 1 && heapProf != "" {
+				// The first session to end: every other one is in flight,
+				// with (nearly) its whole conversation.
+				writeProfiles(heapProf)
+			}
 		}()
 	}
 	base := runtime.NumGoroutine()
@@ -302,6 +298,20 @@ func session(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permi
 		return errors.New("session ended with " + res.Subtype + ": " + res.Text)
 	}
 	return nil
+}
+
+// writeProfiles writes a heap profile of what is live (after a collection)
+// to path and a goroutine profile to path+".goroutines".
+func writeProfiles(path string) {
+	runtime.GC()
+	if f, err := os.Create(path); err == nil {
+		_ = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if f, err := os.Create(path + ".goroutines"); err == nil {
+		_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+		f.Close()
+	}
 }
 
 // peakRSS is this process's high-water resident set size in bytes.

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// ownGoroutines counts the live goroutines that carry the pprof label
+// gtest=label (goroutines inherit their creator's labels) and run Gantry
+// code: the HTTP transport's connection goroutines, which a session's
+// request may create, belong to the shared provider and are not counted.
+func ownGoroutines(t *testing.T, label string) int {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, group := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(group, `"gtest":"`+label+`"`) || !strings.Contains(group, "github.com/gantry-dev/gantry/") {
+			continue
+		}
+		head, _, _ := strings.Cut(group, " @ ")
+		c, err := strconv.Atoi(strings.TrimSpace(head[strings.LastIndexByte(head, '\n')+1:]))
+		if err != nil {
+			t.Fatalf("goroutine profile group %q: %v", group, err)
+		}
+		n += c
+	}
+	return n
+}
+
+// A session in flight holds at most two goroutines (the caller's, running
+// the loop, and one for the running tool call); between prompts it holds
+// none.
+func TestSessionGoroutines(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Script(
+		llmtest.ToolReply(llmtest.ToolCall{ID: "g", Name: "Gate", Input: `{"text":"x"}`}),
+		llmtest.TextReply("done"),
+		llmtest.TextReply("again"),
+	)
+	started, release := make(chan struct{}), make(chan struct{})
+	gate := tool.Must(tool.NewText("Gate", "Waits for the test.", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
+		close(started)
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, tool.ReadOnly()))
+	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{gate}} })
+
+	const label = "session"
+	done := make(chan error, 1)
+	pprof.Do(context.Background(), pprof.Labels("gtest", label), func(ctx context.Context) {
+		go func() {
+			res, err := a.Prompt(ctx, "open the gate")
+			if err == nil && res.Text != "done" {
+				err = &resultError{res.Text}
+			}
+			done <- err
+		}()
+	})
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the run ended before the call started: %v", err)
+	}
+	if got := ownGoroutines(t, label); got != 2 {
+		t.Errorf("%d goroutines while a tool call runs, want 2 (the loop's and the call's)", got)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	idle := false
+	for range 500 {
+		if idle = ownGoroutines(t, label) == 0; idle {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !idle {
+		t.Errorf("%d goroutines between prompts, want none", ownGoroutines(t, label))
+	}
+	// The idle session still works.
+	if res, err := a.Prompt(context.Background(), "again"); err != nil || res.Text != "again" {
+		t.Fatalf("second prompt: %v %+v", err, res)
+	}
+}
+
+type resultError struct{ text string }
+
+func (e *resultError) Error() string { return "unexpected result " + e.text }
