@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
@@ -70,6 +73,10 @@ type runtime struct {
 	ws   *workspace.Workspace
 	used time.Time
 	busy int
+	// The state that travels (carry.go): the read-state of the session's
+	// file tools, and the permission rules granted.
+	files  *fileStates
+	grants *grants
 }
 
 // NewActivities returns the activities over opts.
@@ -133,7 +140,7 @@ func (a *Activities) acquire(ctx context.Context, runID string, spec Spec) (*run
 		old.ws.Close()
 	}
 	if rt == nil {
-		ws, err := a.open(ctx, runID, spec)
+		opened, err := a.open(ctx, runID, spec)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -141,9 +148,9 @@ func (a *Activities) acquire(ctx context.Context, runID string, spec Spec) (*run
 		if cur := a.runtimes[runID]; cur != nil {
 			// Opened twice at once: keep the first.
 			rt = cur
-			defer ws.Close()
+			defer opened.ws.Close()
 		} else {
-			rt = &runtime{ws: ws}
+			rt = opened
 			a.runtimes[runID] = rt
 		}
 		rt.busy++
@@ -158,8 +165,8 @@ func (a *Activities) acquire(ctx context.Context, runID string, spec Spec) (*run
 	return rt, release, nil
 }
 
-// open assembles the run's workspace on this worker from its spec.
-func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*workspace.Workspace, error) {
+// open assembles the run's runtime on this worker from its spec.
+func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*runtime, error) {
 	if !filepath.IsAbs(spec.WorkDir) {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the working directory %q is not absolute", spec.WorkDir), "bad_spec", nil)
 	}
@@ -167,6 +174,12 @@ func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*worksp
 		// Another worker may have the directory: retry elsewhere.
 		return nil, fmt.Errorf("the working directory %s is not a directory on this worker", spec.WorkDir)
 	}
+	rt := &runtime{files: newFileStates(), grants: &grants{applied: map[string]bool{}}}
+	// Asks go to the workflow through askChannel, as the workspace would
+	// send them, but the rules a person grants are recorded so that they
+	// travel with the run.
+	xo := append(slices.Clone(a.opts.ExecutorOptions),
+		executor.WithCanUseTool(permission.AskChannel(askChannel{}, rt.grants, interaction.Who{SessionID: runID})))
 	ws, err := workspace.Open(ctx, workspace.Options{
 		Dir: spec.WorkDir, Mode: spec.PermissionMode, Allow: spec.Allow, Deny: spec.Deny,
 		Trusted: spec.Trusted, NoSettings: spec.NoSettings,
@@ -177,12 +190,15 @@ func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*worksp
 		ToolResultsDir: filepath.Join(os.TempDir(), "gantry-sessions", runID, "tool-results"),
 		// Asks are the workflow's: MCP servers of a folder not yet
 		// approved are not started rather than asked about.
-		ExecutorOptions: a.opts.ExecutorOptions,
+		ExecutorOptions: xo,
 	})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "workspace", err)
 	}
-	return ws, nil
+	rt.ws = ws
+	rt.grants.up, _ = ws.Decider().(permission.Updater)
+	ws.Session().Update(func(e *tool.Env) { e.Files = rt.files })
+	return rt, nil
 }
 
 func (a *Activities) model(spec Spec) string {
@@ -353,13 +369,18 @@ func (a *Activities) Tool(ctx context.Context, in toolInput) (*toolOutput, error
 	}
 	activity.RecordHeartbeat(ctx, p)
 	stop := a.heartbeat(ctx, p, info.HeartbeatTimeout)
+	// What the run learnt on other workers, checked here.
+	rt.grants.seed(in.Granted)
+	rt.files.seed(in.Files)
+	mark := rt.files.mark()
 	asks := &askState{answers: in.Answers}
 	o, err := rt.ws.Executor().RunOne(withAsks(ctx, asks), sess, executor.Call{ID: in.ID, Name: in.Name, Input: in.Input})
 	stop()
 	if err != nil {
 		return nil, err
 	}
-	out := &toolOutput{Mode: sess.Env().Mode, Loaded: pool.Loaded()}
+	out := &toolOutput{Mode: sess.Env().Mode, Loaded: pool.Loaded(),
+		Files: rt.files.since(mark), Granted: rt.grants.newSince(in.Granted)}
 	if asks.pending != nil {
 		out.Ask = asks.pending
 		return out, nil

@@ -131,6 +131,12 @@ type State struct {
 	// Written is how many messages are in the transcript (counted over
 	// the whole run, across continue-as-new).
 	Written int `json:"written,omitempty"`
+	// Granted are the allow rules the user granted during the run ("allow
+	// for this session", "always allow"); Files the file read-state (what
+	// the model read or wrote, by hash). Both travel to the worker of each
+	// tool call (see carry.go).
+	Granted []string         `json:"granted,omitempty"`
+	Files   []tool.FileState `json:"files,omitempty"`
 }
 
 // Event types.
@@ -276,6 +282,10 @@ type toolInput struct {
 	Input  json.RawMessage `json:"input"`
 	// Answers are the answers to the asks this call made so far, in order.
 	Answers []json.RawMessage `json:"answers,omitempty"`
+	// Granted are the run's granted allow rules; Files the read-state of
+	// the files the call names (verified against the files before use).
+	Granted []string         `json:"granted,omitempty"`
+	Files   []tool.FileState `json:"files,omitempty"`
 }
 
 // toolOutput is the tool activity's result: either the call's result or
@@ -290,6 +300,10 @@ type toolOutput struct {
 	StopWhy   string       `json:"stop_reason,omitempty"`
 	Notices   []string     `json:"notices,omitempty"`
 	ExtraText []string     `json:"extra,omitempty"` // extra messages the tool added, as text
+	// Granted are the allow rules granted during the call; Files the
+	// read-state the call recorded.
+	Granted []string         `json:"granted,omitempty"`
+	Files   []tool.FileState `json:"files,omitempty"`
 }
 
 // transcriptInput appends messages to the run's session transcript.

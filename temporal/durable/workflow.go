@@ -276,6 +276,8 @@ func (r *runner) tools(uses []llm.Block, invalid map[string]string, parallel par
 			if out.Loaded != nil {
 				r.st.Loaded = out.Loaded
 			}
+			r.st.Files = mergeFiles(r.st.Files, out.Files)
+			r.st.Granted = mergeGrants(r.st.Granted, out.Granted)
 			for _, t := range out.ExtraText {
 				extra = append(extra, llm.Text(t))
 			}
@@ -317,6 +319,7 @@ func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 	in := toolInput{RunID: r.runID, Spec: r.spec, ID: u.ID, Name: u.Name, Input: u.Input}
 	for {
 		in.Mode, in.Loaded = r.st.Mode, r.st.Loaded
+		in.Granted, in.Files = r.st.Granted, carryFiles(r.st.Files, u.Input)
 		var out toolOutput
 		tctx := r.activityIn(ctx, activityTool, orDur(r.to.Tool, time.Hour), 3)
 		err := workflow.ExecuteActivity(tctx, activityTool, in).Get(tctx, &out)
