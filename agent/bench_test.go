@@ -48,46 +48,94 @@ func BenchmarkTurn(b *testing.B) {
 }
 
 // BenchmarkTurnAt30 is the loop's cost of one turn late in a conversation
-// (budget: ≤ 1 ms at turn 30, docs/scale.md): each op runs a 31-turn
-// conversation (a read-only tool call per turn, each result ~600 bytes)
-// against the zero-latency fake server through the real SDK over loopback,
-// and the time from the end of turn 29 to the end of turn 30 (request
-// build, the server's reply, stream decode, dispatch, transcript append) is
-// reported as turn30-ms; turn2-ms is the same for turn 2, so that the two
-// show whether a turn's cost grows with the conversation. The fake server
-// runs in this process and decodes every request, so both figures include
-// its work too.
+// (budget: ≤ 1 ms at turn 30, docs/scale.md): each op runs a conversation
+// of 31 turns (a read-only tool call per turn, each result ~600 bytes)
+// against the zero-latency fake server through the real SDK over
+// loopback, and reports for turn 2 and turn 30 the time from the end of
+// the turn before to the end of that turn (sending the tool results,
+// transcript append, request build, the server's reply, stream decode,
+// dispatch, the tool call): turnN-ms is wall time, turnN-cpu-ms the CPU
+// time the whole process spent in it (every goroutine and the GC, the
+// fake server's included). Equal turn2 and turn30 figures mean a turn
+// costs what it adds, not what the conversation holds.
+//
+// The variants:
+//   - server=decode: the fake server decodes every request into its
+//     record, work that grows with the conversation and blurs the loop's
+//     own cost (the figure before the server=discard variant existed);
+//   - server=discard: the server reads each body to its end and answers
+//     without decoding it — what is left is the loop's cost plus sending
+//     the request's bytes over loopback, which the stateless APIs make
+//     grow with the conversation;
+//   - transcript: with a session store, as the CLI runs;
+//   - turns=100: a 101-turn conversation, reporting turn 100 too.
 func BenchmarkTurnAt30(b *testing.B) {
-	f := &fixture{srv: llmtest.NewServer(b), dir: b.TempDir()}
-	var t2, t30 time.Duration
-	for range b.N {
-		for i := range 30 {
-			f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", 600))}))
-		}
-		f.srv.Script(llmtest.TextReply("done"))
-		a, err := New(context.Background(), Options{
-			Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
-			Pool: toolset.Options{Tools: testToolsB(b)}, NoEnvFacts: true, NoMemoryFiles: true, CompactThreshold: -1,
+	for _, v := range []struct {
+		name       string
+		openai     bool
+		decode     bool
+		transcript bool
+		turns      int
+	}{
+		{"api=anthropic/server=decode", false, true, false, 30},
+		{"api=anthropic/server=discard", false, false, false, 30},
+		{"api=anthropic/server=discard/transcript", false, false, true, 30},
+		{"api=openai/server=discard", true, false, false, 30},
+		{"api=anthropic/server=discard/turns=100", false, false, false, 100},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			var opts []llmtest.Option
+			if !v.decode {
+				opts = append(opts, llmtest.WithoutDecoding())
+			}
+			f := &fixture{srv: llmtest.NewServer(b, opts...), dir: b.TempDir(), openai: v.openai}
+			marks := []int{2, 30}
+			if v.turns > 30 {
+				marks = append(marks, v.turns)
+			}
+			wall := make([]time.Duration, len(marks))
+			cpu := make([]time.Duration, len(marks))
+			for range b.N {
+				for i := range v.turns {
+					f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", 600))}))
+				}
+				f.srv.Script(llmtest.TextReply("done"))
+				o := Options{
+					Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
+					Pool: toolset.Options{Tools: testToolsB(b)}, NoEnvFacts: true, NoMemoryFiles: true, CompactThreshold: -1,
+					MaxTurns: v.turns + 1,
+				}
+				if v.transcript {
+					o.Store = sessionStore(b)
+				}
+				a, err := New(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				type mark struct{ wall, cpu time.Duration }
+				ends := map[int]mark{}
+				start := time.Now()
+				for ev, err := range a.Run(context.Background(), "go") {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if te, ok := ev.(*TurnEnd); ok {
+						ends[te.Turn] = mark{time.Since(start), cpuTime()}
+					}
+				}
+				a.Close()
+				if len(ends) != v.turns+1 {
+					b.Fatalf("%d turns", len(ends))
+				}
+				for i, t := range marks {
+					wall[i] += ends[t].wall - ends[t-1].wall
+					cpu[i] += ends[t].cpu - ends[t-1].cpu
+				}
+			}
+			for i, t := range marks {
+				b.ReportMetric(float64(wall[i].Microseconds())/1000/float64(b.N), fmt.Sprintf("turn%d-ms", t))
+				b.ReportMetric(float64(cpu[i].Microseconds())/1000/float64(b.N), fmt.Sprintf("turn%d-cpu-ms", t))
+			}
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ends := map[int]time.Time{}
-		for ev, err := range a.Run(context.Background(), "go") {
-			if err != nil {
-				b.Fatal(err)
-			}
-			if te, ok := ev.(*TurnEnd); ok {
-				ends[te.Turn] = time.Now()
-			}
-		}
-		a.Close()
-		if len(ends) != 31 {
-			b.Fatalf("%d turns", len(ends))
-		}
-		t2 += ends[2].Sub(ends[1])
-		t30 += ends[30].Sub(ends[29])
 	}
-	b.ReportMetric(float64(t2.Microseconds())/1000/float64(b.N), "turn2-ms")
-	b.ReportMetric(float64(t30.Microseconds())/1000/float64(b.N), "turn30-ms")
 }

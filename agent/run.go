@@ -36,6 +36,10 @@ type run struct {
 	mode     tool.Mode  // the mode last reported (InitEvent, ModeEvent)
 	out      *outputRun // structured output, if the run has a schema
 	answer   json.RawMessage
+	// enc keeps the conversation's messages as the provider encoded them,
+	// so that a turn encodes only what it adds; it lives as long as the
+	// run, so that an idle session does not hold a second copy.
+	enc llm.MessageEncodings
 }
 
 // emit delivers an event; false means the consumer is gone.
@@ -453,6 +457,7 @@ func (r *run) request(msgs []llm.Message) *llm.Request {
 		MaxTokens:      a.opts.MaxTokens,
 		System:         r.outputSystem([]llm.SystemBlock{{Text: a.system, Cache: true}}),
 		Messages:       mergeRoles(msgs),
+		Encodings:      &r.enc,
 		Tools:          r.outputSpecs(a.pool.Specs()),
 		ThinkingBudget: a.opts.ThinkingBudget,
 		Cache:          llm.CacheHints{Tools: true, LastUserMessage: true},

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -222,4 +223,120 @@ func (b *Body) appendArray(sep, key string, items [][]byte) {
 		b.Append(it)
 	}
 	b.AppendString("]")
+}
+
+// MessageEncodings keeps the wire encoding of one conversation's messages
+// from one request to the next, so that a request encodes only the
+// messages it did not send before: set [Request.Encodings] to the same
+// value on every request of a conversation, and a turn costs the encoding
+// of what it adds instead of the whole conversation again. Each adapter
+// encodes in its own format (see [MessageEncodings.Encode]); the cache
+// only remembers.
+//
+// An encoding is reused when the message at the same position has the
+// same role and the same content slice (the same backing array and
+// length) as when it was encoded, in the same format and the same variant
+// (an adapter's choice, such as with or without a cache breakpoint).
+// Appending messages, replacing some (compaction), dropping the tail
+// (rewind) or merging two therefore re-encode exactly what changed. A
+// message whose blocks are changed in place — the same slice with new
+// contents — is not noticed: treat a message as immutable once it was
+// sent, or call [MessageEncodings.Reset] after changing one.
+//
+// It holds the encodings of the last request's messages and references
+// their content (so their memory cannot be reused while it is held); drop
+// or reset it when the conversation goes idle to give that back. The zero
+// value is ready to use, and a nil *MessageEncodings encodes every message
+// on every request. It is safe for concurrent use, although concurrent
+// requests of one conversation evict each other's encodings.
+type MessageEncodings struct {
+	mu      sync.Mutex
+	format  string
+	entries []encodedMessage
+}
+
+type encodedMessage struct {
+	role    Role
+	content []Block // the message's blocks as encoded; identity is the key
+	variant uint8
+	pieces  [][]byte
+}
+
+func (e *encodedMessage) is(m *Message, variant uint8) bool {
+	return e.role == m.Role && e.variant == variant && len(e.content) == len(m.Content) &&
+		unsafe.SliceData(e.content) == unsafe.SliceData(m.Content)
+}
+
+// Encode appends to dst the pieces msgs are sent as, message by message,
+// and returns the extended slice. Message i is sent as the zero or more
+// pieces encode(i, variant(i)) returns (an adapter may send a message as
+// several provider messages, or as none), unless the previous Encode of
+// this cache met the same message at position i in the same format and
+// variant: then its pieces are reused without calling encode. A nil
+// variant means variant 0 for every message. An error from encode is
+// returned as is, and the cache keeps what it held for that position.
+//
+// format names the adapter's wire format ("anthropic.messages"); a cache
+// met with another format forgets what it held. The pieces are shared by
+// later requests: encode must return slices it never modifies, and
+// callers must not modify the returned ones.
+func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, variant func(i int) uint8, encode func(i int, variant uint8) ([][]byte, error)) ([][]byte, error) {
+	vOf := func(i int) uint8 {
+		if variant == nil {
+			return 0
+		}
+		return variant(i)
+	}
+	if c == nil {
+		for i := range msgs {
+			p, err := encode(i, vOf(i))
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, p...)
+		}
+		return dst, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.format != format {
+		clear(c.entries)
+		c.format, c.entries = format, c.entries[:0]
+	}
+	for i := range msgs {
+		m, v := &msgs[i], vOf(i)
+		if i < len(c.entries) && c.entries[i].is(m, v) {
+			dst = append(dst, c.entries[i].pieces...)
+			continue
+		}
+		p, err := encode(i, v)
+		if err != nil {
+			return dst, err
+		}
+		e := encodedMessage{role: m.Role, content: m.Content, variant: v, pieces: p}
+		if i < len(c.entries) {
+			c.entries[i] = e
+		} else {
+			c.entries = append(c.entries, e)
+		}
+		dst = append(dst, p...)
+	}
+	clear(c.entries[len(msgs):]) // a shorter conversation: let go of the rest
+	c.entries = c.entries[:len(msgs)]
+	return dst, nil
+}
+
+// Reset forgets every encoding held.
+func (c *MessageEncodings) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+	c.format, c.entries = "", nil
+}
+
+// Len returns the number of messages whose encodings are held.
+func (c *MessageEncodings) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }

@@ -20,6 +20,12 @@ type Request struct {
 	System []SystemBlock
 	// Messages is the conversation so far, oldest first.
 	Messages []Message
+	// Encodings, if set, keeps the encoded form of Messages between the
+	// requests of one conversation, so that a request encodes only the
+	// messages that are new since the previous one (see
+	// [MessageEncodings]; use one per conversation). Nil encodes every
+	// message on every request.
+	Encodings *MessageEncodings
 	// Tools are the tools the model may call, in the order they are sent
 	// (keep it stable: it is part of the cached prefix).
 	Tools []*tool.Spec

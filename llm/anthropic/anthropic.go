@@ -395,10 +395,6 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := messages(req)
-	if err != nil {
-		return nil, err
-	}
 	hb, err := head.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
@@ -407,17 +403,79 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	encMsgs := make([][]byte, len(msgs))
-	for i := range msgs {
-		if encMsgs[i], err = msgs[i].MarshalJSON(); err != nil {
-			return nil, fmt.Errorf("anthropic: encode messages[%d]: %w", i, err)
-		}
+	encMsgs, err := encodeMessages(req)
+	if err != nil {
+		return nil, err
 	}
 	b, err := llm.StreamBody(hb, encMsgs, encTools)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	return b, nil
+}
+
+// messagesFormat names this adapter's encoding of messages in an
+// [llm.MessageEncodings].
+const messagesFormat = "anthropic.messages"
+
+// Message encoding variants.
+const (
+	msgPlain  uint8 = iota
+	msgCached       // a cache breakpoint on the last block
+)
+
+// encodeMessages encodes the conversation the way [messages] converts it,
+// one message at a time, so that req.Encodings can keep each message's
+// encoding for the next request: a turn encodes the messages it adds,
+// plus the one that carried the breakpoint on the last user message
+// before (that breakpoint moves on every turn, and a message with it is
+// another variant than the same message without).
+func encodeMessages(req *llm.Request) ([][]byte, error) {
+	marked := -1
+	if req.Cache.LastUserMessage {
+		marked = lastUser(req.Messages)
+	}
+	variant := func(i int) uint8 {
+		if i == marked {
+			return msgCached
+		}
+		return msgPlain
+	}
+	return req.Encodings.Encode(make([][]byte, 0, len(req.Messages)), messagesFormat, req.Messages, variant,
+		func(i int, v uint8) ([][]byte, error) {
+			m := req.Messages[i]
+			if m.Role == llm.RoleSystem {
+				return nil, nil // in the system prompt
+			}
+			mp, err := message(m)
+			if err != nil {
+				return nil, fmt.Errorf("anthropic: messages[%d]: %w", i, err)
+			}
+			if v == msgCached && len(mp.Content) > 0 {
+				setCache(&mp.Content[len(mp.Content)-1])
+			}
+			enc, err := mp.MarshalJSON()
+			if err != nil {
+				return nil, fmt.Errorf("anthropic: encode messages[%d]: %w", i, err)
+			}
+			return [][]byte{enc}, nil
+		})
+}
+
+// lastUser returns the index of the last user message that is sent with
+// content (the one [messages] puts the breakpoint on), or -1.
+func lastUser(msgs []llm.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != llm.RoleUser {
+			continue
+		}
+		for _, b := range msgs[i].Content {
+			if b.Type != llm.TypeText || b.Text != "" { // message drops empty text blocks
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // Tool encoding variants.

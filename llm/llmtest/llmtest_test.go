@@ -3,8 +3,10 @@ package llmtest
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go"
@@ -139,5 +141,36 @@ func TestErrorsAndEmptyScript(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 3 || srv.Pending() != 0 {
 		t.Errorf("%d requests, %d pending", n, srv.Pending())
+	}
+}
+
+func TestStreamSuffix(t *testing.T) {
+	big := strings.Repeat(`{"x":"`+strings.Repeat("a", 1000)+`"},`, 100)
+	tests := []struct {
+		name, body string
+		want       bool
+	}{
+		{"stream", `{"model":"m","stream":true}`, true},
+		{"trailing space", "{\"stream\":true}\n ", true},
+		{"no stream", `{"model":"m"}`, false},
+		{"stream false", `{"model":"m","stream":false}`, false},
+		{"stream not last", `{"stream":true,"model":"m"}`, false},
+		{"big", `{"messages":[` + big + `{}],"stream":true}`, true},
+		{"big without", `{"messages":[` + big + `{}]}`, false},
+		{"empty", ``, false},
+	}
+	for _, tt := range tests {
+		for _, r := range []struct {
+			name string
+			r    func(string) io.Reader
+		}{{"whole", func(s string) io.Reader { return strings.NewReader(s) }}, {"bytewise", func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) }}} {
+			got, err := streamSuffix(r.r(tt.body))
+			if err != nil || got != tt.want {
+				t.Errorf("%s (%s): %v, %v; want %v", tt.name, r.name, got, err, tt.want)
+			}
+		}
+	}
+	if _, err := streamSuffix(iotest.ErrReader(errors.New("boom"))); err == nil {
+		t.Error("a read error was not returned")
 	}
 }

@@ -153,6 +153,14 @@ func WithResponder(f func(Request) (Reply, bool)) Option {
 // conversations would otherwise stay in memory.
 func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
 
+// WithoutDecoding makes the server skip decoding requests: it reads each
+// body to its end and answers with the next reply, streamed when the
+// body ends with "stream":true (as the adapters' bodies do). Nothing is
+// recorded and [WithStrictMessages] is off. For benchmarks of a client's
+// own cost, which a server that decodes every request — work that grows
+// with the conversation — would otherwise blur.
+func WithoutDecoding() Option { return func(s *Server) { s.noDecode, s.noRecord = true, true } }
+
 // WithHTTP2 serves HTTP/2 without TLS (h2c, prior knowledge) besides
 // HTTP/1.1, and makes [Server.Client] speak it: many concurrent streams
 // share one connection, the way the real APIs (HTTP/2 over TLS) serve a
@@ -178,6 +186,7 @@ type Server struct {
 	indexZero               bool
 	strict                  bool
 	noRecord                bool
+	noDecode                bool
 	h2c                     bool
 	h2cfg                   *http.HTTP2Config
 
@@ -332,13 +341,25 @@ type sse struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
-	body, err := io.ReadAll(hr.Body)
-	if err != nil {
-		return
+	var (
+		req  Request
+		derr error
+	)
+	if s.noDecode {
+		stream, err := streamSuffix(hr.Body)
+		if err != nil {
+			return
+		}
+		req = Request{API: a.name, Path: hr.URL.Path, Stream: stream}
+	} else {
+		body, err := io.ReadAll(hr.Body)
+		if err != nil {
+			return
+		}
+		req, derr = a.decode(body)
+		req.API, req.Path, req.Header, req.Body = a.name, hr.URL.Path, hr.Header.Clone(), body
 	}
-	req, derr := a.decode(body)
-	req.API, req.Path, req.Header, req.Body = a.name, hr.URL.Path, hr.Header.Clone(), body
-	if s.strict && derr == nil {
+	if s.strict && !s.noDecode && derr == nil {
 		if err := CheckConversation(req.Messages); err != nil {
 			writeError(w, http.StatusBadRequest, a.errorBody("invalid_request_error", "llmtest: "+err.Error()))
 			return
@@ -438,6 +459,32 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
 		}
 		if fl != nil {
 			fl.Flush()
+		}
+	}
+}
+
+// streamSuffix reads r to its end through a small buffer and reports
+// whether it ended with "stream":true} (spaces aside).
+func streamSuffix(r io.Reader) (bool, error) {
+	const want = `"stream":true}`
+	const keep = len(want) + 64
+	buf := make([]byte, 32<<10)
+	tail := make([]byte, 0, 2*keep) // the last bytes read, at most keep
+	for {
+		n, err := r.Read(buf)
+		if n >= keep {
+			tail = append(tail[:0], buf[n-keep:n]...)
+		} else if n > 0 {
+			tail = append(tail, buf[:n]...)
+			if len(tail) > keep {
+				tail = append(tail[:0], tail[len(tail)-keep:]...)
+			}
+		}
+		if err == io.EOF {
+			return bytes.HasSuffix(bytes.TrimSpace(tail), []byte(want)), nil
+		}
+		if err != nil {
+			return false, err
 		}
 	}
 }

@@ -456,19 +456,13 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := messages(req)
-	if err != nil {
-		return nil, err
-	}
 	hb, err := head.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
 	}
-	encMsgs := make([][]byte, len(msgs))
-	for i := range msgs {
-		if encMsgs[i], err = msgs[i].MarshalJSON(); err != nil {
-			return nil, fmt.Errorf("openai: encode messages[%d]: %w", i, err)
-		}
+	encMsgs, err := encodeMessages(req)
+	if err != nil {
+		return nil, err
 	}
 	encTools := make([][]byte, len(req.Tools))
 	for i, spec := range req.Tools {
@@ -559,6 +553,22 @@ func (p *Provider) head(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 // request's system blocks and the conversation's system messages), then
 // the user and assistant turns.
 func messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if sys := systemText(req); sys != "" {
+		out = append(out, sdk.SystemMessage(sys))
+	}
+	for i, m := range req.Messages {
+		var err error
+		if out, err = appendMessage(out, m); err != nil {
+			return out, fmt.Errorf("openai: messages[%d]: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// systemText is the text of the one system message: the request's system
+// blocks and the conversation's system messages, in order.
+func systemText(req *llm.Request) string {
 	var system []string
 	for _, s := range req.System {
 		if s.Text != "" {
@@ -572,26 +582,53 @@ func messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
 			}
 		}
 	}
-	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
-	if len(system) > 0 {
-		out = append(out, sdk.SystemMessage(strings.Join(system, "\n\n")))
+	return strings.Join(system, "\n\n")
+}
+
+// appendMessage appends what m is sent as: nothing for a system message
+// (see [systemText]), one or more messages for the others.
+func appendMessage(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case llm.RoleSystem:
+		return out, nil
+	case llm.RoleUser:
+		return appendUser(out, m)
+	case llm.RoleAssistant:
+		return appendAssistant(out, m), nil
 	}
-	for i, m := range req.Messages {
-		var err error
-		switch m.Role {
-		case llm.RoleSystem:
-		case llm.RoleUser:
-			out, err = appendUser(out, m)
-		case llm.RoleAssistant:
-			out = appendAssistant(out, m)
-		default:
-			err = fmt.Errorf("unknown role %q", m.Role)
-		}
+	return out, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// messagesFormat names this adapter's encoding of messages in an
+// [llm.MessageEncodings].
+const messagesFormat = "openai.chat"
+
+// encodeMessages encodes the conversation the way [messages] converts it:
+// the system message (encoded on every request: it gathers the system
+// messages of the whole conversation), then each message on its own, so
+// that req.Encodings can keep each one's encoding for the next request.
+func encodeMessages(req *llm.Request) ([][]byte, error) {
+	out := make([][]byte, 0, len(req.Messages)+1)
+	if sys := systemText(req); sys != "" {
+		enc, err := sdk.SystemMessage(sys).MarshalJSON()
 		if err != nil {
-			return out, fmt.Errorf("openai: messages[%d]: %w", i, err)
+			return nil, fmt.Errorf("openai: encode the system message: %w", err)
 		}
+		out = append(out, enc)
 	}
-	return out, nil
+	return req.Encodings.Encode(out, messagesFormat, req.Messages, nil, func(i int, _ uint8) ([][]byte, error) {
+		ms, err := appendMessage(nil, req.Messages[i])
+		if err != nil {
+			return nil, fmt.Errorf("openai: messages[%d]: %w", i, err)
+		}
+		pieces := make([][]byte, len(ms))
+		for j := range ms {
+			if pieces[j], err = ms[j].MarshalJSON(); err != nil {
+				return nil, fmt.Errorf("openai: encode messages[%d]: %w", i, err)
+			}
+		}
+		return pieces, nil
+	})
 }
 
 func dataURL(data []byte, mime string) string {
