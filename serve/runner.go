@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/llm"
@@ -23,7 +24,11 @@ import (
 // same encoder as `gantry -p --output-format stream-json`.
 type AgentRunner struct {
 	// NewProvider returns the provider and the model name for a run's
-	// model option ("" = the default model). Required.
+	// model option ("" = the default model). Required. It is called once
+	// per distinct model option (of the last 16): the runs share the
+	// provider — its HTTP client and connections, and the tool definitions
+	// it encoded — as the many-sessions pattern does, so the provider must
+	// be safe for concurrent use (the adapters are).
 	NewProvider func(ctx context.Context, model string) (llm.Provider, string, error)
 	// Store is the durable store the runs' tools share (todo lists, task
 	// lists, cron jobs, triggers); nil gives each run an in-memory one.
@@ -44,6 +49,35 @@ type AgentRunner struct {
 	Agent func(*agent.Options)
 
 	shared workspace.Shared // the runs' built-in tools
+
+	mu        sync.Mutex
+	providers map[string]providerModel // by the runs' model option
+}
+
+type providerModel struct {
+	p     llm.Provider
+	model string
+}
+
+// maxProviders bounds the providers an AgentRunner keeps.
+const maxProviders = 16
+
+// provider returns the provider for a run's model option, made once.
+func (r *AgentRunner) provider(ctx context.Context, option string) (llm.Provider, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pm, ok := r.providers[option]; ok {
+		return pm.p, pm.model, nil
+	}
+	p, model, err := r.NewProvider(ctx, option)
+	if err != nil {
+		return nil, "", err
+	}
+	if r.providers == nil || len(r.providers) >= maxProviders {
+		r.providers = make(map[string]providerModel)
+	}
+	r.providers[option] = providerModel{p, model}
+	return p, model, nil
 }
 
 var _ runqueue.Runner = (*AgentRunner)(nil)
@@ -53,7 +87,7 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 	if r.NewProvider == nil {
 		return nil, errors.New("serve: AgentRunner.NewProvider is required")
 	}
-	prov, model, err := r.NewProvider(ctx, req.Options.Model)
+	prov, model, err := r.provider(ctx, req.Options.Model)
 	if err != nil {
 		return nil, fmt.Errorf("serve: model: %w", err)
 	}
