@@ -183,7 +183,7 @@ func NewFileCache(max int) *FileCache {
 	if max <= 0 {
 		max = 1000
 	}
-	return &FileCache{max: max, m: make(map[string]FileState)}
+	return &FileCache{max: max} // the map is made by the first Put: many sessions never read a file
 }
 
 // Get implements [FileStates].
@@ -198,6 +198,9 @@ func (c *FileCache) Get(path string) (FileState, bool) {
 func (c *FileCache) Put(st FileState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]FileState)
+	}
 	if _, ok := c.m[st.Path]; !ok {
 		c.order = append(c.order, st.Path)
 	}

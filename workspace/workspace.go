@@ -24,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -209,8 +211,13 @@ type Workspace struct {
 	agents   *agenttool.Catalog
 	pool     *toolset.Pool
 	poolOpts toolset.Options
-	exec     *executor.Executor
-	sess     *executor.Session
+	// The workspace's own executor and session, made on first use (an
+	// agent builds its own over the same pool and safety layer).
+	env    *tool.Env
+	xo     []executor.Option
+	rtOnce sync.Once
+	exec   *executor.Executor
+	sess   atomic.Pointer[executor.Session]
 
 	closers []func() error
 }
@@ -462,8 +469,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		up, _ := w.decider.(permission.Updater)
 		xo = append(xo, executor.WithCanUseTool(permission.AskChannel(opts.Interaction, up, interaction.Who{SessionID: sessionID})))
 	}
-	w.exec = executor.New(w.pool, append(xo, opts.ExecutorOptions...)...)
-	w.sess = executor.NewSession(env)
+	w.env, w.xo = env, append(xo, opts.ExecutorOptions...)
 	return w, nil
 }
 
@@ -619,13 +625,32 @@ func (w *Workspace) PoolOptions() toolset.Options { return w.poolOpts }
 // [Workspace.Session] it runs single calls (`gantry tools call`, MCP
 // serving). An agent builds its own executor over the same pool and
 // safety layer.
-func (w *Workspace) Executor() *executor.Executor { return w.exec }
+func (w *Workspace) Executor() *executor.Executor {
+	w.runtime()
+	return w.exec
+}
+
+// runtime makes the workspace's own executor and session once.
+func (w *Workspace) runtime() {
+	w.rtOnce.Do(func() {
+		w.exec = executor.New(w.pool, w.xo...)
+		w.sess.Store(executor.NewSession(w.env))
+	})
+}
 
 // Session returns the executor session of the workspace's own environment.
-func (w *Workspace) Session() *executor.Session { return w.sess }
+func (w *Workspace) Session() *executor.Session {
+	w.runtime()
+	return w.sess.Load()
+}
 
 // Env returns a copy of the workspace's environment.
-func (w *Workspace) Env() *tool.Env { return w.sess.Env() }
+func (w *Workspace) Env() *tool.Env {
+	if s := w.sess.Load(); s != nil {
+		return s.Env()
+	}
+	return w.env.Clone() // what the session will start from
+}
 
 // Close stops what the workspace started: background tasks are killed and
 // reaped, MCP servers are closed, a temporary results directory is removed
