@@ -108,7 +108,7 @@ func Glob(ctx context.Context, root, pattern string, opts Options) ([]GlobMatch,
 		} else if !doublestar.MatchUnvalidated(pattern, rel) {
 			return
 		}
-		info, err := f.d.Info()
+		info, err := f.info()
 		if err != nil {
 			return
 		}

@@ -433,11 +433,20 @@ type fileLines struct {
 }
 
 func newFileLines(q *Query, o Options) *fileLines {
-	f := &fileLines{q: q, maxCols: o.MaxColumns}
+	f := &fileLines{}
+	f.reset(q, o)
+	return f
+}
+
+// reset makes f ready for another file, keeping its line storage unless
+// it was handed on (lines set to nil).
+func (f *fileLines) reset(q *Query, o Options) {
+	lines, nums := f.lines[:0], f.nums
+	clear(nums)
+	*f = fileLines{q: q, maxCols: o.MaxColumns, lines: lines, nums: nums}
 	if q.HeadLimit > 0 {
 		f.limit = q.Offset + q.HeadLimit + 1
 	}
-	return f
 }
 
 // full reports whether no more lines will be kept.

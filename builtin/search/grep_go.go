@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 )
 
@@ -13,7 +12,7 @@ func searchGo(ctx context.Context, q *Query, o Options, isDir bool, c *collector
 	if !isDir {
 		// A file named explicitly is searched whatever the filters say.
 		dir, name := filepath.Split(q.Root)
-		searchFile(q, o, &worker{}, fileEntry{dir: &dirJob{path: filepath.Clean(dir)}, name: name}, c)
+		searchFile(q, o, &worker{}, fileEntry{dir: &dirJob{path: filepath.Clean(dir), fd: -1}, name: name}, c)
 		return ctx.Err()
 	}
 	ov, err := newOverrides(q.Root, q.Globs)
@@ -57,19 +56,34 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 	defer of.close()
 	// Binary files: a NUL byte in the first chunk skips the file; a later
 	// NUL ends the search before the line that holds it (ripgrep stops
-	// there too). With multiline the whole file is one chunk.
-	if bytes.IndexByte(buf[:min(len(buf), binaryChunk)], 0) >= 0 {
-		return
-	}
-	if i := bytes.IndexByte(buf, 0); i >= 0 {
-		if q.Multiline {
+	// there too). With multiline the whole file is one chunk. With a
+	// literal prefilter the search runs first and only a file with a match
+	// is looked at for a NUL (most files have no match, so most are read
+	// by one pass over their bytes, not two); otherwise binary files are
+	// left out before the slower regexp runs over them.
+	fl := &w.lines
+	fl.reset(q, o)
+	first := q.Mode == ModeFiles
+	if q.m.pre == nil || q.m.multiline {
+		var binary bool
+		if buf, binary = cutBinary(buf, q.Multiline); binary || !q.m.scan(buf, w, first, fl) {
 			return
 		}
-		buf = buf[:bytes.LastIndexByte(buf[:i], '\n')+1]
-	}
-	fl := newFileLines(q, o)
-	if !q.m.scan(buf, w, q.Mode == ModeFiles, fl) {
-		return
+	} else {
+		if !q.m.scan(buf, w, first, fl) {
+			return
+		}
+		cut, binary := cutBinary(buf, false)
+		if binary {
+			return
+		}
+		if len(cut) < len(buf) {
+			buf = cut
+			fl.reset(q, o)
+			if !q.m.scan(buf, w, first, fl) {
+				return
+			}
+		}
 	}
 	fr := FileResult{Path: f.path()}
 	switch q.Mode {
@@ -83,39 +97,23 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 		}
 		fr.Lines = fl.finish()
 		fr.MatchedLines, fr.Matches = fl.matched, fl.matches
+		fl.lines, fl.nums = nil, nil // now fr's
 	}
 	c.add(fr)
 }
 
-// readInto reads the whole file into w's buffer. ok is false when the file
-// cannot be read or grew past max.
-func readInto(w *worker, f *os.File, size, max int64) ([]byte, bool) {
-	need := int(size) + 1
-	if cap(w.buf) < need {
-		w.buf = make([]byte, need+need/8+512)
+// cutBinary applies the binary-file rule to buf: binary is true when a NUL
+// byte sits in the first binaryChunk bytes (or anywhere, with multiline);
+// otherwise buf is cut at the start of the line holding the first NUL.
+func cutBinary(buf []byte, multiline bool) (cut []byte, binary bool) {
+	i := bytes.IndexByte(buf, 0)
+	switch {
+	case i < 0:
+		return buf, false
+	case i < binaryChunk || multiline:
+		return nil, true
 	}
-	buf := w.buf[:cap(w.buf)]
-	n := 0
-	for {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, false
-		}
-		if n == len(buf) {
-			if int64(n) > max {
-				return nil, false
-			}
-			nb := make([]byte, 2*len(buf))
-			copy(nb, buf)
-			buf = nb
-			w.buf = nb
-		}
-	}
-	return buf[:n], true
+	return buf[:bytes.LastIndexByte(buf[:i], '\n')+1], false
 }
 
 func readFull(r io.Reader, buf []byte) (int, error) {
@@ -139,7 +137,8 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 	}
 	found := false
 	pos, num, numPos := 0, 1, 0
-	var subs [][2]int
+	subs := w.subs[:0]
+	defer func() { w.subs = subs[:0] }()
 	next := w.next[:0]
 	for range m.pre {
 		next = append(next, -2)

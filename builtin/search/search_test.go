@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -362,6 +363,38 @@ func TestSchemas(t *testing.T) {
 		}
 		if tr := tool.TraitsOf(tl, json.RawMessage(`{"pattern":"x"}`)); tr != tool.ReadOnlyTraits {
 			t.Errorf("%s traits %+v, want read-only", sp.Name, tr)
+		}
+	}
+}
+
+// TestBinaryRule checks the binary-file rule of the Go engine with and
+// without a literal prefilter (which looks for the NUL only in files with
+// a match): a NUL in the first 64 KiB skips the file, a later one ends the
+// search at the start of its line.
+func TestBinaryRule(t *testing.T) {
+	root := t.TempDir()
+	pad := strings.Repeat("padding line\n", binaryChunk/13+10)
+	writeTree(t, root, []fixture{
+		{"late.txt", "needle early\n" + pad + "needle before\nx\x00 needle on the NUL line\nneedle after\n"},
+		{"early.txt", "needle\n\x00" + pad},
+		{"late_nomatch_before.txt", pad + "x\x00\nneedle after\n"},
+	})
+	for _, pattern := range []string{"needle", "ne+dle", "needle|haystack"} {
+		for _, mode := range []string{ModeContent, ModeCount, ModeFiles} {
+			q := &Query{Root: root, Pattern: pattern, Mode: mode, LineNumbers: true}
+			r, err := Search(context.Background(), q, Options{Engine: EngineGo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(r.Format(), root, "$ROOT")
+			want := map[string]string{
+				ModeContent: "$ROOT/late.txt:1:needle early\n$ROOT/late.txt:" + strconv.Itoa(strings.Count(pad, "\n")+2) + ":needle before",
+				ModeCount:   "$ROOT/late.txt:2\n\nFound 2 matching lines in 1 file.",
+				ModeFiles:   "Found 1 file\n$ROOT/late.txt",
+			}[mode]
+			if got != want {
+				t.Errorf("%s %s:\n%s\nwant:\n%s", pattern, mode, got, want)
+			}
 		}
 	}
 }

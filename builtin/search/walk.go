@@ -38,7 +38,15 @@ type visitFunc func(w *worker, f fileEntry)
 type fileEntry struct {
 	dir  *dirJob
 	name string
-	d    fs.DirEntry // nil for a file named by the caller
+}
+
+// info returns the file's information (not following a symbolic link).
+func (f fileEntry) info() (fs.FileInfo, error) { return os.Lstat(f.path()) }
+
+// dirEntry is one entry of a directory listing: its name and type bits.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
 }
 
 // path returns the file's absolute path.
@@ -52,8 +60,15 @@ type worker struct {
 	id  int
 	buf []byte // file contents (see readFile)
 	low []byte // ASCII-lower-cased copy, for case-insensitive literals
+	// dirBuf is the buffer of directory reads, name a file name as a C
+	// string.
+	dirBuf, name []byte
+	// subs are the matches of one line.
+	subs [][2]int
 	// next is scan's per-literal cache of prefilter positions.
 	next []int
+	// lines collects the lines of the file being searched.
+	lines fileLines
 }
 
 type dirJob struct {
@@ -62,12 +77,11 @@ type dirJob struct {
 	depth int
 	ign   *ignoreNode
 
-	// f is the open directory while its files are visited (nil when it
-	// was closed at once): files are opened relative to it (openat), which
-	// spares the kernel a walk of the whole path for every file. refs
-	// counts the listing and the pending file jobs; the last one closes f.
-	f    *os.File
-	fd   int // f's descriptor
+	// fd is the open directory while its files are visited (-1 when it
+	// was closed at once, or outside Linux): files are opened relative to
+	// it. refs counts the listing and the pending file jobs; the last one
+	// closes fd.
+	fd   int
 	refs atomic.Int32
 }
 
@@ -78,7 +92,7 @@ const maxOpenDirs = 64
 
 type fileJob struct {
 	dir   *dirJob
-	names []fs.DirEntry
+	names []dirEntry
 }
 
 type job struct {
@@ -112,7 +126,7 @@ func walk(ctx context.Context, cfg *walkConfig, visit visitFunc) error {
 	if !cfg.noIgnore {
 		top = parentIgnores(cfg.root)
 	}
-	w.push(job{dir: &dirJob{path: cfg.root, ign: top}})
+	w.push(job{dir: &dirJob{path: cfg.root, ign: top, fd: -1}})
 	stop := context.AfterFunc(ctx, func() {
 		w.mu.Lock()
 		w.done = true
@@ -195,42 +209,40 @@ func (w *walker) visitFiles(ctx context.Context, wk *worker, fj *fileJob) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.visit(wk, fileEntry{dir: fj.dir, name: d.Name(), d: d})
+		w.visit(wk, fileEntry{dir: fj.dir, name: d.name})
 	}
 }
 
 // release drops one reference to dj's open directory; the last closes it.
 func (w *walker) release(dj *dirJob) {
-	if dj.refs.Add(-1) == 0 && dj.f != nil {
-		dj.f.Close()
+	if dj.refs.Add(-1) == 0 && dj.fd >= 0 {
+		closeDir(dj.fd)
 		w.openDirs.Add(-1)
 	}
 }
 
 func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
-	f, err := os.Open(dj.path)
+	keep := w.openDirs.Add(1) <= maxOpenDirs
+	fd, entries, err := readDirectory(wk, dj.path, keep)
+	if !keep || fd < 0 {
+		w.openDirs.Add(-1)
+	}
 	if err != nil {
 		return
 	}
-	entries, _ := f.ReadDir(-1)
+	dj.fd = fd
 	dj.refs.Store(1)
-	if w.openDirs.Add(1) <= maxOpenDirs {
-		dj.f, dj.fd = f, int(f.Fd())
-	} else {
-		w.openDirs.Add(-1)
-		f.Close()
-	}
 	defer w.release(dj)
 
 	ign := dj.ign
 	if !w.cfg.noIgnore {
 		hasGit, hasGitignore := false, false
 		for _, e := range entries {
-			switch e.Name() {
+			switch e.name {
 			case ".git":
 				hasGit = true
 			case ".gitignore":
-				hasGitignore = !e.IsDir()
+				hasGitignore = !e.typ.IsDir()
 			}
 		}
 		if hasGit || hasGitignore {
@@ -242,11 +254,11 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 	// directory is still open and warm.
 	files := entries[:0]
 	for _, e := range entries {
-		t := e.Type()
+		t := e.typ
 		if t&(fs.ModeSymlink|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
 			continue // like ripgrep without --follow: symlinks are not followed
 		}
-		name := e.Name()
+		name := e.name
 		isDir := t.IsDir()
 		if w.cfg.filter.skip(ign, dj.path, name, isDir) {
 			continue
@@ -255,7 +267,7 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 			if w.cfg.maxDepth > 0 && dj.depth+1 >= w.cfg.maxDepth {
 				continue
 			}
-			w.push(job{dir: &dirJob{path: joinPath(dj.path, name), rel: joinRel(dj.rel, name), depth: dj.depth + 1, ign: ign}})
+			w.push(job{dir: &dirJob{path: joinPath(dj.path, name), rel: joinRel(dj.rel, name), depth: dj.depth + 1, ign: ign, fd: -1}})
 			continue
 		}
 		files = append(files, e)

@@ -1,0 +1,92 @@
+package search
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// dirent encodes one getdents64 record (padded to 8 bytes like the kernel).
+func dirent(name string, typ byte) []byte {
+	n := 19 + len(name) + 1
+	n = (n + 7) &^ 7
+	b := make([]byte, n)
+	binary.LittleEndian.PutUint64(b, 1)
+	binary.LittleEndian.PutUint16(b[16:], uint16(n))
+	b[18] = typ
+	copy(b[19:], name)
+	return b
+}
+
+func TestParseDirents(t *testing.T) {
+	var buf []byte
+	for _, r := range []struct {
+		name string
+		typ  byte
+	}{{".", syscall.DT_DIR}, {"..", syscall.DT_DIR}, {"a.go", syscall.DT_REG}, {"sub", syscall.DT_DIR},
+		{"link", syscall.DT_LNK}, {"odd", syscall.DT_UNKNOWN}, {"fifo", syscall.DT_FIFO}, {strings.Repeat("n", 255), syscall.DT_REG}} {
+		buf = append(buf, dirent(r.name, r.typ)...)
+	}
+	got := parseDirents(buf, nil)
+	want := []dirEntry{{"a.go", 0}, {"sub", fs.ModeDir}, {"link", fs.ModeSymlink}, {"odd", fs.ModeIrregular},
+		{"fifo", fs.ModeNamedPipe}, {strings.Repeat("n", 255), 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseDirents = %v, want %v", got, want)
+	}
+	// A truncated or malformed record ends the parse.
+	if got := parseDirents(buf[:len(buf)-3], nil); len(got) != len(want)-1 {
+		t.Errorf("truncated buffer: %d entries, want %d", len(got), len(want)-1)
+	}
+	bad := dirent("x", syscall.DT_REG)
+	binary.LittleEndian.PutUint16(bad[16:], 0)
+	if got := parseDirents(bad, nil); len(got) != 0 {
+		t.Errorf("zero record length: %v", got)
+	}
+}
+
+// TestReadDirectory compares the raw listing with os.ReadDir on a real
+// directory.
+func TestReadDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 600 { // several getdents calls' worth of names
+		os.WriteFile(filepath.Join(dir, strings.Repeat("f", 1+i%200)+string(rune('a'+i%26))+".txt"), nil, 0o644)
+	}
+	os.Mkdir(filepath.Join(dir, "d"), 0o755)
+	os.Symlink("d", filepath.Join(dir, "l"))
+	w := &worker{dirBuf: make([]byte, 1024)}
+	fd, ents, err := readDirectory(w, dir, true)
+	if err != nil || fd < 0 {
+		t.Fatal(fd, err)
+	}
+	closeDir(fd)
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []dirEntry
+	for _, d := range des {
+		want = append(want, dirEntry{d.Name(), d.Type()})
+	}
+	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	if !slices.Equal(ents, want) {
+		t.Errorf("readDirectory: %d entries, os.ReadDir %d", len(ents), len(want))
+	}
+}
+
+func FuzzParseDirents(f *testing.F) {
+	f.Add(append(dirent("a", syscall.DT_REG), dirent("bb", syscall.DT_DIR)...))
+	f.Add([]byte{})
+	f.Add(make([]byte, 40))
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		for _, e := range parseDirents(buf, nil) {
+			if e.name == "" || e.name == "." || e.name == ".." || strings.IndexByte(e.name, 0) >= 0 {
+				t.Fatalf("bad entry %q", e.name)
+			}
+		}
+	})
+}
