@@ -1,0 +1,131 @@
+package search
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseRipgrepPlain feeds ripgrep's heading output, with the cases
+// that make it tricky, to the parser.
+func TestParseRipgrepPlain(t *testing.T) {
+	long := strings.Repeat("y", 300<<10) // longer than the reader's buffer
+	out := "./a.txt\x00" + "1:first needle\n2-context\n5:\n7:crlf needle\r\n\n" +
+		"./odd\nname\x00" + "3:needle in odd\n\n" +
+		"./bin.dat\x00" + "1:needle before NUL\n" +
+		"./bin.dat: WARNING: stopped searching binary file after match (found \"\\0\" byte around offset 70023)\n\n" +
+		"./long.txt\x00" + "1:" + long + "\n" // no final empty line
+	q := &Query{Mode: ModeContent, LineNumbers: true, Before: 1}
+	o := Options{MaxColumns: -1}.withDefaults()
+	c := newCollector(q, o)
+	n, err := parseRipgrepPlain(context.Background(), strings.NewReader(out), "/r", q, o, c)
+	if err != nil || n != 4 {
+		t.Fatalf("parse: %d files, %v", n, err)
+	}
+	got := c.result(EngineRipgrep).Format()
+	want := strings.Join([]string{
+		"/r/a.txt:1:first needle", "/r/a.txt-2-context", "--", "/r/a.txt:5:", "--", "/r/a.txt:7:crlf needle", "--",
+		"/r/bin.dat:1:needle before NUL", "--",
+		"/r/long.txt:1:" + long, "--",
+		"/r/odd\nname:3:needle in odd",
+	}, "\n")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%.2000s", diff)
+	}
+	// A file's lines in two places: an error (auto falls back to Go).
+	c = newCollector(q, o)
+	if _, err := parseRipgrepPlain(context.Background(), strings.NewReader("./a\x001:x\n\n./a\x002:y\n\n"), "/r", q, o, c); err == nil {
+		t.Error("a path seen twice parsed without error")
+	}
+}
+
+func TestNumberedLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		num  int
+		sep  byte
+		text string
+		ok   bool
+	}{
+		{"12:abc", 12, ':', "abc", true},
+		{"3-ctx: 4", 3, '-', "ctx: 4", true},
+		{"5:", 5, ':', "", true},
+		{"./x: WARNING", 0, 0, "", false},
+		{"12", 0, 0, "", false},
+		{":x", 0, 0, "", false},
+		{"99999999999999999999999:x", 0, 0, "", false},
+	} {
+		num, sep, text, ok := numberedLine([]byte(c.in))
+		if num != c.num || sep != c.sep || string(text) != c.text || ok != c.ok {
+			t.Errorf("numberedLine(%q) = %d %q %q %v", c.in, num, sep, text, ok)
+		}
+	}
+}
+
+func FuzzParseRipgrepPlain(f *testing.F) {
+	f.Add("./a.txt\x001:needle\n2-ctx\n\n./b\x003:x\n")
+	f.Add("./a\x00./a: WARNING: stopped\n\n")
+	f.Add("\x00\n\n\x00")
+	f.Fuzz(func(t *testing.T, out string) {
+		for _, mode := range []string{ModeContent, ModeCount} {
+			q := &Query{Mode: mode, LineNumbers: true, HeadLimit: 5}
+			o := Options{}.withDefaults()
+			c := newCollector(q, o)
+			n, err := parseRipgrepPlain(context.Background(), strings.NewReader(out), "/r", q, o, c)
+			if err != nil {
+				continue
+			}
+			r := c.result(EngineRipgrep)
+			if len(r.Files) != n {
+				t.Fatalf("%d files reported, %d collected", n, len(r.Files))
+			}
+			for _, fr := range r.Files {
+				if !strings.HasPrefix(fr.Path, "/") || fr.MatchedLines == 0 {
+					t.Fatalf("bad file result %+v", fr)
+				}
+			}
+			_ = r.Format()
+		}
+	})
+}
+
+// TestSizeCapAgrees: ripgrep runs without --max-filesize and its results
+// are filtered by size afterwards; every output format gives what the Go
+// engine gives.
+func TestSizeCapAgrees(t *testing.T) {
+	haveRipgrep(t)
+	root := t.TempDir()
+	writeTree(t, root, []fixture{
+		{"small.txt", "needle\n"},
+		{"big.txt", "needle\n" + strings.Repeat("padding\n", 20)},
+		{"sub/big2.txt", strings.Repeat("needle x\n", 10)},
+	})
+	for _, in := range []string{
+		`{"pattern":"needle"}`,
+		`{"pattern":"needle","output_mode":"content"}`,
+		`{"pattern":"needle","output_mode":"count"}`,
+		`{"pattern":"needle","output_mode":"content","-o":true}`,
+		`{"pattern":"needle\\n","output_mode":"count","multiline":true}`,
+	} {
+		var outs []string
+		for _, e := range []Engine{EngineGo, EngineRipgrep} {
+			g, err := NewGrep(Options{Engine: e, MaxFileSize: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Call(context.Background(), newEnv(root), []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, strings.ReplaceAll(res.TextContent(), root, "$ROOT"))
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%s: go\n%s\nrg\n%s", in, outs[0], outs[1])
+		}
+		if strings.Contains(outs[0], "big") || !strings.Contains(outs[0], "small.txt") {
+			t.Errorf("%s: the cap was not applied:\n%s", in, outs[0])
+		}
+	}
+}
