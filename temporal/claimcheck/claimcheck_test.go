@@ -203,6 +203,10 @@ func TestPrune(t *testing.T) {
 	outer := put(payloadMagic + "xx" + RefPrefix + inner.String() + "yy")
 	recent := SumOf([]byte("recent"))
 	d.Put(ctx, recent, []byte("recent"))
+	// A crashed write's temporary file, old enough to go.
+	tmp := filepath.Join(filepath.Dir(d.file(dead)), ".tmp-123")
+	os.WriteFile(tmp, []byte("partial"), 0o600)
+	os.Chtimes(tmp, old, old)
 
 	refs := map[Sum]bool{}
 	FindRefs([]byte(`{"a":"`+RefPrefix+live.String()+`","b":"`+RefPrefix+outer.String()+`"} `+RefPrefix+"short"), refs)
@@ -217,7 +221,7 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PruneStats{Blobs: 5, Referenced: 3, Recent: 1, Deleted: 1, Bytes: 4}
+	want := PruneStats{Blobs: 5, Referenced: 3, Recent: 1, Deleted: 1, Bytes: 4, Temp: 1}
 	if st != want {
 		t.Errorf("stats = %+v, want %+v", st, want)
 	}

@@ -152,6 +152,25 @@ func (d *Dir) Blobs(ctx context.Context) iter.Seq2[BlobInfo, error] {
 	}
 }
 
+// RemoveTemp removes the temporary files of writes that started before
+// before (a writer that crashed mid-write leaves one) and returns how many.
+func (d *Dir) RemoveTemp(ctx context.Context, before time.Time) (int, error) {
+	files, err := filepath.Glob(filepath.Join(d.root, "sha256", "??", ".tmp-*"))
+	if err != nil {
+		return 0, fmt.Errorf("claimcheck: %w", err)
+	}
+	n := 0
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(before) && os.Remove(f) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Delete implements [Sweeper]; deleting a missing blob succeeds.
 func (d *Dir) Delete(ctx context.Context, sum Sum) error {
 	if err := ctx.Err(); err != nil {

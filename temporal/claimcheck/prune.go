@@ -35,6 +35,7 @@ type PruneStats struct {
 	Recent     int   `json:"recent"`     // unreferenced but within the grace period
 	Deleted    int   `json:"deleted"`    // deleted (or, with DryRun, to delete)
 	Bytes      int64 `json:"bytes"`      // their size
+	Temp       int   `json:"temp"`       // temporary files of crashed writes removed
 }
 
 // Store and Sweeper together: what Prune cleans.
@@ -48,7 +49,7 @@ type SweepStore interface {
 // holds a whole payload can refer to other blobs, and those are kept too.
 // Blobs used within the grace period are kept. Safe while workers run, as
 // long as live was taken after the grace period's start.
-func Prune(ctx context.Context, s SweepStore, live map[Sum]bool, opts PruneOptions) (PruneStats, error) {
+func Prune(ctx context.Context, s SweepStore, live map[Sum]bool, opts PruneOptions) (_ PruneStats, err error) {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
 	}
@@ -69,6 +70,13 @@ func Prune(ctx context.Context, s SweepStore, live map[Sum]bool, opts PruneOptio
 	}
 	cutoff := opts.Now().Add(-opts.Grace)
 	var st PruneStats
+	if t, ok := s.(interface {
+		RemoveTemp(context.Context, time.Time) (int, error)
+	}); ok && !opts.DryRun {
+		if st.Temp, err = t.RemoveTemp(ctx, cutoff); err != nil {
+			return st, err
+		}
+	}
 	for info, err := range s.Blobs(ctx) {
 		if err != nil {
 			return st, err

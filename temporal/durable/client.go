@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/temporal/claimcheck"
 )
 
 // StartOptions configure [Start]; the zero value of each field is its
@@ -75,7 +76,8 @@ type FollowOptions struct {
 // Follow yields the run's events in order until its result event. Each
 // pending ask is yielded once, as its EventAsk; answer it with [Answer].
 // A query that fails (no worker yet, a network hiccup) is retried until
-// ctx ends.
+// ctx ends; an unknown run, or events this client cannot decode (a blob
+// missing from its claim-check store), end it with the error.
 func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		poll := opts.Poll
@@ -95,7 +97,9 @@ func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptio
 			page, err := Events(ctx, c, runID, after)
 			if err != nil {
 				var nf *serviceerror.NotFound
-				if errors.As(err, &nf) {
+				// A run that does not exist, or a blob this client's
+				// store lacks, will not heal by asking again.
+				if errors.As(err, &nf) || errors.Is(err, claimcheck.ErrNotFound) || errors.Is(err, claimcheck.ErrCorrupt) {
 					yield(Event{}, err)
 					return
 				}

@@ -2,7 +2,9 @@ package itest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,11 +12,14 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/temporal/claimcheck"
 	"github.com/gantry-dev/gantry/temporal/durable"
+	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
 )
 
 // bigFile writes a file of about n bytes of numbered lines to dir.
@@ -111,6 +116,26 @@ func TestLargeToolOutput(t *testing.T) {
 	if longest < 1<<20 {
 		t.Errorf("serve's longest event line is %d bytes", longest)
 	}
+	// A follower whose store lacks the blobs gets an error at once, not
+	// an endless retry.
+	other, err := claimcheck.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger := c.ts.NewClientWithOptions(client.Options{DataConverter: claimcheck.DataConverter(other, claimcheck.Options{}),
+		Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	fctx, fcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer fcancel()
+	var followErr error
+	for _, err := range durable.Follow(fctx, stranger, id, durable.FollowOptions{}) {
+		if err != nil {
+			followErr = err
+			break
+		}
+	}
+	if !errors.Is(followErr, claimcheck.ErrNotFound) || fctx.Err() != nil {
+		t.Errorf("following with another store: %v (want the blob error, at once)", followErr)
+	}
 	// Pruning keeps every blob the run refers to.
 	live, err := claimcheck.LiveRefs(ctx, c.c, c.ts.GetDefaultNamespace())
 	if err != nil {
@@ -186,5 +211,28 @@ func BenchmarkLargeOutputHistory(b *testing.B) {
 			b.ReportMetric(float64(size), "history-bytes")
 			b.ReportMetric(float64(events), "history-events")
 		})
+	}
+}
+
+// TestLargeModelMessage: the model writes 1 MB (a Write whose content is
+// in the model's message and in every later request): the history holds
+// references only, and the file has the content.
+func TestLargeModelMessage(t *testing.T) {
+	c := newCluster(t)
+	c.worker()
+	dir := t.TempDir()
+	content := strings.Repeat("a line of generated code\n", 1<<20/25)
+	out := filepath.Join(dir, "gen.txt")
+	id := c.start(testSpec(dir, "Write", "Edit"), fakemodel.Script(fakemodel.Call{Name: "Write", Input: map[string]any{"file_path": out, "content": content}}))
+	if res := c.wait(id, 2*time.Minute); res.Subtype != "success" || res.Text != "done after 1" {
+		t.Fatalf("result = %+v", res)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != content {
+		t.Fatalf("gen.txt: %d bytes, %v; want the %d bytes the model wrote", len(b), err, len(content))
+	}
+	size, events := historySize(t, c, id)
+	t.Logf("history: %d bytes in %d events", size, events)
+	if size > 64<<10 {
+		t.Errorf("the history is %d bytes: the 1 MB message is in it", size)
 	}
 }

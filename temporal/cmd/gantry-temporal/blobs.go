@@ -138,6 +138,9 @@ stops the prune before anything is deleted. Safe to run while workers run.`,
 				verb = "would delete"
 			}
 			fmt.Fprintf(a.stdout, "%s: %d blobs, %d referred to, %d recent; %s %d (%d bytes)\n", d.Path(), st.Blobs, st.Referenced, st.Recent, verb, st.Deleted, st.Bytes)
+			if st.Temp > 0 {
+				fmt.Fprintf(a.stdout, "removed %d temporary files of interrupted writes\n", st.Temp)
+			}
 			return nil
 		},
 	}

@@ -30,6 +30,9 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 			}
 		}
 	}
+	if rest, ok := strings.CutPrefix(prompt, "script="); ok {
+		return script(req, rest)
+	}
 	var n int
 	per := 1
 	var name, cmd string
@@ -68,6 +71,32 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", i), Name: name, Input: string(input)})
 	}
 	return llmtest.ToolReply(calls...), true
+}
+
+// Call is one tool call of a script.
+type Call struct {
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
+}
+
+// Script is the prompt that makes the model make the calls, one per turn,
+// then end with "done after N".
+func Script(calls ...Call) string {
+	b, _ := json.Marshal(calls)
+	return "script=" + string(b)
+}
+
+func script(req llmtest.Request, js string) (llmtest.Reply, bool) {
+	var calls []Call
+	if err := json.Unmarshal([]byte(js), &calls); err != nil {
+		return llmtest.TextReply("bad script: " + err.Error()), true
+	}
+	done := len(req.ToolResults())
+	if done >= len(calls) {
+		return llmtest.TextReply(fmt.Sprintf("done after %d", done)), true
+	}
+	input, _ := json.Marshal(calls[done].Input)
+	return llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", done+1), Name: calls[done].Name, Input: string(input)}), true
 }
 
 // Start starts the fake model server with [Respond] for the test and
