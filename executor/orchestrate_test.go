@@ -279,6 +279,14 @@ func TestPercentiles(t *testing.T) {
 	if ts := s.Snapshot().Tools["T"]; ts.P50 != time.Second || ts.Calls != 400 {
 		t.Errorf("%+v", ts)
 	}
+	// It grows with the calls, up to its size.
+	if n := len(s.tools["T"].ring); n != reservoirSize {
+		t.Errorf("reservoir of %d durations, want %d", n, reservoirSize)
+	}
+	s.record(&Outcome{Tool: "U", Result: tool.TextResult("x"), Start: time.Unix(1, 0), Duration: time.Second})
+	if n := cap(s.tools["U"].ring); n > 8 {
+		t.Errorf("one call reserved %d durations", n)
+	}
 }
 
 func TestNormalizeError(t *testing.T) {

@@ -31,8 +31,11 @@ type toolStats struct {
 	ToolStats
 	consecTimeouts int
 	ran            int
-	ring           [reservoirSize]time.Duration
-	n              int // durations recorded (ring holds the last min(n, size))
+	// ring holds the last min(n, reservoirSize) durations; it grows as
+	// they come (a session's executor records a few calls per tool, and
+	// a full reservoir per tool was 2 KiB of every session).
+	ring []time.Duration
+	n    int // durations recorded
 }
 
 // ToolStats are one tool's figures.
@@ -125,7 +128,11 @@ func (s *Stats) record(o *Outcome) []Signal {
 	if !o.Start.IsZero() {
 		ts.ran++
 		ts.TotalDuration += o.Duration
-		ts.ring[ts.n%reservoirSize] = o.Duration
+		if len(ts.ring) < reservoirSize {
+			ts.ring = append(ts.ring, o.Duration)
+		} else {
+			ts.ring[ts.n%reservoirSize] = o.Duration
+		}
 		ts.n++
 	}
 	var sigs []Signal

@@ -187,6 +187,7 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 		inflight, peakG, peakIn atomic.Int64
 		done, failed            atomic.Int64
 		firstErr                sync.Once
+		snap                    map[string]any
 		errText                 string
 	)
 	stop := make(chan struct{})
@@ -239,10 +240,13 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 				firstErr.Do(func() { errText = err.Error() })
 				return
 			}
-			if done.Add(1) == 1 && heapProf != "" {
+			if done.Add(1) == 1 {
 				// The first session to end: every other one is in flight,
 				// with (nearly) its whole conversation.
-				writeProfiles(heapProf)
+				snap = snapshot(inflight.Load())
+				if heapProf != "" {
+					writeProfiles(heapProf)
+				}
 			}
 		}()
 	}
@@ -266,6 +270,9 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 	}
 	if errText != "" {
 		out["first_error"] = errText
+	}
+	if snap != nil {
+		out["at_first_completion"] = snap
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	fmt.Println(string(b))
@@ -298,6 +305,28 @@ func session(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permi
 		return errors.New("session ended with " + res.Subtype + ": " + res.Text)
 	}
 	return nil
+}
+
+// snapshot measures, after a collection, what the sessions in flight hold:
+// the live heap and the goroutine stacks, in total and per session.
+func snapshot(inflight int64) map[string]any {
+	runtime.GC()
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/gc/stack/starting-size:bytes"},
+	}
+	metrics.Read(s)
+	heap, stacks := float64(s[0].Value.Uint64()), float64(s[1].Value.Uint64())
+	g := runtime.NumGoroutine()
+	return map[string]any{
+		"inflight": inflight, "goroutines": g,
+		"live_heap_mb": heap / (1 << 20), "stacks_mb": stacks / (1 << 20),
+		"live_heap_per_session_kb": heap / 1024 / float64(inflight),
+		"stacks_per_session_kb":    stacks / 1024 / float64(inflight),
+		"stack_per_goroutine_kb":   stacks / 1024 / float64(g),
+		"starting_stack_kb":        float64(s[2].Value.Uint64()) / 1024,
+	}
 }
 
 // writeProfiles writes a heap profile of what is live (after a collection)
