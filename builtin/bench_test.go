@@ -47,3 +47,27 @@ func BenchmarkSessionPool(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPoolView is the pool's share of every request: the model's view
+// of a session's pool (each tool's enabled check, deferral, ToolSearch's
+// listing) up to the specs.
+func BenchmarkPoolView(b *testing.B) {
+	reg, err := Registry(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: reg, Defer: true, Env: &tool.Env{WorkDir: b.TempDir()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Build(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	defer benchcpu.Start(b)()
+	for b.Loop() {
+		if len(p.Specs()) == 0 {
+			b.Fatal("no specs")
+		}
+	}
+}

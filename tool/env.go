@@ -126,16 +126,33 @@ func Use[T any](env *Env) (T, error) {
 	var zero T
 	t := reflect.TypeFor[T]()
 	if env == nil || env.Services == nil {
-		return zero, fmt.Errorf("%w: %v (this environment provides no services)", ErrNoService, t)
+		return zero, &noService{t: t, none: true}
 	}
 	env.Services.mu.RLock()
 	v, ok := env.Services.m[t]
 	env.Services.mu.RUnlock()
 	if !ok {
-		return zero, fmt.Errorf("%w: %v", ErrNoService, t)
+		return zero, &noService{t: t}
 	}
 	return v.(T), nil
 }
+
+// noService is the error of [Use] for a missing service, formatted only
+// when read: enabled checks ask for services on every request and mostly
+// drop the error.
+type noService struct {
+	t    reflect.Type
+	none bool // the environment has no services at all
+}
+
+func (e *noService) Error() string {
+	if e.none {
+		return fmt.Sprintf("%v: %v (this environment provides no services)", ErrNoService, e.t)
+	}
+	return fmt.Sprintf("%v: %v", ErrNoService, e.t)
+}
+
+func (e *noService) Unwrap() error { return ErrNoService }
 
 // FileState is what the session knows of a file from its last read or write.
 type FileState struct {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/outbuf"
@@ -82,15 +83,27 @@ func NewBash(opts Options) tool.Tool {
 			}
 			return nil
 		}),
+		// Asked on every request: once the shell is found the answer is
+		// kept (a shell removed later fails the call, which resolves it
+		// again, with a clear error); not found is looked up again.
 		tool.EnabledFunc(func(context.Context, *tool.Env) bool {
+			if b.found.Load() {
+				return true
+			}
 			_, err := o.shellPath()
+			if err == nil {
+				b.found.Store(true)
+			}
 			return err == nil
 		}),
 		tool.WithDefer(tool.Deferral{AlwaysLoad: true}),
 	))
 }
 
-type bash struct{ opt Options }
+type bash struct {
+	opt   Options
+	found atomic.Bool // the shell was found by an enabled check
+}
 
 // bashTraits: read-only (and concurrency-safe, non-destructive) only for a
 // foreground command the command-risk model ([shellparse.Analyze]) finds
