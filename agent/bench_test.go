@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -14,7 +15,10 @@ import (
 // BenchmarkTurn measures the loop's per-turn cost against a zero-latency
 // fake server through the real Anthropic SDK over loopback HTTP: each op is
 // one model turn with one read-only tool call (request, streamed reply,
-// executor, transcript append). Report: ns/op = per-turn overhead.
+// executor, transcript append). Report: ns/op = per-turn overhead, and
+// cpu-ns/op the process's CPU time per turn (the fake server's decoding
+// of the requests included: it grows with the conversation, which here is
+// b.N turns long — see BenchmarkTurnAt30 for the loop's own cost).
 func BenchmarkTurn(b *testing.B) {
 	for _, store := range []bool{false, true} {
 		b.Run(fmt.Sprintf("transcript=%v", store), func(b *testing.B) {
@@ -38,8 +42,10 @@ func BenchmarkTurn(b *testing.B) {
 			defer a.Close()
 			b.ReportAllocs()
 			b.ResetTimer()
+			stop := benchcpu.Start(b)
 			res, err := a.Prompt(context.Background(), "go")
 			b.StopTimer()
+			stop()
 			if err != nil || res.IsError || res.NumTurns != b.N+1 {
 				b.Fatalf("res %+v err %v", res, err)
 			}
@@ -68,7 +74,8 @@ func BenchmarkTurn(b *testing.B) {
 //     the request's bytes over loopback, which the stateless APIs make
 //     grow with the conversation;
 //   - transcript: with a session store, as the CLI runs;
-//   - turns=100: a 101-turn conversation, reporting turn 100 too.
+//   - turns=100: a 101-turn conversation (with a transcript), reporting
+//     turn 100 too.
 func BenchmarkTurnAt30(b *testing.B) {
 	for _, v := range []struct {
 		name       string
@@ -81,7 +88,7 @@ func BenchmarkTurnAt30(b *testing.B) {
 		{"api=anthropic/server=discard", false, false, false, 30},
 		{"api=anthropic/server=discard/transcript", false, false, true, 30},
 		{"api=openai/server=discard", true, false, false, 30},
-		{"api=anthropic/server=discard/turns=100", false, false, false, 100},
+		{"api=anthropic/server=discard/transcript/turns=100", false, false, true, 100},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			var opts []llmtest.Option
@@ -120,7 +127,8 @@ func BenchmarkTurnAt30(b *testing.B) {
 						b.Fatal(err)
 					}
 					if te, ok := ev.(*TurnEnd); ok {
-						ends[te.Turn] = mark{time.Since(start), cpuTime()}
+						c, _ := benchcpu.Now()
+						ends[te.Turn] = mark{time.Since(start), c}
 					}
 				}
 				a.Close()

@@ -466,8 +466,16 @@ func (r *run) request(msgs []llm.Message) *llm.Request {
 }
 
 // mergeRoles joins consecutive messages of the same role (an interrupted run
-// can leave two user messages in a row; providers want alternation).
+// can leave two user messages in a row; providers want alternation). A
+// conversation that alternates already is returned as it is.
 func mergeRoles(msgs []llm.Message) []llm.Message {
+	alternates := true
+	for i := 1; i < len(msgs) && alternates; i++ {
+		alternates = msgs[i].Role != msgs[i-1].Role
+	}
+	if alternates {
+		return msgs
+	}
 	out := make([]llm.Message, 0, len(msgs))
 	for _, m := range msgs {
 		if n := len(out); n > 0 && out[n-1].Role == m.Role {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
-	"net"
 	"slices"
 	"sync"
 	"unsafe"
@@ -179,10 +178,47 @@ func (b *Body) AppendString(s string) { b.Append([]byte(s)) }
 func (b *Body) Len() int64 { return b.n }
 
 // Reader returns a new reader of the whole body.
-func (b *Body) Reader() io.ReadCloser {
-	bufs := net.Buffers(slices.Clone(b.parts)) // Read consumes its own copy
-	return io.NopCloser(&bufs)
+func (b *Body) Reader() io.ReadCloser { return &bodyReader{parts: b.parts} }
+
+// bodyReader reads a [Body]'s parts in order without consuming them, so
+// that every reader starts from the whole body.
+type bodyReader struct {
+	parts  [][]byte
+	i, off int // the part and the offset in it to read next
 }
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.parts) {
+		c := copy(p[n:], r.parts[r.i][r.off:])
+		n += c
+		r.off += c
+		if r.off == len(r.parts[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
+	}
+	if n == 0 && r.i >= len(r.parts) && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// WriteTo writes the rest of the body to w, part by part.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for r.i < len(r.parts) {
+		n, err := w.Write(r.parts[r.i][r.off:])
+		total += int64(n)
+		r.off += n
+		if err != nil {
+			return total, err
+		}
+		r.i, r.off = r.i+1, 0
+	}
+	return total, nil
+}
+
+func (r *bodyReader) Close() error { return nil }
 
 // Bytes returns the body as one slice (a copy).
 func (b *Body) Bytes() []byte { return bytes.Join(b.parts, nil) }
@@ -198,7 +234,7 @@ func StreamBody(head []byte, messages, tools [][]byte) (*Body, error) {
 	if len(head) < 2 || head[0] != '{' || head[len(head)-1] != '}' {
 		return nil, errors.New("llm: request head is not a JSON object")
 	}
-	var b Body
+	b := Body{parts: make([][]byte, 0, 2*(len(messages)+len(tools))+6)}
 	open := head[:len(head)-1] // without the closing brace
 	b.Append(open)
 	sep := ","
@@ -213,16 +249,18 @@ func StreamBody(head []byte, messages, tools [][]byte) (*Body, error) {
 	return &b, nil
 }
 
+var comma, closeBracket = []byte(","), []byte("]") // shared, never modified
+
 // appendArray appends sep"key":[items…].
 func (b *Body) appendArray(sep, key string, items [][]byte) {
 	b.AppendString(sep + `"` + key + `":[`)
 	for i, it := range items {
 		if i > 0 {
-			b.AppendString(",")
+			b.Append(comma)
 		}
 		b.Append(it)
 	}
-	b.AppendString("]")
+	b.Append(closeBracket)
 }
 
 // MessageEncodings keeps the wire encoding of one conversation's messages

@@ -3,7 +3,10 @@
 // wall time grows with the load, the CPU time much less.
 package benchcpu
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Start notes the process's CPU time; the returned function, called when
 // the benchmark's loop ends, reports the CPU time (user + system, every
@@ -18,3 +21,8 @@ func Start(b *testing.B) (stop func()) {
 		}
 	}
 }
+
+// Now returns the CPU time the process has used so far (user + system,
+// every thread, the collector's included) and whether the OS tells: for
+// benchmarks that time a part of each operation.
+func Now() (time.Duration, bool) { return cpuTime() }

@@ -463,12 +463,17 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request, a api) {
 	}
 }
 
+// readBufs holds the buffers [streamSuffix] reads through.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
 // streamSuffix reads r to its end through a small buffer and reports
 // whether it ended with "stream":true} (spaces aside).
 func streamSuffix(r io.Reader) (bool, error) {
 	const want = `"stream":true}`
 	const keep = len(want) + 64
-	buf := make([]byte, 32<<10)
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
 	tail := make([]byte, 0, 2*keep) // the last bytes read, at most keep
 	for {
 		n, err := r.Read(buf)
