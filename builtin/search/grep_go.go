@@ -130,11 +130,6 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 	if m.multiline {
 		return m.scanMultiline(buf, first, fl)
 	}
-	hay := buf
-	if m.fold {
-		w.low = lowerASCII(w.low, buf)
-		hay = w.low
-	}
 	found := false
 	pos, num, numPos := 0, 1, 0
 	subs := w.subs[:0]
@@ -147,7 +142,7 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 	for pos < len(buf) && !fl.full() {
 		var at int
 		if m.pre != nil {
-			at = m.candidate(hay, pos, next)
+			at = m.candidate(buf, pos, next)
 			if at < 0 {
 				break
 			}
@@ -167,8 +162,9 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 			le = at + i
 		}
 		var low []byte
-		if m.fold {
-			low = hay[ls:le]
+		if m.fold && m.lit != nil {
+			w.low = lowerASCII(w.low, buf[ls:le])
+			low = w.low
 		}
 		subs = m.lineMatches(subs[:0], buf[ls:le], low)
 		if len(subs) > 0 {

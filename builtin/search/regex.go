@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,13 +23,15 @@ type matcher struct {
 	multiline bool
 	// pre finds the places where a match can be: every match contains
 	// one of its literals (nil: no literal is known, or multiline). With
-	// fold, the literals are lower-case ASCII and must be searched in an
-	// ASCII-lower-cased copy of the text.
-	pre  []*finder
-	fold bool
+	// fold, the literals are lower-case ASCII matched in either case (a
+	// literal may have two finders, one per case of its scanned letter).
+	pre      []*finder
+	literals int // distinct literals in pre
+	fold     bool
 	// lit is set when the pattern is exactly one literal (no regexp
-	// needed): pre[0]'s.
-	lit []byte
+	// needed): pre[0]'s. With fold, lowFind finds it in a lower-cased line.
+	lit     []byte
+	lowFind *finder
 	// rust is the pattern in ripgrep's syntax, or "" with rustErr set when
 	// it cannot be translated.
 	rust    string
@@ -64,26 +67,52 @@ func compilePattern(pattern string, ignoreCase, multiline bool) (*matcher, error
 	}
 	m := &matcher{re: re, multiline: multiline}
 	if lits, fold := literalSet(tree); lits != nil && !multiline {
-		ok := true
-		for _, l := range lits {
-			ok = ok && (!fold || foldableASCII(string(l)))
+		// Case-folded, a literal is searched for by its longest piece
+		// that folds within ASCII (see foldablePiece).
+		whole := true
+		for i, l := range lits {
+			if fold {
+				p := foldablePiece(string(l))
+				whole = whole && len(p) == len(l)
+				lits[i] = []rune(p)
+			}
 		}
-		if ok {
+		if ok := !slices.ContainsFunc(lits, func(l []rune) bool { return len(l) == 0 }); ok {
 			m.fold = fold
 			for _, l := range lits {
-				s := string(l)
 				if fold {
-					s = strings.ToLower(s)
+					m.pre = append(m.pre, foldFinders([]byte(strings.ToLower(string(l))))...)
+				} else {
+					m.pre = append(m.pre, newFinder([]byte(string(l))))
 				}
-				m.pre = append(m.pre, newFinder([]byte(s)))
 			}
-			if len(lits) == 1 && tree.Op == syntax.OpLiteral {
+			m.literals = len(lits)
+			if len(lits) == 1 && tree.Op == syntax.OpLiteral && whole {
 				m.lit = m.pre[0].lit
+				if fold {
+					m.lowFind = newFinder(m.lit)
+				}
 			}
 		}
 	}
 	m.rust, m.rustErr = rustSyntax(tree, multiline)
 	return m, nil
+}
+
+// foldablePiece returns the longest piece of s that foldableASCII accepts:
+// every case-insensitive match of s contains a case-insensitive match of
+// it, found by comparing ASCII letters in either case.
+func foldablePiece(s string) string {
+	best, start := "", 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || !foldableASCII(s[i:i+1]) {
+			if i-start > len(best) {
+				best = s[start:i]
+			}
+			start = i + 1
+		}
+	}
+	return best
 }
 
 // foldableASCII reports whether s is ASCII and case-insensitive matching of
@@ -215,7 +244,7 @@ func (m *matcher) fastInGo() bool {
 			return false
 		}
 	}
-	return true
+	return m.literals <= maxLiterals
 }
 
 // lowerASCII writes the ASCII lower case of src into dst (grown as needed)
@@ -235,15 +264,15 @@ func lowerASCII(dst, src []byte) []byte {
 }
 
 // lineMatches returns the matches of m inside one line (no newline in it),
-// appending to dst. low is line lower-cased when m.fold.
+// appending to dst. low is line lower-cased when m.fold and m.lit is set.
 func (m *matcher) lineMatches(dst [][2]int, line, low []byte) [][2]int {
 	if m.lit != nil {
-		hay := line
+		hay, find := line, m.pre[0]
 		if m.fold {
-			hay = low
+			hay, find = low, m.lowFind
 		}
 		for i := 0; ; {
-			j := m.pre[0].index(hay[i:])
+			j := find.index(hay[i:])
 			if j < 0 {
 				return dst
 			}

@@ -308,7 +308,8 @@ func TestAutoEngine(t *testing.T) {
 		{`he|hello`, EngineRipgrep},    // "he" is too short to filter well
 		{`hello|world`, EngineGo},      // one of two literals
 		{`(?i)hello`, EngineGo},        // ASCII folding
-		{`(?i)kelvin`, EngineRipgrep},  // K folds to the Kelvin sign
+		{`(?i)kelvin`, EngineGo},       // by "elvin": k folds to the Kelvin sign too
+		{`(?i)ks`, EngineRipgrep},      // no piece folds within ASCII
 		{`a|b|c|d|e`, EngineRipgrep},   // too many alternatives
 		{`\d{4}-\d{2}`, EngineRipgrep}, // "-" alone
 		{`[A-Z]\w+Error\(`, EngineGo},  // "Error("
