@@ -92,6 +92,17 @@ type Engine interface {
 	Cancel(ctx context.Context, id string) error
 }
 
+// Live is an optional interface of an [Engine] that publishes the stream
+// events of a run's model calls in flight (text deltas) as they arrive.
+// They are previews: not recorded, not numbered (Seq 0), never replayed;
+// the message event that follows is the truth. gantry serve's SSE stream
+// interleaves them with the recorded events.
+type Live interface {
+	// Live yields the run's live events (stream_event lines) from now on
+	// until ctx ends.
+	Live(ctx context.Context, id string) iter.Seq[Event]
+}
+
 // Status is a run's state.
 type Status string
 

@@ -261,6 +261,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		err error
 	}
 	ch := make(chan item)
+	// Live events (an engine's previews of a model call in flight) are
+	// written between the recorded ones, without an id: a reconnecting
+	// client resumes after the last recorded event.
+	live := make(chan runqueue.Event, 64)
+	if le, ok := s.engine.(runqueue.Live); ok && !run.Status.Ended() {
+		go func() {
+			for ev := range le.Live(ctx, id) {
+				select {
+				case live <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	go func() {
 		defer close(ch)
 		for ev, err := range s.engine.Events(ctx, id, after) {
@@ -295,6 +310,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.ev.Seq, it.ev.Type, it.ev.Data)
+			fl.Flush()
+		case ev := <-live:
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, ev.Data)
 			fl.Flush()
 		case <-tick.C:
 			io.WriteString(w, ": keep-alive\n\n")

@@ -1,11 +1,13 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"net/http"
 	"os"
@@ -557,4 +559,99 @@ func TestTwoProcessesFireOnce(t *testing.T) {
 		t.Fatalf("%d runs for %d fires", len(all), len(keys))
 	}
 	t.Logf("runs per process: %v", owners)
+}
+
+// liveEngine is a local engine that also publishes live events (the
+// optional runqueue.Live), from a channel the test feeds.
+type liveEngine struct {
+	*runqueue.Local
+	live chan runqueue.Event
+}
+
+func (e liveEngine) Live(ctx context.Context, _ string) iter.Seq[runqueue.Event] {
+	return func(yield func(runqueue.Event) bool) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-e.live:
+				if !yield(ev) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// TestSSELiveEvents: an engine's live events are written into a run's SSE
+// stream as they come, between the recorded events and without an id (a
+// client that reconnects resumes after the last recorded event); the
+// recorded events keep their numbers, and a page of events has none.
+func TestSSELiveEvents(t *testing.T) {
+	local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: script, Owner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Shutdown(context.Background()) })
+	eng := liveEngine{Local: local, live: make(chan runqueue.Event)}
+	f := start(t, serve.Options{Engine: eng})
+	ctx := context.Background()
+	run, err := f.client.Start(ctx, runqueue.Request{Prompt: "hello block", Dir: f.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.client.URL+"/v1/runs/"+run.ID+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	frame := func() string {
+		t.Helper()
+		var b strings.Builder
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read: %v (so far %q)", err, b.String())
+			}
+			if l == "\n" {
+				if b.Len() == 0 || strings.HasPrefix(b.String(), ":") {
+					b.Reset()
+					continue // keep-alive
+				}
+				return b.String()
+			}
+			b.WriteString(l)
+		}
+	}
+	if got := frame(); !strings.HasPrefix(got, "id: 1\nevent: system\n") {
+		t.Fatalf("first frame %q", got)
+	}
+	if got := frame(); !strings.HasPrefix(got, "id: 2\nevent: assistant\n") {
+		t.Fatalf("second frame %q", got)
+	}
+	eng.live <- runqueue.Event{Type: "stream_event", Data: json.RawMessage(`{"type":"stream_event","event":{"type":"content_block_delta"}}`)}
+	if got := frame(); got != "event: stream_event\ndata: {\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\"}}\n" {
+		t.Fatalf("live frame %q", got)
+	}
+	if err := f.client.Cancel(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if got := frame(); strings.HasPrefix(got, "event: end") {
+			break
+		}
+	}
+	page, err := f.client.EventPage(ctx, run.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range page.Events {
+		if ev.Seq != int64(i+1) || ev.Type == "stream_event" {
+			t.Errorf("page event %d: %+v", i, ev)
+		}
+	}
 }

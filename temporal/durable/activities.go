@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -56,6 +57,14 @@ type WorkerOptions struct {
 	ExecutorOptions []executor.Option
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Live receives the stream events of the model calls as they arrive
+	// (text deltas for the API's followers; nil = none published). See
+	// [Publisher].
+	Live Publisher
+	// CronJobs keeps the durable jobs the runs' CronCreate, CronList and
+	// CronDelete tools act on (nil = durable jobs are not available to
+	// runs); gantry-temporal worker gives the Temporal Schedules ([Jobs]).
+	CronJobs store.CronJobs
 }
 
 // Activities are the activities of a worker: prepare a run, call the
@@ -198,6 +207,9 @@ func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*runtim
 	rt.ws = ws
 	rt.grants.up, _ = ws.Decider().(permission.Updater)
 	ws.Session().Update(func(e *tool.Env) { e.Files = rt.files })
+	if a.opts.CronJobs != nil {
+		tool.Provide(ws.Services(), a.opts.CronJobs)
+	}
 	return rt, nil
 }
 
@@ -271,6 +283,16 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 	}
 	var acc llm.Accumulator
 	out := &modelOutput{}
+	live := a.live(ctx, in)
+	defer live.Close()
+	lw := streamjson.NewWriter(func(v any) error {
+		if m, ok := v.(streamjson.StreamEventMessage); ok {
+			if b, err := json.Marshal(m.Event); err == nil {
+				live.Send(b)
+			}
+		}
+		return nil
+	}, streamjson.WriterOptions{Partial: true})
 	for ev, err := range a.opts.Provider.Stream(ctx, req) {
 		if err != nil {
 			if ctx.Err() != nil {
@@ -282,6 +304,7 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 			return nil, err
 		}
 		acc.Add(ev)
+		lw.Event(&agent.StreamEvent{Event: ev})
 		if ev.Type == llm.EventToolUseEnd && ev.InputErr != nil {
 			if out.Invalid == nil {
 				out.Invalid = map[string]string{}
@@ -309,6 +332,21 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 		out.MaxParallel = rt.ws.Executor().MaxConcurrency()
 	}
 	return out, nil
+}
+
+// live opens the live events of a model call: its turn is one more than
+// the assistant messages so far, its attempt the activity's.
+func (a *Activities) live(ctx context.Context, in modelInput) LiveSink {
+	if a.opts.Live == nil {
+		return nopSink{}
+	}
+	turn := 1
+	for _, m := range in.Messages {
+		if m.Role == llm.RoleAssistant {
+			turn++
+		}
+	}
+	return a.opts.Live.Open(ctx, LiveCall{RunID: in.RunID, Turn: turn, Attempt: int(activity.GetInfo(ctx).Attempt)})
 }
 
 // mergeRoles joins consecutive messages of one role (providers want

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/temporal/claimcheck"
 )
@@ -24,6 +26,9 @@ type StartOptions struct {
 	TaskQueue string
 	// Run are the engine's settings for the run.
 	Run RunOptions
+	// Origin says where the run comes from, as the API's run record
+	// shows it (zero = Kind runqueue.OriginCLI).
+	Origin runqueue.Origin
 }
 
 // Start starts a run of prompt under spec and returns its id.
@@ -35,20 +40,69 @@ func Start(ctx context.Context, c client.Client, spec Spec, prompt string, opts 
 	if id == "" {
 		id = session.NewUUID()
 	}
-	q := opts.TaskQueue
-	if q == "" {
-		q = DefaultTaskQueue
+	origin := opts.Origin
+	if origin.Kind == "" {
+		origin.Kind = runqueue.OriginCLI
 	}
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: q,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, WorkflowName, RunInput{Spec: spec, Prompt: prompt, Options: opts.Run})
-	if err != nil {
+	req := RequestOf(spec, prompt)
+	req.Origin = origin
+	if err := startWorkflow(ctx, c, id, opts.TaskQueue, RunInput{Spec: spec, Prompt: prompt, Options: opts.Run}, req); err != nil {
 		return "", fmt.Errorf("durable: start the run: %w", err)
 	}
 	return id, nil
+}
+
+// RequestOf is the run request a spec and a prompt stand for: what the
+// API's run record shows (prompt, directory, flags).
+func RequestOf(spec Spec, prompt string) runqueue.Request {
+	return runqueue.Request{Prompt: prompt, Dir: spec.WorkDir, Options: runqueue.Options{
+		Model: spec.Model, Mode: spec.PermissionMode, Allow: spec.Allow, Deny: spec.Deny,
+		MaxTurns: spec.MaxTurns, MaxBudgetUSD: spec.MaxBudgetUSD,
+		SystemPrompt: spec.SystemPrompt, AppendSystemPrompt: spec.AppendSystemPrompt,
+	}}
+}
+
+// SpecOf is the spec of a run request.
+func SpecOf(req runqueue.Request) Spec {
+	o := req.Options
+	return Spec{WorkDir: req.Dir, Model: o.Model, PermissionMode: o.Mode, Allow: o.Allow, Deny: o.Deny,
+		MaxTurns: o.MaxTurns, MaxBudgetUSD: o.MaxBudgetUSD, SystemPrompt: o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt}
+}
+
+// memoOf is the memo of a run: the request (prompt, directory, agent
+// options, origin, key) and the whole spec, so that the run's record in
+// Temporal's visibility (List, Get, the Web UI) shows what was asked
+// without reading the history.
+func memoOf(spec Spec, req runqueue.Request) (map[string]any, error) {
+	r, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	s, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{memoRequest: string(r), memoSpec: string(s)}, nil
+}
+
+// startWorkflow starts the run workflow id with in, its memo made of req.
+// An id used before (by any run, ended or not) is refused.
+func startWorkflow(ctx context.Context, c client.Client, id, queue string, in RunInput, req runqueue.Request) error {
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	memo, err := memoOf(in.Spec, req)
+	if err != nil {
+		return err
+	}
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: queue,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Memo:                                     memo,
+	}, WorkflowName, in)
+	return err
 }
 
 // Events returns the run's events after after, its pending asks and
@@ -69,21 +123,35 @@ func Events(ctx context.Context, c client.Client, runID string, after int) (*Eve
 type FollowOptions struct {
 	// After is the last event already seen (0 = from the start).
 	After int
-	// Poll is the interval between queries (0 = 200 ms).
+	// Poll is the longest a follower goes without asking the run for new
+	// events when its history says nothing (0 = DefaultFollowPoll).
 	Poll time.Duration
 }
 
+// DefaultFollowPoll is [FollowOptions.Poll]'s default: a safety net, as
+// followers are woken by the run's history.
+const DefaultFollowPoll = 2 * time.Second
+
 // Follow yields the run's events in order until its result event. Each
 // pending ask is yielded once, as its EventAsk; answer it with [Answer].
-// A query that fails (no worker yet, a network hiccup) is retried until
-// ctx ends; an unknown run, or events this client cannot decode (a blob
-// missing from its claim-check store), end it with the error.
+//
+// It does not poll at a fixed rate: it long-polls the run's history
+// (Temporal answers when an event is appended — a workflow task
+// completed, an activity scheduled or done, an update accepted) and asks
+// the run for its events each time, and at the latest every Poll. A query
+// that fails (no worker yet, a network hiccup) is retried until ctx ends;
+// an unknown run, or events this client cannot decode (a blob missing
+// from its claim-check store), end it with the error.
 func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		poll := opts.Poll
 		if poll <= 0 {
-			poll = 200 * time.Millisecond
+			poll = DefaultFollowPoll
 		}
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		wake := make(chan struct{}, 1)
+		go watchHistory(wctx, c, runID, poll, wake)
 		after := opts.After
 		t := time.NewTimer(0)
 		defer t.Stop()
@@ -93,6 +161,7 @@ func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptio
 				yield(Event{}, ctx.Err())
 				return
 			case <-t.C:
+			case <-wake:
 			}
 			page, err := Events(ctx, c, runID, after)
 			if err != nil {
@@ -103,7 +172,7 @@ func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptio
 					yield(Event{}, err)
 					return
 				}
-				t.Reset(poll)
+				t.Reset(min(poll, 200*time.Millisecond))
 				continue
 			}
 			for _, e := range page.Events {
@@ -115,7 +184,35 @@ func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptio
 					return
 				}
 			}
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
 			t.Reset(poll)
+		}
+	}
+}
+
+// watchHistory signals wake (without blocking) each time the run's
+// history grows, until ctx ends. After the history of one execution ends
+// (the run closed or continued as new) it opens the current one again.
+func watchHistory(ctx context.Context, c client.Client, runID string, pause time.Duration, wake chan<- struct{}) {
+	for ctx.Err() == nil {
+		it := c.GetWorkflowHistory(ctx, runID, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			if _, err := it.Next(); err != nil {
+				break
+			}
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
 		}
 	}
 }

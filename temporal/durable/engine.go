@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -21,11 +21,13 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/session"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// memoRequest is the memo field holding a run's runqueue.Request.
-const memoRequest = "gantry_request"
+// Memo fields of a run: its runqueue.Request and its Spec, as JSON.
+const (
+	memoRequest = "gantry_request"
+	memoSpec    = "gantry_spec"
+)
 
 // EngineOptions configure an [Engine]; the zero value of each field is its
 // default.
@@ -34,13 +36,19 @@ type EngineOptions struct {
 	TaskQueue string
 	// Run are the engine's settings for every run.
 	Run RunOptions
-	// Poll is the interval at which Events asks a run for new events (0 =
-	// 200 ms).
+	// Poll is the longest Events goes without asking a run for new
+	// events (0 = DefaultFollowPoll); it is woken sooner by the run's
+	// history (see [Follow]).
 	Poll time.Duration
 	// DataConverter decodes the runs' memos: the client's converter when
 	// it has a codec (a claim-check store: package claimcheck); nil = the
 	// default converter.
 	DataConverter converter.DataConverter
+	// Live, when set, is the broker of the runs' live events (text
+	// deltas as the model writes them): the workers publish to it (in
+	// this process, or through its HTTP handler) and [Engine.Live] reads
+	// it.
+	Live *Broker
 }
 
 // Engine is the run queue (package runqueue) on Temporal: Start starts a
@@ -61,13 +69,21 @@ func NewEngine(c client.Client, opts EngineOptions) *Engine {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = DefaultTaskQueue
 	}
-	if opts.Poll <= 0 {
-		opts.Poll = 200 * time.Millisecond
-	}
 	if opts.DataConverter == nil {
 		opts.DataConverter = converter.GetDefaultDataConverter()
 	}
 	return &Engine{c: c, opts: opts}
+}
+
+var _ runqueue.Live = (*Engine)(nil)
+
+// Live implements runqueue.Live: the run's live events from the engine's
+// broker (without one, none: the sequence ends with ctx).
+func (e *Engine) Live(ctx context.Context, id string) iter.Seq[runqueue.Event] {
+	if e.opts.Live == nil {
+		return func(func(runqueue.Event) bool) { <-ctx.Done() }
+	}
+	return e.opts.Live.Live(ctx, id)
 }
 
 // keyID is the run id of a request with a Key: stable, so that a second
@@ -86,24 +102,12 @@ func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run,
 	if req.Options.Resume != "" {
 		return runqueue.Run{}, fmt.Errorf("%w: resuming a session is not supported by the Temporal engine yet", runqueue.ErrInvalid)
 	}
-	o := req.Options
-	spec := Spec{WorkDir: req.Dir, Model: o.Model, PermissionMode: o.Mode, Allow: o.Allow, Deny: o.Deny,
-		MaxTurns: o.MaxTurns, MaxBudgetUSD: o.MaxBudgetUSD, SystemPrompt: o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt}
+	spec := SpecOf(req)
 	id := session.NewUUID()
 	if req.Key != "" {
 		id = keyID(req.Key)
 	}
-	memo, err := json.Marshal(req)
-	if err != nil {
-		return runqueue.Run{}, fmt.Errorf("%w: %v", runqueue.ErrInvalid, err)
-	}
-	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: e.opts.TaskQueue,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		Memo:                                     map[string]any{memoRequest: string(memo)},
-	}, WorkflowName, RunInput{Spec: spec, Prompt: req.Prompt, Options: e.opts.Run})
+	err := startWorkflow(ctx, e.c, id, e.opts.TaskQueue, RunInput{Spec: spec, Prompt: req.Prompt, Options: e.opts.Run}, req)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -124,11 +128,7 @@ func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
 	if err != nil {
 		return runqueue.Run{}, notFound(err, id)
 	}
-	info := d.GetWorkflowExecutionInfo()
-	run, err := e.record(info.GetExecution().GetWorkflowId(), info.GetStatus(), info.GetMemo().GetFields()[memoRequest], info.GetStartTime().AsTime(), info.GetCloseTime())
-	if err != nil {
-		return run, err
-	}
+	run := record(d.GetWorkflowExecutionInfo(), e.opts.DataConverter)
 	if run.Status.Ended() {
 		var res Result
 		if err := e.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err == nil {
@@ -158,15 +158,28 @@ func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
 	return run, nil
 }
 
-// record builds a run's record from Temporal's.
-func (e *Engine) record(id string, st enumspb.WorkflowExecutionStatus, memo *commonpb.Payload, started time.Time, closed *timestamppb.Timestamp) (runqueue.Run, error) {
+// record builds a run's record from Temporal's: the request from the
+// memo, and for the fire of a job (a schedule started it) the fire's
+// scheduled time and key.
+func record(info *workflowpb.WorkflowExecutionInfo, dc converter.DataConverter) runqueue.Run {
+	id, started := info.GetExecution().GetWorkflowId(), info.GetStartTime().AsTime()
 	run := runqueue.Run{ID: id, SessionID: id, CreatedAt: started, StartedAt: started, Owner: "temporal"}
-	if memo != nil {
+	if memo := info.GetMemo().GetFields()[memoRequest]; memo != nil {
 		var s string
-		if err := e.opts.DataConverter.FromPayload(memo, &s); err == nil {
+		if err := dc.FromPayload(memo, &s); err == nil {
 			_ = json.Unmarshal([]byte(s), &run.Request)
 		}
 	}
+	o := &run.Request.Origin
+	if p := info.GetSearchAttributes().GetIndexedFields()[attrScheduledStart]; p != nil && o.JobID != "" && o.ScheduledAt.IsZero() {
+		var at time.Time
+		// Search attributes are never encoded by a codec.
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &at); err == nil && !at.IsZero() {
+			o.ScheduledAt = at
+			run.Request.Key = runqueue.FireKey(o.JobID, at)
+		}
+	}
+	st, closed := info.GetStatus(), info.GetCloseTime()
 	switch st {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		run.Status = runqueue.StatusRunning
@@ -182,7 +195,7 @@ func (e *Engine) record(id string, st enumspb.WorkflowExecutionStatus, memo *com
 	if run.Status.Ended() && closed != nil {
 		run.EndedAt = closed.AsTime()
 	}
-	return run, nil
+	return run
 }
 
 // statusOf maps a result to the run's final state.
@@ -212,8 +225,8 @@ func (e *Engine) List(ctx context.Context, f runqueue.Filter) ([]runqueue.Run, e
 			return nil, fmt.Errorf("runqueue: list on Temporal: %w", err)
 		}
 		for _, info := range resp.GetExecutions() {
-			run, err := e.record(info.GetExecution().GetWorkflowId(), info.GetStatus(), info.GetMemo().GetFields()[memoRequest], info.GetStartTime().AsTime(), info.GetCloseTime())
-			if err != nil || !f.Match(run) {
+			run := record(info, e.opts.DataConverter)
+			if !f.Match(run) {
 				continue
 			}
 			out = append(out, run)

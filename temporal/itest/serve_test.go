@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,35 @@ func TestServeAPI(t *testing.T) {
 	}
 	if _, err := e.Get(bg, "no-such-run"); !errors.Is(err, runqueue.ErrNotFound) {
 		t.Errorf("get of an unknown run: %v", err)
+	}
+	// A run started as `gantry-temporal run` starts it (durable.Start):
+	// its record shows the request — prompt, directory, flags, origin.
+	cliDir := t.TempDir()
+	spec := testSpec(cliDir, "Bash", "Edit")
+	spec.MaxTurns = 7
+	id := c.start(spec, "calls=1 cmd=echo cli >> cli.txt")
+	c.wait(id, time.Minute)
+	got, err = e.Get(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runqueue.Request{Prompt: "calls=1 cmd=echo cli >> cli.txt", Dir: cliDir,
+		Options: runqueue.Options{Model: "claude-test", Allow: []string{"Bash", "Edit"}, MaxTurns: 7},
+		Origin:  runqueue.Origin{Kind: runqueue.OriginCLI}}
+	if !reflect.DeepEqual(got.Request, want) {
+		t.Errorf("record of a CLI run: request = %+v, want %+v", got.Request, want)
+	}
+	for {
+		runs, err := e.List(bg, runqueue.Filter{Origin: runqueue.OriginCLI})
+		if err == nil && len(runs) == 1 {
+			if runs[0].ID != id || runs[0].Request.Prompt != want.Prompt || runs[0].Request.Dir != cliDir {
+				t.Errorf("listed CLI run = %+v", runs[0])
+			}
+			break
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("list of CLI runs: %+v, %v", runs, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +30,14 @@ func newServeCmd(a *app) *cobra.Command {
 stream-json shapes), answer their asks, list, inspect and cancel them,
 /openapi.json — with runs executed by the workers of the task queue. Runs
 are Temporal's records, so any number of serve processes can share them.
-Cron jobs and triggers are kept in a local database (--db); each fire
-starts at most one run (its key is the workflow id).
+Durable cron jobs (POST /v1/jobs, a trigger's schedule, the CronCreate tool
+of the workers' runs) are Temporal Schedules: the Temporal service fires
+them, one run per fire, whether or not a serve process runs. Triggers are
+kept in a local database (--db).
+
+Followers of a run's events (SSE) get the model's text deltas as they are
+written when the workers stream them here: start the workers with
+--live http://ADDRESS (the API's address; the same token).
 
 On a loopback address no token is needed; elsewhere the API needs the
 bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
@@ -67,19 +76,39 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			if token == "" && !serve.Loopback(ln.Addr()) {
+				ln.Close()
+				return &exitError{code: 2, err: fmt.Errorf("the API listens on %s, which is not a loopback address: a token is required (--token-file)", ln.Addr())}
+			}
+			broker := &durable.Broker{}
 			srv, err := serve.New(serve.Options{
-				Store:    st,
-				Engine:   durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc}),
-				Listener: ln, Token: token,
+				Store: durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
+				Engine: durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
+				Token:  token,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {
 				ln.Close()
 				return &exitError{code: 2, err: err}
 			}
-			fmt.Fprintf(a.stderr, "gantry-temporal: API on http://%s (runs on task queue %q at %s)\n", ln.Addr(), c.queue, c.address)
-			if err := srv.Run(ctx); err != nil && !errors.Is(err, ctx.Err()) {
-				return err
+			// The API, and the live endpoint the workers stream their
+			// model calls' events to (worker --live URL).
+			mux := http.NewServeMux()
+			mux.Handle(durable.LivePath, broker.Handler(token))
+			mux.Handle("/", srv.Handler())
+			hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+				BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+			httpDone := make(chan error, 1)
+			go func() { httpDone <- hs.Serve(ln) }()
+			fmt.Fprintf(a.stderr, "gantry-temporal: API on http://%s (runs on task queue %q at %s; workers stream live events to it with --live http://%s)\n",
+				ln.Addr(), c.queue, c.address, ln.Addr())
+			runErr := srv.Run(ctx)
+			sh, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			hs.Shutdown(sh)
+			cancel()
+			<-httpDone
+			if runErr != nil && !errors.Is(runErr, ctx.Err()) {
+				return runErr
 			}
 			return nil
 		},
@@ -88,6 +117,6 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 	fl := cmd.Flags()
 	fl.StringVar(&listen, "listen", "127.0.0.1:8484", "address of the HTTP API")
 	fl.StringVar(&tokenFile, "token-file", "", "file holding the API's bearer token (required off loopback)")
-	fl.StringVar(&dbPath, "db", "", "database of cron jobs and triggers (default: $GANTRY_HOME/temporal-serve.db)")
+	fl.StringVar(&dbPath, "db", "", "database of triggers (default: $GANTRY_HOME/temporal-serve.db)")
 	return cmd
 }

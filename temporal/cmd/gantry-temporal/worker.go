@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,8 @@ func newWorkerCmd(a *app) *cobra.Command {
 	var maxRuns int
 	var sticky, idle time.Duration
 	var provider, model string
+	var live []string
+	var liveTokenFile string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Poll the task queue and execute runs (model calls and tool calls happen here)",
@@ -38,7 +42,27 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 				return err
 			}
 			defer cl.Close()
-			acts, err := durable.NewActivities(durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle})
+			wopts := durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle,
+				CronJobs: durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})}
+			if len(live) > 0 {
+				token := a.getenv("GANTRY_SERVE_TOKEN")
+				if liveTokenFile != "" {
+					b, err := os.ReadFile(liveTokenFile)
+					if err != nil {
+						return &exitError{code: 2, err: fmt.Errorf("--live-token-file: %w", err)}
+					}
+					token = strings.TrimSpace(string(b))
+				}
+				var pubs durable.Publishers
+				for _, u := range live {
+					if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+						return &exitError{code: 2, err: fmt.Errorf("--live %q: want the http(s) URL of a gantry-temporal serve", u)}
+					}
+					pubs = append(pubs, &durable.HTTPPublisher{URL: u, Token: token})
+				}
+				wopts.Live = pubs
+			}
+			acts, err := durable.NewActivities(wopts)
 			if err != nil {
 				return err
 			}
@@ -65,6 +89,8 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 	fl.DurationVar(&sticky, "sticky-timeout", 2*time.Second, "how long a run's next step waits for this worker before any worker may take it")
 	fl.DurationVar(&idle, "idle-runtime", durable.DefaultIdleRuntime, "how long the runtime of a run (tool pool, MCP servers, permission state) is kept between its steps")
 	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
+	fl.StringArrayVar(&live, "live", nil, "URL of a gantry-temporal serve to stream the model calls' events to (its SSE followers see text deltas as they are written); repeatable")
+	fl.StringVar(&liveTokenFile, "live-token-file", "", "file holding that serve's bearer token (default: GANTRY_SERVE_TOKEN)")
 	fl.StringVar(&model, "model", "", "default model of runs that name none (default: GANTRY_MODEL, else the provider's)")
 	return cmd
 }
