@@ -148,14 +148,20 @@ func Follow(ctx context.Context, c client.Client, runID string, opts FollowOptio
 		if poll <= 0 {
 			poll = DefaultFollowPoll
 		}
+		// The history is watched from the first wait on: a reader that
+		// only wants what is recorded (a page) never reads it.
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
 		wake := make(chan struct{}, 1)
-		go watchHistory(wctx, c, runID, poll, wake)
+		watching := false
 		after := opts.After
 		t := time.NewTimer(0)
 		defer t.Stop()
-		for {
+		for first := true; ; first = false {
+			if !first && !watching {
+				go watchHistory(wctx, c, runID, poll, wake)
+				watching = true
+			}
 			select {
 			case <-ctx.Done():
 				yield(Event{}, ctx.Err())

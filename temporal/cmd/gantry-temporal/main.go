@@ -63,7 +63,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newServeCmd(a), newAnswerCmd(a), newCancelCmd(a), newBlobsCmd(a))
+	root.AddCommand(newWorkerCmd(a), newRunCmd(a), newServeCmd(a), newAnswerCmd(a), newCancelCmd(a), newBlobsCmd(a), newCronCmd(a))
 	return root
 }
 

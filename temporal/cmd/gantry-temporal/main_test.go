@@ -41,6 +41,13 @@ func TestBadInvocations(t *testing.T) {
 		{"run", "--output-format", "xml", "-p", "hi"},
 		{"run", "--permission-mode", "yolo", "-p", "hi"},
 		{"run", "--tls-ca", "/nonexistent", "-p", "hi"},
+		{"serve", "--listen", "0.0.0.0:0"}, // off loopback without a token
+		{"serve", "--token-file", "/nonexistent"},
+		{"worker", "--live", "ftp://example.com"},
+		{"cron", "add", "61 * * * *", "a bad expression"},
+		{"cron", "add", "--timezone", "Mars/Olympus", "0 9 * * *", "an unknown zone"},
+		{"cron", "add", "--catchup", "twice", "0 9 * * *", "an unknown catch-up"},
+		{"worker", "--live", "http://127.0.0.1:8484", "--live-token-file", "/nonexistent"},
 	} {
 		var out, errb bytes.Buffer
 		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}

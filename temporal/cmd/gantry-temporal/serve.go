@@ -44,6 +44,22 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			token := a.getenv("GANTRY_SERVE_TOKEN")
+			if tokenFile != "" {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("--token-file: %w", err)}
+				}
+				token = strings.TrimSpace(string(b))
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer ln.Close()
+			if token == "" && !serve.Loopback(ln.Addr()) {
+				return &exitError{code: 2, err: fmt.Errorf("the API listens on %s, which is not a loopback address: a token is required (--token-file)", ln.Addr())}
+			}
 			cl, err := c.dial(a)
 			if err != nil {
 				return err
@@ -64,31 +80,14 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 				return fmt.Errorf("open %s: %w", dbPath, err)
 			}
 			defer st.Close()
-			token := a.getenv("GANTRY_SERVE_TOKEN")
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("--token-file: %w", err)}
-				}
-				token = strings.TrimSpace(string(b))
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
-			if token == "" && !serve.Loopback(ln.Addr()) {
-				ln.Close()
-				return &exitError{code: 2, err: fmt.Errorf("the API listens on %s, which is not a loopback address: a token is required (--token-file)", ln.Addr())}
-			}
 			broker := &durable.Broker{}
 			srv, err := serve.New(serve.Options{
-				Store: durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
+				Store:  durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
 				Engine: durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
 				Token:  token,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {
-				ln.Close()
 				return &exitError{code: 2, err: err}
 			}
 			// The API, and the live endpoint the workers stream their

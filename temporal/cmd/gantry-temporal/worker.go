@@ -33,6 +33,10 @@ ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL) selects Anthropic, else OPENAI_API_KEY
 or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pubs, err := livePublishers(a, live, liveTokenFile)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
 			p, m, err := newProvider(a, provider, model)
 			if err != nil {
 				return &exitError{code: 1, err: err}
@@ -42,26 +46,8 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 				return err
 			}
 			defer cl.Close()
-			wopts := durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle,
+			wopts := durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle, Live: pubs,
 				CronJobs: durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})}
-			if len(live) > 0 {
-				token := a.getenv("GANTRY_SERVE_TOKEN")
-				if liveTokenFile != "" {
-					b, err := os.ReadFile(liveTokenFile)
-					if err != nil {
-						return &exitError{code: 2, err: fmt.Errorf("--live-token-file: %w", err)}
-					}
-					token = strings.TrimSpace(string(b))
-				}
-				var pubs durable.Publishers
-				for _, u := range live {
-					if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-						return &exitError{code: 2, err: fmt.Errorf("--live %q: want the http(s) URL of a gantry-temporal serve", u)}
-					}
-					pubs = append(pubs, &durable.HTTPPublisher{URL: u, Token: token})
-				}
-				wopts.Live = pubs
-			}
 			acts, err := durable.NewActivities(wopts)
 			if err != nil {
 				return err
@@ -93,6 +79,29 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 	fl.StringVar(&liveTokenFile, "live-token-file", "", "file holding that serve's bearer token (default: GANTRY_SERVE_TOKEN)")
 	fl.StringVar(&model, "model", "", "default model of runs that name none (default: GANTRY_MODEL, else the provider's)")
 	return cmd
+}
+
+// livePublishers are the publishers of --live (nil without one).
+func livePublishers(a *app, urls []string, tokenFile string) (durable.Publisher, error) {
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	token := a.getenv("GANTRY_SERVE_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--live-token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	var pubs durable.Publishers
+	for _, u := range urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("--live %q: want the http(s) URL of a gantry-temporal serve", u)
+		}
+		pubs = append(pubs, &durable.HTTPPublisher{URL: u, Token: token})
+	}
+	return pubs, nil
 }
 
 // newProvider picks the provider as gantry does (see package llmenv).
