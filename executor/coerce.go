@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // maxCoerceDepth bounds the recursion of coercion (through nested values and
@@ -29,28 +29,32 @@ const maxCoerceDepth = 64
 // and the replacement's type is one it does, so a valid input is never
 // changed. coerce reports whether it changed anything; v is modified in
 // place (maps and slices) and the new root is returned.
-func coerce(v any, s *validator.Schema) (any, bool) {
-	return coerceValue(v, s, 0)
+func coerce(v any, s *inputSchema) (any, bool) {
+	c := coercer{root: s.root()}
+	return c.value(v, c.root, 0)
 }
 
-func coerceValue(v any, s *validator.Schema, depth int) (any, bool) {
+// coercer walks a value along its schema; root resolves $ref.
+type coercer struct{ root *jsonschema.Schema }
+
+func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 	if s == nil || depth > maxCoerceDepth {
 		return v, false
 	}
 	changed := false
 	// allOf branches and a $ref next to other keywords all apply.
-	if s.Ref != nil {
+	if s.Ref != "" {
 		var c bool
-		v, c = coerceValue(v, s.Ref, depth+1)
+		v, c = co.value(v, resolveRef(co.root, s.Ref), depth+1)
 		changed = changed || c
 	}
 	for _, sub := range s.AllOf {
 		var c bool
-		v, c = coerceValue(v, sub, depth+1)
+		v, c = co.value(v, sub, depth+1)
 		changed = changed || c
 	}
-	if s.Types != nil {
-		if nv, ok := convert(v, s.Types.ToStrings()); ok {
+	if types := schemaTypes(s); types != nil {
+		if nv, ok := convert(v, types); ok {
 			v, changed = nv, true
 		}
 	}
@@ -59,35 +63,24 @@ func coerceValue(v any, s *validator.Schema, depth int) (any, bool) {
 		for name, pv := range x {
 			ps, ok := s.Properties[name]
 			if !ok {
-				if ap, isSchema := s.AdditionalProperties.(*validator.Schema); isSchema {
-					ps = ap
-				} else {
+				if s.AdditionalProperties == nil {
 					continue
 				}
+				ps = s.AdditionalProperties
 			}
-			if pv == nil && !slices.Contains(s.Required, name) && rejectsNull(ps) {
+			if pv == nil && !slices.Contains(s.Required, name) && co.rejectsNull(ps) {
 				delete(x, name)
 				changed = true
 				continue
 			}
-			if nv, c := coerceValue(pv, ps, depth+1); c {
+			if nv, c := co.value(pv, ps, depth+1); c {
 				x[name] = nv
 				changed = true
 			}
 		}
 	case []any:
 		for i, iv := range x {
-			var is *validator.Schema
-			if i < len(s.PrefixItems) {
-				is = s.PrefixItems[i]
-			} else if arr, ok := s.Items.([]*validator.Schema); ok {
-				if i < len(arr) {
-					is = arr[i]
-				}
-			} else {
-				is = itemsSchema(s)
-			}
-			if nv, c := coerceValue(iv, is, depth+1); c {
+			if nv, c := co.value(iv, itemSchema(s, i), depth+1); c {
 				x[i] = nv
 				changed = true
 			}
@@ -98,12 +91,12 @@ func coerceValue(v any, s *validator.Schema, depth int) (any, bool) {
 
 // rejectsNull reports whether a property schema declares types and null is
 // not one of them.
-func rejectsNull(s *validator.Schema) bool {
-	s = deref(s)
-	if s == nil || s.Types == nil {
+func (co coercer) rejectsNull(s *jsonschema.Schema) bool {
+	s = deref(co.root, s)
+	if s == nil || schemaTypes(s) == nil {
 		return false
 	}
-	return !slices.Contains(s.Types.ToStrings(), "null")
+	return !slices.Contains(schemaTypes(s), "null")
 }
 
 // convert turns a string into the value of a type in want, when v's own type
@@ -129,7 +122,7 @@ func convert(v any, want []string) (any, bool) {
 	if slices.Contains(want, "object") || slices.Contains(want, "array") {
 		t := strings.TrimSpace(str)
 		if len(t) >= 2 && ((t[0] == '{' && slices.Contains(want, "object")) || (t[0] == '[' && slices.Contains(want, "array"))) {
-			if d, err := validator.UnmarshalJSON(strings.NewReader(t)); err == nil {
+			if d, err := decodeJSON(strings.NewReader(t)); err == nil {
 				return d, true
 			}
 		}

@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/gantry-dev/gantry/tool"
 )
 
 // maxCachedSchemas bounds the compiled-schema cache. Real pools hold a few
@@ -33,7 +35,7 @@ type schemaCache struct {
 
 // compiled is one compiled schema, or the error compiling it gave.
 type compiled struct {
-	schema *validator.Schema
+	schema *inputSchema
 	err    error
 	// emptyOK records that the empty object is valid, the fast path for
 	// tools without input.
@@ -74,19 +76,88 @@ func compileSchema(raw json.RawMessage) *compiled {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &compiled{err: errors.New("empty input schema")}
 	}
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return &compiled{err: fmt.Errorf("input schema is not JSON: %w", err)}
-	}
-	c := validator.NewCompiler()
-	if err := c.AddResource("input.json", doc); err != nil {
-		return &compiled{err: fmt.Errorf("input schema: %w", err)}
-	}
-	s, err := c.Compile("input.json")
+	rs, err := tool.CompileSchema(raw)
 	if err != nil {
 		return &compiled{err: fmt.Errorf("input schema does not compile: %w", err)}
 	}
+	s := &inputSchema{rs: rs}
 	return &compiled{schema: s, emptyOK: s.Validate(map[string]any{}) == nil}
+}
+
+// inputSchema is a compiled input schema (google/jsonschema-go, through
+// [tool.CompileSchema]): immutable, safe for concurrent use.
+type inputSchema struct {
+	rs *jsonschema.Resolved
+}
+
+func (s *inputSchema) root() *jsonschema.Schema { return s.rs.Schema() }
+
+// Validate checks v, a value as [decodeInput] returns it (numbers as
+// json.Number). The validator reads a json.Number as a string, so it
+// checks a copy with plain numbers. The error is a *validationError, which
+// keeps v for [fieldErrors].
+func (s *inputSchema) Validate(v any) error {
+	if err := s.rs.Validate(plainNumbers(v)); err != nil {
+		return &validationError{instance: v, err: err}
+	}
+	return nil
+}
+
+// validationError is a failed validation and the value that failed.
+type validationError struct {
+	instance any
+	err      error
+}
+
+func (e *validationError) Error() string { return e.err.Error() }
+func (e *validationError) Unwrap() error { return e.err }
+
+// plainNumbers returns v with every json.Number as an int64 (when it is
+// one) or a float64; maps and slices holding numbers are copied, v is not
+// modified.
+func plainNumbers(v any) any {
+	nv, _ := plainNumbersOf(v)
+	return nv
+}
+
+// plainNumbersOf is plainNumbers that also reports whether anything
+// changed.
+func plainNumbersOf(v any) (any, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n, true
+		}
+		f, _ := strconv.ParseFloat(string(x), 64) // ±Inf beyond float64: still a number
+		return f, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if ne, changed := plainNumbersOf(e); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ne, changed := plainNumbersOf(e); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 // FieldError is one schema violation of an input.
@@ -146,63 +217,46 @@ func (e *InputError) Error() string {
 	return b.String()
 }
 
-var printer = message.NewPrinter(language.English)
-
-// decodeInput parses an input the way the validator expects it (numbers as
-// json.Number, so large integers survive).
+// decodeInput parses an input the way the executor keeps it: numbers as
+// json.Number, so large integers survive coercion and re-encoding.
 func decodeInput(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		return map[string]any{}, nil
 	}
-	return validator.UnmarshalJSON(bytes.NewReader(raw))
+	return decodeJSON(bytes.NewReader(raw))
 }
 
-// fieldErrors flattens a validation error into its leaves, sorted by path
-// then message, without duplicates.
-func fieldErrors(root *validator.Schema, err error) []FieldError {
-	var ve *validator.ValidationError
+// decodeJSON decodes exactly one JSON value with json.Number numbers;
+// anything after it but white space is an error.
+func decodeJSON(r io.Reader) (any, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return v, nil
+}
+
+// fieldErrors lists the violations of a failed validation, sorted by path
+// then message, without duplicates: the validator decides whether an input
+// is valid and stops at its first violation, so [explain] walks the input
+// to name them all. A violation the walk cannot name (a keyword it does not
+// explain) is reported with the validator's own message.
+func fieldErrors(s *inputSchema, err error) []FieldError {
+	var ve *validationError
 	if !errors.As(err, &ve) {
 		return []FieldError{{Message: err.Error()}}
 	}
-	var out []FieldError
-	var walk func(e *validator.ValidationError)
-	walk = func(e *validator.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		if _, ok := e.ErrorKind.(*kind.Group); ok {
-			return
-		}
-		switch k := e.ErrorKind.(type) {
-		case *kind.Required:
-			// One error per missing property, at its own path, with its
-			// expected type.
-			for _, name := range k.Missing {
-				loc := append(slices.Clip(e.InstanceLocation), name)
-				fe := FieldError{Path: jsonPointer(loc), Message: "required property is missing"}
-				if s := schemaAt(root, loc); s != nil && s.Types != nil {
-					fe.Expected = s.Types.ToStrings()
-				}
-				out = append(out, fe)
-			}
-			return
-		case *kind.AdditionalProperties:
-			for _, name := range k.Properties {
-				loc := append(slices.Clip(e.InstanceLocation), name)
-				out = append(out, FieldError{Path: jsonPointer(loc), Message: "unknown property (not in the schema; remove it)"})
-			}
-			return
-		}
-		fe := FieldError{Path: jsonPointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)}
-		if s := schemaAt(root, e.InstanceLocation); s != nil && s.Types != nil {
-			fe.Expected = s.Types.ToStrings()
-		}
-		out = append(out, fe)
+	x := &explainer{root: s.root()}
+	x.walk(ve.instance, s.root(), nil, 0)
+	out := x.out
+	if len(out) == 0 {
+		out = []FieldError{{Message: validatorMessage(ve.err)}}
 	}
-	walk(ve)
 	slices.SortFunc(out, func(a, b FieldError) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
@@ -210,6 +264,23 @@ func fieldErrors(root *validator.Schema, err error) []FieldError {
 		return strings.Compare(a.Message, b.Message)
 	})
 	return slices.CompactFunc(out, func(a, b FieldError) bool { return a.Path == b.Path && a.Message == b.Message })
+}
+
+// validatorMessage is the validator's error without its schema-location
+// prefixes ("validating root: validating /properties/a: …").
+func validatorMessage(err error) string {
+	msg := err.Error()
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			return msg
+		}
+		_, after, ok := strings.Cut(rest, ": ")
+		if !ok {
+			return msg
+		}
+		msg = after
+	}
 }
 
 func jsonPointer(tokens []string) string {
@@ -227,9 +298,9 @@ func jsonPointer(tokens []string) string {
 
 // schemaAt follows properties and items from root along an instance
 // location; nil when the location is not described by a plain subschema.
-func schemaAt(s *validator.Schema, loc []string) *validator.Schema {
+func schemaAt(root, s *jsonschema.Schema, loc []string) *jsonschema.Schema {
 	for _, tok := range loc {
-		s = deref(s)
+		s = deref(root, s)
 		if s == nil {
 			return nil
 		}
@@ -237,34 +308,144 @@ func schemaAt(s *validator.Schema, loc []string) *validator.Schema {
 			s = p
 			continue
 		}
-		if _, err := strconv.Atoi(tok); err == nil {
-			if it := itemsSchema(s); it != nil {
+		if i, err := strconv.Atoi(tok); err == nil {
+			if it := itemSchema(s, i); it != nil {
 				s = it
 				continue
 			}
 		}
-		if ap, ok := s.AdditionalProperties.(*validator.Schema); ok {
-			s = ap
+		if s.AdditionalProperties != nil {
+			s = s.AdditionalProperties
 			continue
 		}
 		return nil
 	}
-	return deref(s)
+	return deref(root, s)
 }
 
-func deref(s *validator.Schema) *validator.Schema {
-	for i := 0; s != nil && s.Ref != nil && s.Types == nil && i < 32; i++ {
-		s = s.Ref
+// deref follows $ref from s while s says nothing of its type.
+func deref(root, s *jsonschema.Schema) *jsonschema.Schema {
+	for i := 0; s != nil && s.Ref != "" && schemaTypes(s) == nil && i < 32; i++ {
+		s = resolveRef(root, s.Ref)
 	}
 	return s
 }
 
-func itemsSchema(s *validator.Schema) *validator.Schema {
-	if s.Items2020 != nil {
-		return s.Items2020
+// itemSchema is the schema of item i of an array (prefixItems, a draft-07
+// items array, then items), or nil.
+func itemSchema(s *jsonschema.Schema, i int) *jsonschema.Schema {
+	switch {
+	case i < len(s.PrefixItems):
+		return s.PrefixItems[i]
+	case s.ItemsArray != nil:
+		if i < len(s.ItemsArray) {
+			return s.ItemsArray[i]
+		}
+		return s.AdditionalItems
 	}
-	if it, ok := s.Items.(*validator.Schema); ok {
-		return it
+	return s.Items
+}
+
+// schemaTypes is the type keyword of s as a list (nil when absent).
+func schemaTypes(s *jsonschema.Schema) []string {
+	if s.Type != "" {
+		return []string{s.Type}
 	}
-	return nil
+	return s.Types
+}
+
+// resolveRef resolves a reference within root: "#" or a JSON pointer
+// fragment ("#/$defs/x"). Other references (by $id or anchor) give nil,
+// which the walks read as "nothing known" (the validator still resolves
+// them).
+func resolveRef(root *jsonschema.Schema, ref string) *jsonschema.Schema {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil
+	}
+	if frag == "" {
+		return root
+	}
+	if frag[0] != '/' {
+		return nil
+	}
+	s := root
+	toks := strings.Split(frag[1:], "/")
+	for i := 0; i < len(toks) && s != nil; i++ {
+		next := func() (string, bool) {
+			if i+1 >= len(toks) {
+				return "", false
+			}
+			i++
+			return unescapePointer(toks[i]), true
+		}
+		index := func(l []*jsonschema.Schema) *jsonschema.Schema {
+			t, ok := next()
+			n, err := strconv.Atoi(t)
+			if !ok || err != nil || n < 0 || n >= len(l) {
+				return nil
+			}
+			return l[n]
+		}
+		key := func(m map[string]*jsonschema.Schema) *jsonschema.Schema {
+			t, ok := next()
+			if !ok {
+				return nil
+			}
+			return m[t]
+		}
+		switch unescapePointer(toks[i]) {
+		case "$defs":
+			s = key(s.Defs)
+		case "definitions":
+			s = key(s.Definitions)
+		case "properties":
+			s = key(s.Properties)
+		case "patternProperties":
+			s = key(s.PatternProperties)
+		case "dependentSchemas":
+			s = key(s.DependentSchemas)
+		case "items":
+			if s.ItemsArray != nil {
+				s = index(s.ItemsArray)
+			} else {
+				s = s.Items
+			}
+		case "prefixItems":
+			s = index(s.PrefixItems)
+		case "allOf":
+			s = index(s.AllOf)
+		case "anyOf":
+			s = index(s.AnyOf)
+		case "oneOf":
+			s = index(s.OneOf)
+		case "additionalProperties":
+			s = s.AdditionalProperties
+		case "additionalItems":
+			s = s.AdditionalItems
+		case "not":
+			s = s.Not
+		case "if":
+			s = s.If
+		case "then":
+			s = s.Then
+		case "else":
+			s = s.Else
+		case "contains":
+			s = s.Contains
+		case "propertyNames":
+			s = s.PropertyNames
+		default:
+			return nil
+		}
+	}
+	return s
+}
+
+// unescapePointer decodes one JSON pointer token of a URI fragment.
+func unescapePointer(t string) string {
+	if u, err := url.PathUnescape(t); err == nil {
+		t = u
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Doc is a structured description of a tool: the parts a good tool prompt
@@ -85,13 +85,13 @@ func CheckDoc(spec *Spec) error {
 	return checkExamples(sch, spec.Doc)
 }
 
-func checkExamples(sch *validator.Schema, d *Doc) error {
+func checkExamples(sch *jsonschema.Resolved, d *Doc) error {
 	if d == nil {
 		return nil
 	}
 	for i, ex := range d.Examples {
-		v, err := validator.UnmarshalJSON(bytes.NewReader(ex.Input))
-		if err != nil {
+		var v any
+		if err := json.Unmarshal(ex.Input, &v); err != nil {
 			return fmt.Errorf("example %d (%s): %w: %v", i+1, ex.Description, ErrBadExample, err)
 		}
 		if err := sch.Validate(v); err != nil {

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // InferSchema returns the JSON Schema of T, which must be a struct (or a
@@ -209,11 +210,11 @@ func dropNull(s *jsonschema.Schema) {
 	dropNull(s.AdditionalProperties)
 }
 
-// ErrBadSchema is wrapped by the errors of [CheckSchema].
+// ErrBadSchema is wrapped by the errors of [CheckSchema] and [CompileSchema].
 var ErrBadSchema = errors.New("bad input schema")
 
 // CheckSchema reports whether raw is a usable input schema: valid JSON, an
-// object schema ("type": "object"), and a schema the validator can compile.
+// object schema ("type": "object"), and a schema [CompileSchema] compiles.
 func CheckSchema(raw json.RawMessage) error {
 	_, err := compileSchema(raw)
 	return err
@@ -225,8 +226,8 @@ func CheckSchema(raw json.RawMessage) error {
 // and refilled).
 const maxCompiledSchemas = 4096
 
-// compiledSchemas memoises compileSchema by the schema's bytes. Compiling
-// (which validates the schema against its meta-schema) is most of what
+// compiledSchemas memoises CompileSchema by the schema's bytes. Compiling
+// (which checks the schema and resolves its references) is most of what
 // building a tool costs; tools built per session or per workspace from the
 // same definition compile the same bytes, so each distinct schema is
 // compiled once per process. It is a memo of a pure function keyed by its
@@ -238,13 +239,43 @@ var compiledSchemas = struct {
 }{m: make(map[string]compiledSchema)}
 
 type compiledSchema struct {
-	s   *validator.Schema
+	s   *jsonschema.Resolved
 	err error
 }
 
 // compileSchema checks raw like [CheckSchema] and returns the compiled
-// schema, from the memo when the same bytes were compiled before.
-func compileSchema(raw json.RawMessage) (*validator.Schema, error) {
+// schema.
+func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	rs, err := CompileSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	if rs.Schema().Type != "object" {
+		t := any(rs.Schema().Type)
+		if rs.Schema().Type == "" {
+			t = nil
+			if rs.Schema().Types != nil {
+				t = rs.Schema().Types
+			}
+		}
+		return nil, fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, t)
+	}
+	return rs, nil
+}
+
+// CompileSchema compiles a JSON Schema for validation: JSON Schema draft
+// 2020-12, or draft-07 when "$schema" says so (another "$schema" is read as
+// 2020-12). It checks what the validator relies on — JSON that decodes into
+// a schema, known type names, non-negative bounds, patterns that compile,
+// references ($ref, $dynamicRef) that resolve within the document (remote
+// references are an error) — and returns the resolved schema, immutable
+// and safe for concurrent use, from the memo when the same bytes were
+// compiled before. The validator is google/jsonschema-go, whose package
+// initialisation is cheap (see docs/scale.md); it validates values as
+// encoding/json decodes them into any (numbers as float64) or as int64 and
+// float64, and reads a [json.Number] as a string. Errors wrap
+// [ErrBadSchema].
+func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	compiledSchemas.mu.RLock()
 	c, ok := compiledSchemas.m[string(raw)] // no allocation for the lookup
 	compiledSchemas.mu.RUnlock()
@@ -261,31 +292,99 @@ func compileSchema(raw json.RawMessage) (*validator.Schema, error) {
 	return c.s, c.err
 }
 
-// compileSchemaNow is compileSchema without the memo.
-func compileSchemaNow(raw json.RawMessage) (*validator.Schema, error) {
+// compileSchemaNow is CompileSchema without the memo.
+func compileSchemaNow(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadSchema)
 	}
-	var top map[string]any
-	if err := json.Unmarshal(raw, &top); err != nil {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	if top["type"] != "object" {
-		return nil, fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, top["type"])
+	switch s.Schema {
+	case "", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema":
+	default:
+		s.Schema = "" // validated as 2020-12, which the common drafts' keywords mean the same in
 	}
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+	if err := checkKeywords(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
+	}
+	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	c := validator.NewCompiler()
-	if err := c.AddResource("input.json", doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
+	return rs, nil
+}
+
+// checkKeywords checks, in s and its subschemas, what the meta-schema says
+// of the keywords jsonschema-go reads without checking: type names, bounds
+// that must not be negative, required names listed once, a non-empty enum.
+func checkKeywords(s *jsonschema.Schema) error {
+	if s == nil {
+		return nil
 	}
-	sch, err := c.Compile("input.json")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
+	if err := checkOwnKeywords(s); err != nil {
+		return err
 	}
-	return sch, nil
+	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.DependencySchemas, s.Properties, s.PatternProperties, s.DependentSchemas} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if err := checkKeywords(m[name]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
+		for _, sub := range l {
+			if err := checkKeywords(sub); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
+		s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		if err := checkKeywords(sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOwnKeywords(s *jsonschema.Schema) error {
+	types := s.Types
+	if s.Type != "" {
+		types = []string{s.Type}
+	}
+	for i, t := range types {
+		switch t {
+		case "null", "boolean", "object", "array", "number", "string", "integer":
+		default:
+			return fmt.Errorf("type %q is not a JSON Schema type", t)
+		}
+		if slices.Contains(types[:i], t) {
+			return fmt.Errorf("type %q is listed twice", t)
+		}
+	}
+	for _, b := range []struct {
+		name string
+		n    *int
+	}{{"minLength", s.MinLength}, {"maxLength", s.MaxLength}, {"minItems", s.MinItems}, {"maxItems", s.MaxItems},
+		{"minProperties", s.MinProperties}, {"maxProperties", s.MaxProperties}, {"minContains", s.MinContains}, {"maxContains", s.MaxContains}} {
+		if b.n != nil && *b.n < 0 {
+			return fmt.Errorf("%s is negative", b.name)
+		}
+	}
+	if s.MultipleOf != nil && *s.MultipleOf <= 0 {
+		return errors.New("multipleOf must be greater than 0")
+	}
+	for i, r := range s.Required {
+		if slices.Contains(s.Required[:i], r) {
+			return fmt.Errorf("required lists %q twice", r)
+		}
+	}
+	if s.Enum != nil && len(s.Enum) == 0 {
+		return errors.New("enum is empty")
+	}
+	return nil
 }
 
 var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) }) // compiled on first use, not at init

@@ -15,12 +15,38 @@ import (
 // process pays only for what it uses (see docs/scale.md).
 const maxOwnInitBytes = 32 << 10
 
+// Budgets of the whole CLI's package initialisation (its dependencies
+// included), in bytes allocated: maxInitBytes for all of it, and
+// maxDepInitBytes for any one third-party package — what a heavy
+// dependency costs every process, `gantry --version` included, in time and
+// in the pages of the binary it touches (see docs/scale.md). Today: ~1.25
+// MB in total; the largest is github.com/ledongthuc/pdf at ~220 KB.
+const (
+	maxInitBytes    = 1536 << 10
+	maxDepInitBytes = 256 << 10
+)
+
 // TestInitTrace runs this test binary — which links every package the CLI
-// links — with GODEBUG=inittrace=1 and reads the trace: no Gantry package
-// allocates more than maxOwnInitBytes at init. Allocation is deterministic
-// where time is not; the start-up time budget lives in BenchmarkCLIVersion.
-// The heaviest third-party inits are logged.
+// links — with GODEBUG=inittrace=1 and reads the trace of the packages the
+// CLI links (`go list -deps`; the test's own dependencies are left out): no
+// Gantry package allocates more than maxOwnInitBytes at init, no other
+// package more than maxDepInitBytes, all of them together no more than
+// maxInitBytes. Allocation is deterministic where time is not; the
+// start-up time budget lives in BenchmarkCLIVersion. The heaviest inits
+// are logged.
 func TestInitTrace(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the CLI's packages")
+	}
+	list, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	linked := map[string]bool{"main": true}
+	for _, p := range strings.Fields(string(list)) {
+		linked[p] = true
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()
@@ -49,15 +75,28 @@ func TestInitTrace(t *testing.T) {
 	}
 	var total int64
 	var totalMS float64
+	n := 0
 	for _, l := range lines {
+		if !linked[l.pkg] {
+			continue
+		}
+		n++
 		total += l.bytes
 		totalMS += l.ms
-		if strings.HasPrefix(l.pkg, "github.com/gantry-dev/gantry") && l.bytes > maxOwnInitBytes {
-			t.Errorf("package %s allocates %d bytes at init (max %d): build its tables on first use", l.pkg, l.bytes, maxOwnInitBytes)
+		switch {
+		case strings.HasPrefix(l.pkg, "github.com/gantry-dev/gantry"):
+			if l.bytes > maxOwnInitBytes {
+				t.Errorf("package %s allocates %d bytes at init (max %d): build its tables on first use", l.pkg, l.bytes, maxOwnInitBytes)
+			}
+		case l.bytes > maxDepInitBytes:
+			t.Errorf("dependency %s allocates %d bytes at init (max %d): every gantry process pays for it; keep it off the CLI's imports or use a lighter package", l.pkg, l.bytes, maxDepInitBytes)
 		}
 		if l.bytes > 100<<10 || l.ms > 1 {
 			t.Logf("heavy init: %s %.2f ms %d bytes", l.pkg, l.ms, l.bytes)
 		}
 	}
-	t.Logf("%d packages, %.1f ms, %d bytes at init", len(lines), totalMS, total)
+	t.Logf("%d packages, %.1f ms, %d bytes at init", n, totalMS, total)
+	if total > maxInitBytes {
+		t.Errorf("the CLI's packages allocate %d bytes at init (max %d)", total, maxInitBytes)
+	}
 }

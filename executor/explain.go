@@ -1,0 +1,308 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// maxExplainDepth bounds the recursion of [explainer.walk] through nested
+// values and $ref chains.
+const maxExplainDepth = 64
+
+// explainer names the violations of an input the validator rejected, one
+// [FieldError] per leaf: a wrong type, a missing or unknown property, a
+// value outside an enum or a bound. It reads the keywords models get wrong;
+// the validator, not the walk, decides validity, so a keyword the walk does
+// not read only makes an explanation shorter (see [fieldErrors]).
+type explainer struct {
+	root *jsonschema.Schema
+	out  []FieldError
+}
+
+func (x *explainer) add(loc []string, s *jsonschema.Schema, msg string) {
+	fe := FieldError{Path: jsonPointer(loc), Message: msg}
+	if s != nil {
+		fe.Expected = schemaTypes(s)
+	}
+	x.out = append(x.out, fe)
+}
+
+// clean reports whether the walk finds nothing wrong with v against s.
+func (x *explainer) clean(v any, s *jsonschema.Schema, loc []string, depth int) bool {
+	sub := &explainer{root: x.root}
+	sub.walk(v, s, loc, depth)
+	return len(sub.out) == 0
+}
+
+func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
+	if s == nil || depth > maxExplainDepth {
+		return
+	}
+	loc = slices.Clip(loc)
+	if s.Ref != "" {
+		x.walk(v, resolveRef(x.root, s.Ref), loc, depth+1)
+	}
+	for _, sub := range s.AllOf {
+		x.walk(v, sub, loc, depth+1)
+	}
+	if s.Not != nil && x.clean(v, s.Not, loc, depth+1) {
+		if isFalseSchema(s) {
+			x.add(loc, nil, "not allowed here")
+		} else {
+			x.add(loc, nil, "must not match the schema of \"not\"")
+		}
+		return
+	}
+	if len(s.AnyOf) > 0 && !slices.ContainsFunc(s.AnyOf, func(b *jsonschema.Schema) bool { return x.clean(v, b, loc, depth+1) }) {
+		x.add(loc, nil, fmt.Sprintf("matches none of the %d alternatives (anyOf)", len(s.AnyOf)))
+	}
+	if len(s.OneOf) > 0 {
+		n := 0
+		for _, b := range s.OneOf {
+			if x.clean(v, b, loc, depth+1) {
+				n++
+			}
+		}
+		if n == 0 {
+			x.add(loc, nil, fmt.Sprintf("matches none of the %d alternatives (oneOf)", len(s.OneOf)))
+		}
+	}
+	if types := schemaTypes(s); types != nil {
+		got := valueType(v)
+		if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+			x.add(loc, s, fmt.Sprintf("got %s, want %s", got, strings.Join(types, " or ")))
+			return
+		}
+	}
+	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return equalJSON(v, e) }) {
+		vals := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			vals[i] = compactJSON(e)
+		}
+		x.add(loc, s, "value must be one of "+strings.Join(vals, ", "))
+	}
+	if s.Const != nil && !equalJSON(v, *s.Const) {
+		x.add(loc, s, "value must be "+compactJSON(*s.Const))
+	}
+	switch val := v.(type) {
+	case string:
+		x.walkString(val, s, loc)
+	case json.Number:
+		x.walkNumber(val, s, loc)
+	case map[string]any:
+		x.walkObject(val, s, loc, depth)
+	case []any:
+		x.walkArray(val, s, loc, depth)
+	}
+}
+
+func (x *explainer) walkString(v string, s *jsonschema.Schema, loc []string) {
+	n := utf8.RuneCountInString(v)
+	if s.MinLength != nil && n < *s.MinLength {
+		x.add(loc, s, fmt.Sprintf("length must be at least %d, got %d", *s.MinLength, n))
+	}
+	if s.MaxLength != nil && n > *s.MaxLength {
+		x.add(loc, s, fmt.Sprintf("length must be at most %d, got %d", *s.MaxLength, n))
+	}
+	if s.Pattern != "" {
+		if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(v) {
+			x.add(loc, s, fmt.Sprintf("does not match the pattern %q", s.Pattern))
+		}
+	}
+}
+
+func (x *explainer) walkNumber(v json.Number, s *jsonschema.Schema, loc []string) {
+	r, ok := new(big.Rat).SetString(string(v))
+	if !ok {
+		return
+	}
+	cmp := func(f *float64) int {
+		b := new(big.Rat)
+		b.SetFloat64(*f)
+		return r.Cmp(b)
+	}
+	if s.Minimum != nil && cmp(s.Minimum) < 0 {
+		x.add(loc, s, fmt.Sprintf("must be >= %v, got %s", *s.Minimum, v))
+	}
+	if s.Maximum != nil && cmp(s.Maximum) > 0 {
+		x.add(loc, s, fmt.Sprintf("must be <= %v, got %s", *s.Maximum, v))
+	}
+	if s.ExclusiveMinimum != nil && cmp(s.ExclusiveMinimum) <= 0 {
+		x.add(loc, s, fmt.Sprintf("must be > %v, got %s", *s.ExclusiveMinimum, v))
+	}
+	if s.ExclusiveMaximum != nil && cmp(s.ExclusiveMaximum) >= 0 {
+		x.add(loc, s, fmt.Sprintf("must be < %v, got %s", *s.ExclusiveMaximum, v))
+	}
+	if s.MultipleOf != nil && *s.MultipleOf > 0 {
+		m := new(big.Rat)
+		m.SetFloat64(*s.MultipleOf)
+		if !new(big.Rat).Quo(r, m).IsInt() {
+			x.add(loc, s, fmt.Sprintf("must be a multiple of %v, got %s", *s.MultipleOf, v))
+		}
+	}
+}
+
+func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []string, depth int) {
+	for _, name := range s.Required {
+		if _, ok := v[name]; !ok {
+			x.add(append(loc, name), deref(x.root, s.Properties[name]), "required property is missing")
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.DependentRequired)) {
+		if _, ok := v[name]; !ok {
+			continue
+		}
+		for _, req := range s.DependentRequired[name] {
+			if _, ok := v[req]; !ok {
+				x.add(append(loc, req), deref(x.root, s.Properties[req]), "required property is missing")
+			}
+		}
+	}
+	if s.MinProperties != nil && len(v) < *s.MinProperties {
+		x.add(loc, s, fmt.Sprintf("must have at least %d properties, got %d", *s.MinProperties, len(v)))
+	}
+	if s.MaxProperties != nil && len(v) > *s.MaxProperties {
+		x.add(loc, s, fmt.Sprintf("must have at most %d properties, got %d", *s.MaxProperties, len(v)))
+	}
+	for name, pv := range v {
+		ploc := append(loc, name)
+		if ps, ok := s.Properties[name]; ok {
+			x.walk(pv, ps, ploc, depth+1)
+			continue
+		}
+		matched := false
+		for pat, ps := range s.PatternProperties {
+			if re, err := regexp.Compile(pat); err == nil && re.MatchString(name) {
+				matched = true
+				x.walk(pv, ps, ploc, depth+1)
+			}
+		}
+		if matched || s.AdditionalProperties == nil {
+			continue
+		}
+		if isFalseSchema(s.AdditionalProperties) {
+			x.add(ploc, nil, "unknown property (not in the schema; remove it)")
+			continue
+		}
+		x.walk(pv, s.AdditionalProperties, ploc, depth+1)
+	}
+}
+
+func (x *explainer) walkArray(v []any, s *jsonschema.Schema, loc []string, depth int) {
+	if s.MinItems != nil && len(v) < *s.MinItems {
+		x.add(loc, s, fmt.Sprintf("must have at least %d items, got %d", *s.MinItems, len(v)))
+	}
+	if s.MaxItems != nil && len(v) > *s.MaxItems {
+		x.add(loc, s, fmt.Sprintf("must have at most %d items, got %d", *s.MaxItems, len(v)))
+	}
+	if s.UniqueItems {
+	dup:
+		for i := range v {
+			for j := range i {
+				if equalJSON(v[i], v[j]) {
+					x.add(loc, s, fmt.Sprintf("items %d and %d are equal (uniqueItems)", j, i))
+					break dup
+				}
+			}
+		}
+	}
+	for i, iv := range v {
+		is := itemSchema(s, i)
+		if is == nil {
+			continue
+		}
+		iloc := append(loc, fmt.Sprint(i))
+		if isFalseSchema(is) {
+			x.add(iloc, nil, "no item allowed here")
+			continue
+		}
+		x.walk(iv, is, iloc, depth+1)
+	}
+}
+
+// isFalseSchema reports whether s is the schema false ({"not": {}}).
+func isFalseSchema(s *jsonschema.Schema) bool {
+	return s != nil && s.Not != nil && reflect.DeepEqual(*s, jsonschema.Schema{Not: &jsonschema.Schema{}})
+}
+
+// valueType is the JSON Schema type of a decoded input value; a number
+// with an integral value is an integer.
+func valueType(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(x)); ok && r.IsInt() {
+			return "integer"
+		}
+		return "number"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case int64, int:
+		return "integer"
+	}
+	return jsonTypeName(v)
+}
+
+// equalJSON reports whether two decoded JSON values are equal, comparing
+// numbers by value (1 and 1.0 are equal).
+func equalJSON(a, b any) bool {
+	if ra, ok := numberRat(a); ok {
+		rb, ok := numberRat(b)
+		return ok && ra.Cmp(rb) == 0
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalJSON(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, equalJSON)
+	}
+	return a == b
+}
+
+func numberRat(v any) (*big.Rat, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return new(big.Rat).SetString(string(x))
+	case float64:
+		r := new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, false
+		}
+		return r, true
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	case int:
+		return new(big.Rat).SetInt64(int64(x)), true
+	}
+	return nil, false
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

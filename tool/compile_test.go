@@ -1,0 +1,50 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// TestCompileSchema: what the validator's package does not check itself is
+// checked here (the meta-schema's rules for the keywords it reads), in
+// subschemas too; drafts other than draft-07 and 2020-12 compile as 2020-12.
+func TestCompileSchema(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, true},
+		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"$ref":"#/definitions/s"}},"definitions":{"s":{"type":"string"}}}`, true},
+		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`, true},
+		{"not an object schema", `{"type":"string"}`, true},
+		{"boolean schema", `true`, true},
+		{"type list", `{"type":["string","null"]}`, true},
+		{"unknown type", `{"type":"object","properties":{"a":{"type":"strng"}}}`, false},
+		{"type listed twice", `{"type":["string","string"]}`, false},
+		{"type not a string", `{"type":1}`, false},
+		{"negative minLength", `{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`, false},
+		{"fractional maxItems", `{"type":"array","maxItems":1.5}`, false},
+		{"zero multipleOf", `{"$defs":{"n":{"multipleOf":0}}}`, false},
+		{"required twice", `{"type":"object","required":["a","a"]}`, false},
+		{"required not a list", `{"type":"object","required":"a"}`, false},
+		{"empty enum", `{"items":{"enum":[]}}`, false},
+		{"nested in anyOf", `{"anyOf":[{"type":"nope"}]}`, false},
+		{"remote ref", `{"$ref":"https://example.com/s.json"}`, false},
+		{"bad pattern in patternProperties", `{"patternProperties":{"(":{}}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, err := CompileSchema(json.RawMessage(tt.schema))
+			if (err == nil) != tt.ok {
+				t.Fatalf("CompileSchema = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrBadSchema) {
+				t.Fatalf("error does not wrap ErrBadSchema: %v", err)
+			}
+			if err == nil && rs.Validate(map[string]any{"a": "x"}) != nil && tt.name == "draft-04" {
+				t.Fatalf("draft-04 schema rejects a valid value")
+			}
+		})
+	}
+}
