@@ -2,9 +2,10 @@ package builtin
 
 import (
 	"context"
-	"github.com/gantry-dev/gantry/internal/benchcpu"
+	"runtime"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -70,4 +71,35 @@ func BenchmarkPoolView(b *testing.B) {
 			b.Fatal("no specs")
 		}
 	}
+}
+
+// BenchmarkSessionPoolRetained reports what one session's pool keeps on the
+// heap (after a collection) while the session lives: the pools built in
+// the loop are all kept until the end.
+func BenchmarkSessionPoolRetained(b *testing.B) {
+	reg, err := Registry(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	pool := func() *toolset.Pool {
+		p, err := toolset.NewPool(context.Background(), toolset.Options{Registry: reg, Defer: true, Env: &tool.Env{WorkDir: dir}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Specs()
+		return p
+	}
+	pool() // the registry's core
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	var keep []*toolset.Pool
+	for b.Loop() {
+		keep = append(keep, pool())
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(len(keep)), "retained-B/pool")
+	runtime.KeepAlive(keep)
 }

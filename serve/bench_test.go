@@ -2,9 +2,9 @@ package serve_test
 
 import (
 	"context"
-	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 )

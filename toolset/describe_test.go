@@ -6,12 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"

@@ -3,13 +3,13 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 )
 
 // TestSharedBuiltins: workspaces opened with one Shared share the built-in
