@@ -3,7 +3,6 @@ package claimcheck
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,9 +28,10 @@ const RefPrefix = "gantry-blob:sha256:"
 
 // Payload encodings the codec writes (the metadata "encoding").
 const (
-	// EncodingStrings is a JSON payload whose large strings are
-	// references; the original encoding is in metadata "gantry-encoding".
-	EncodingStrings = "json/gantry-claim-check"
+	// EncodingStrings is a JSON payload whose large string literals are
+	// references to their raw bytes; the original encoding is in metadata
+	// "gantry-encoding".
+	EncodingStrings = "json/gantry-blob-refs"
 	// EncodingPayload is a payload whose data is one reference to the
 	// whole original payload (proto-encoded after [payloadMagic]).
 	EncodingPayload = "binary/gantry-claim-check"
@@ -57,14 +57,15 @@ type Options struct {
 // Codec is a Temporal [converter.PayloadCodec] that keeps large payloads in
 // a [Store]. A payload up to the threshold is left as it is. Above it, a
 // JSON payload (Temporal's default encoding for Go values) has each string
-// of at least MinString bytes replaced by a reference to a blob holding it
-// — so the same tool output or file content in every later model request
-// of a run is stored once — and if that is still over the threshold, or
-// the payload is not JSON, the whole payload becomes one blob. Decoding
-// replaces references by their verified content; a missing or corrupt blob
-// is an error naming the hash, never an empty value. A string that itself
-// starts with [RefPrefix] is always stored as a blob, so a reference never
-// collides with data.
+// literal of at least MinString bytes (as encoded, between its quotes)
+// replaced by a reference to a blob holding those bytes — so the same tool
+// output or file content in every later model request of a run is stored
+// once — and if that is still over the threshold, or the payload is not
+// JSON, the whole payload becomes one blob. Decoding splices the verified
+// blobs back, giving the original payload byte for byte; a missing or
+// corrupt blob is an error naming the hash, never an empty value. A string
+// literal that itself starts with [RefPrefix] is always stored as a blob,
+// so a reference never collides with data.
 //
 // The interface has no context: store calls use context.Background.
 type Codec struct {
@@ -146,42 +147,59 @@ func (c *Codec) encode(ctx context.Context, p *commonpb.Payload) (*commonpb.Payl
 	return c.offloadPayload(ctx, p)
 }
 
-// offloadStrings rewrites a JSON payload with its large strings replaced
-// by references; ok is false when the payload is not JSON or has no such
-// string.
+// offloadStrings rewrites a JSON payload with its large string literals
+// replaced by references; ok is false when the payload is not JSON or has
+// no such string. A blob holds the literal's raw bytes (as encoded, between
+// the quotes), so decoding puts back exactly the payload's bytes.
 func (c *Codec) offloadStrings(p *commonpb.Payload) (*commonpb.Payload, []pending, bool) {
-	dec := json.NewDecoder(bytes.NewReader(p.Data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, nil, false
-	}
+	var out []byte
 	var blobs []pending
-	v = mapStrings(v, func(s string) (string, bool) {
-		if len(s) < c.opts.MinString && !strings.HasPrefix(s, RefPrefix) {
-			return s, false
+	last := 0
+	err := scanStrings(p.Data, func(start, end int) {
+		raw := p.Data[start:end]
+		if end-start < c.opts.MinString && !bytes.HasPrefix(raw, []byte(RefPrefix)) {
+			return
 		}
-		data := []byte(s)
-		sum := SumOf(data)
-		blobs = append(blobs, pending{sum, data})
-		return RefPrefix + sum.String(), true
+		sum := SumOf(raw)
+		blobs = append(blobs, pending{sum, raw})
+		out = append(append(append(out, p.Data[last:start]...), RefPrefix...), sum.String()...)
+		last = end
 	})
-	if len(blobs) == 0 {
+	if err != nil || len(blobs) == 0 {
 		return nil, nil, false
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, nil, false
-	}
+	out = append(out, p.Data[last:]...)
 	md := make(map[string][]byte, len(p.Metadata)+1)
 	for k, v := range p.Metadata {
 		md[k] = v
 	}
 	md[metaOriginal] = p.Metadata[metaEncoding]
 	md[metaEncoding] = []byte(EncodingStrings)
-	return &commonpb.Payload{Metadata: md, Data: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}, blobs, true
+	return &commonpb.Payload{Metadata: md, Data: out}, blobs, true
+}
+
+// scanStrings calls f with the bounds of the content (between the quotes)
+// of every string literal of the JSON text data, in order: outside string
+// literals JSON has no quote. It fails on an unterminated literal.
+func scanStrings(data []byte, f func(start, end int)) error {
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(data) && data[j] != '"' {
+			if data[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(data) {
+			return errors.New("claimcheck: unterminated string in a JSON payload")
+		}
+		f(i+1, j)
+		i = j
+	}
+	return nil
 }
 
 func (c *Codec) offloadPayload(ctx context.Context, p *commonpb.Payload) (*commonpb.Payload, error) {
@@ -237,38 +255,34 @@ func (c *Codec) decode(ctx context.Context, p *commonpb.Payload, depth int) (*co
 		}
 		return c.decode(ctx, &q, depth+1)
 	case EncodingStrings:
-		dec := json.NewDecoder(bytes.NewReader(p.Data))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("claimcheck: a %s payload is not JSON: %w", EncodingStrings, err)
-		}
+		var out []byte
 		var failed error
-		v = mapStrings(v, func(s string) (string, bool) {
-			if failed != nil || !strings.HasPrefix(s, RefPrefix) {
-				return s, false
+		last := 0
+		err := scanStrings(p.Data, func(start, end int) {
+			raw := p.Data[start:end]
+			if failed != nil || !bytes.HasPrefix(raw, []byte(RefPrefix)) {
+				return
 			}
-			sum, err := parseRef(s)
+			sum, err := parseRef(string(raw))
 			if err != nil {
 				failed = err
-				return s, false
+				return
 			}
 			b, err := Load(ctx, c.store, sum)
 			if err != nil {
 				failed = err
-				return s, false
+				return
 			}
-			return string(b), true
+			out = append(append(out, p.Data[last:start]...), b...)
+			last = end
 		})
-		if failed != nil {
-			return nil, failed
+		if err == nil {
+			err = failed
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			return nil, fmt.Errorf("claimcheck: %w", err)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, p.Data[last:]...)
 		md := make(map[string][]byte, len(p.Metadata))
 		for k, v := range p.Metadata {
 			if k != metaOriginal {
@@ -276,7 +290,7 @@ func (c *Codec) decode(ctx context.Context, p *commonpb.Payload, depth int) (*co
 			}
 		}
 		md[metaEncoding] = p.Metadata[metaOriginal]
-		return &commonpb.Payload{Metadata: md, Data: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}, nil
+		return &commonpb.Payload{Metadata: md, Data: out}, nil
 	}
 	return p, nil
 }
@@ -293,27 +307,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// mapStrings replaces the string values (not the object keys) of a decoded
-// JSON value by f's result where f says so.
-func mapStrings(v any, f func(string) (string, bool)) any {
-	switch x := v.(type) {
-	case string:
-		if s, ok := f(x); ok {
-			return s
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = mapStrings(x[i], f)
-		}
-		return x
-	case map[string]any:
-		for k, e := range x {
-			x[k] = mapStrings(e, f)
-		}
-		return x
-	}
-	return v
 }

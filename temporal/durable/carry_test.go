@@ -38,6 +38,24 @@ func call(id, name string, input map[string]any) llmtest.ToolCall {
 	return llmtest.ToolCall{ID: id, Name: name, Input: string(b)}
 }
 
+// oneFile is a directory holding f.txt ("one\n").
+func oneFile(t *testing.T) (dir, f string) {
+	dir = t.TempDir()
+	f = filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(f, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, f
+}
+
+func readCall(id, f string) llmtest.ToolCall {
+	return call(id, "Read", map[string]any{"file_path": f})
+}
+
+func editCall(id, f, from, to string) llmtest.ToolCall {
+	return call(id, "Edit", map[string]any{"file_path": f, "old_string": from, "new_string": to})
+}
+
 // freshEveryStep makes every tool call start from a fresh runtime, as on
 // another worker: the run's runtime is released after each tool call.
 func freshEveryStep(env *testsuite.TestWorkflowEnvironment, a *Activities, after func(id string)) {
@@ -59,14 +77,8 @@ func freshEveryStep(env *testsuite.TestWorkflowEnvironment, a *Activities, after
 // answered at step 2, lets step 3's Edit run without asking again; the
 // written state of step 2 lets step 3 edit again.
 func TestStateTravels(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "f.txt")
-	os.WriteFile(f, []byte("one\n"), 0o644)
-	srv, a := scripted(t,
-		call("toolu_1", "Read", map[string]any{"file_path": f}),
-		call("toolu_2", "Edit", map[string]any{"file_path": f, "old_string": "one", "new_string": "two"}),
-		call("toolu_3", "Edit", map[string]any{"file_path": f, "old_string": "two", "new_string": "three"}),
-	)
+	dir, f := oneFile(t)
+	srv, a := scripted(t, readCall("toolu_1", f), editCall("toolu_2", f, "one", "two"), editCall("toolu_3", f, "two", "three"))
 	var s testsuite.WorkflowTestSuite
 	env := newEnv(&s)
 	Register(env, a)
@@ -114,13 +126,8 @@ func TestStateTravels(t *testing.T) {
 // marked read on the next worker: the Edit is refused and the model told
 // to read the file; the file is not changed.
 func TestStateTravelsFailClosed(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "f.txt")
-	os.WriteFile(f, []byte("one\n"), 0o644)
-	srv, a := scripted(t,
-		call("toolu_1", "Read", map[string]any{"file_path": f}),
-		call("toolu_2", "Edit", map[string]any{"file_path": f, "old_string": "one", "new_string": "two"}),
-	)
+	dir, f := oneFile(t)
+	srv, a := scripted(t, readCall("toolu_1", f), editCall("toolu_2", f, "one", "two"))
 	var s testsuite.WorkflowTestSuite
 	env := newEnv(&s)
 	Register(env, a)

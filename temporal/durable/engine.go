@@ -164,9 +164,10 @@ func (e *Engine) Get(ctx context.Context, id string) (runqueue.Run, error) {
 func record(info *workflowpb.WorkflowExecutionInfo, dc converter.DataConverter) runqueue.Run {
 	id, started := info.GetExecution().GetWorkflowId(), info.GetStartTime().AsTime()
 	run := runqueue.Run{ID: id, SessionID: id, CreatedAt: started, StartedAt: started, Owner: "temporal"}
+	var memoErr error
 	if memo := info.GetMemo().GetFields()[memoRequest]; memo != nil {
 		var s string
-		if err := dc.FromPayload(memo, &s); err == nil {
+		if memoErr = dc.FromPayload(memo, &s); memoErr == nil {
 			_ = json.Unmarshal([]byte(s), &run.Request)
 		}
 	}
@@ -194,6 +195,11 @@ func record(info *workflowpb.WorkflowExecutionInfo, dc converter.DataConverter) 
 	}
 	if run.Status.Ended() && closed != nil {
 		run.EndedAt = closed.AsTime()
+	}
+	if memoErr != nil && run.Error == "" {
+		// A request that cannot be read (a claim-check blob this
+		// process's store lacks) is said, not shown as empty.
+		run.Error = "the run's request cannot be read: " + memoErr.Error()
 	}
 	return run
 }
