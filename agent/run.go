@@ -128,6 +128,29 @@ func (r *run) finish(subtype string, isErr bool, text string, err error) {
 }
 
 func (r *run) loop(ctx context.Context, prompt []llm.Block) {
+	// The loop's own frame stays small: its goroutine (the caller's) spends
+	// the session waiting for the model below it, and every byte of the
+	// frames on that path is a byte of every waiting session's stack. The
+	// work before and after each request is in methods of their own.
+	if !r.begin(ctx, prompt) {
+		return
+	}
+	maxTurns := r.a.opts.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = DefaultMaxTurns
+	}
+	stopHookActive := false
+	for r.beforeTurn(ctx, maxTurns) {
+		resp, batch, preErrs, err := r.turn(ctx)
+		if !r.afterTurn(ctx, resp, batch, preErrs, err, &stopHookActive) {
+			return
+		}
+	}
+}
+
+// begin starts a run: the init event and notices, the UserPromptSubmit
+// hooks, the prompt in the conversation. false means the run ended.
+func (r *run) begin(ctx context.Context, prompt []llm.Block) bool {
 	a := r.a
 	env := a.execSess.Env()
 	r.mode = env.Mode
@@ -150,7 +173,7 @@ func (r *run) loop(ctx context.Context, prompt []llm.Block) {
 		}
 		if out.Block {
 			r.finish(SubtypeBlocked, true, "prompt blocked by a hook: "+out.Reason, nil)
-			return
+			return false
 		}
 		if out.AdditionalContext != "" {
 			blocks = append(blocks, llm.Text(out.AdditionalContext))
@@ -159,157 +182,162 @@ func (r *run) loop(ctx context.Context, prompt []llm.Block) {
 	uuid := session.NewUUID()
 	cp := r.checkpointTurn(ctx, uuid, llm.UserMessage(prompt...).Text())
 	if !r.appendMessageAs(llm.UserMessage(blocks...), uuid, cp, nil) {
-		return
+		return false
 	}
+	return true
+}
 
-	maxTurns := a.opts.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = DefaultMaxTurns
+// beforeTurn checks the limits and adds what goes before the next request
+// (notes, compaction, reminders). false means the run ended.
+func (r *run) beforeTurn(ctx context.Context, maxTurns int) bool {
+	if ctx.Err() != nil {
+		r.finish(SubtypeInterrupted, true, "interrupted", nil)
+		return false
 	}
-	stopHookActive := false
-	for {
+	if r.turns >= maxTurns {
+		r.a.stopBackground(context.WithoutCancel(ctx))
+		r.finish(SubtypeMaxTurns, true, fmt.Sprintf("stopped after %d turns (max turns)", r.turns), nil)
+		return false
+	}
+	if !r.deliverNotes() {
+		return false
+	}
+	if err := r.maybeCompact(ctx); err != nil {
+		r.emit(&NoticeEvent{Text: "compaction failed: " + err.Error()})
+	}
+	if !r.remind(ctx) {
+		return false
+	}
+	return true
+}
+
+// afterTurn acts on a turn's reply and batch: tool results, structured
+// output, completion, signals, budgets, Stop hooks. true means another
+// turn follows; false that the run ended.
+func (r *run) afterTurn(ctx context.Context, resp *llm.Response, batch *executor.Batch, preErrs map[string]*tool.Result, err error, stopHookActive *bool) bool {
+	a := r.a
+	if r.stopped || errors.Is(err, errEnded) {
+		return false
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			r.finish(SubtypeInterrupted, true, "interrupted", nil)
-			return
+			return false
 		}
-		if r.turns >= maxTurns {
-			r.a.stopBackground(context.WithoutCancel(ctx))
-			r.finish(SubtypeMaxTurns, true, fmt.Sprintf("stopped after %d turns (max turns)", r.turns), nil)
-			return
-		}
-		if !r.deliverNotes() {
-			return
-		}
-		if err := r.maybeCompact(ctx); err != nil {
-			r.emit(&NoticeEvent{Text: "compaction failed: " + err.Error()})
-		}
-		if !r.remind(ctx) {
-			return
-		}
-		resp, batch, preErrs, err := r.turn(ctx)
-		if r.stopped || errors.Is(err, errEnded) {
-			return
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				r.finish(SubtypeInterrupted, true, "interrupted", nil)
-				return
-			}
-			r.finish(SubtypeDuringExecution, true, err.Error(), err)
-			return
-		}
-		if !r.emit(&TurnEnd{Turn: r.turns, StopReason: resp.StopReason, Usage: resp.Usage, CostUSD: r.lastCost}) {
-			return
-		}
+		r.finish(SubtypeDuringExecution, true, err.Error(), err)
+		return false
+	}
+	if !r.emit(&TurnEnd{Turn: r.turns, StopReason: resp.StopReason, Usage: resp.Usage, CostUSD: r.lastCost}) {
+		return false
+	}
 
-		uses := resp.Message.ToolUses()
-		if len(uses) > 0 {
-			if !r.sendResults(uses, batch, preErrs) {
-				return
-			}
+	uses := resp.Message.ToolUses()
+	if len(uses) > 0 {
+		if !r.sendResults(uses, batch, preErrs) {
+			return false
 		}
-		if v, exhausted := r.checkOutput(batch); v != nil {
+	}
+	if v, exhausted := r.checkOutput(batch); v != nil {
+		r.a.stopBackground(context.WithoutCancel(ctx))
+		r.answer = v
+		r.finish(SubtypeSuccess, false, r.text, nil)
+		return false
+	} else if exhausted {
+		r.outputExhausted()
+		return false
+	}
+	switch done, handoff := control(batch); {
+	case done != nil:
+		r.a.stopBackground(context.WithoutCancel(ctx))
+		r.finish(SubtypeSuccess, false, completionText(done), nil)
+		return false
+	case handoff != nil:
+		first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.Context)
+		if err := r.restartFrom(first, nil); err != nil {
+			r.finish(SubtypeDuringExecution, true, err.Error(), err)
+			return false
+		}
+		if !r.emit(&NoticeEvent{Text: "new_task: the conversation restarts from the handed-over context"}) {
+			return false
+		}
+		return true
+	}
+	if batch != nil && batch.Stop {
+		r.finish(SubtypeInterrupted, true, batch.StopReason, nil)
+		return false
+	}
+	if ctx.Err() != nil || (batch != nil && batch.Interrupted) {
+		r.finish(SubtypeInterrupted, true, "interrupted", nil)
+		return false
+	}
+	if batch != nil && len(batch.Signals) > 0 {
+		for _, s := range batch.Signals {
+			r.emit(&NoticeEvent{Text: s.Message})
+		}
+		a.signals += len(batch.Signals)
+		if a.opts.StopOnSignal || a.signals >= 2 {
+			r.finish(SubtypeToolLoop, true, batch.Signals[0].Message, nil)
+			return false
+		}
+		note := llm.UserText("Gantry notice: " + batch.Signals[0].Message + " Change your approach instead of repeating the same call.")
+		if !r.appendMessage(note) {
+			return false
+		}
+	}
+	if sub, msg := r.overBudget(); sub != "" {
+		r.finish(sub, true, msg, nil)
+		return false
+	}
+	if len(uses) > 0 || resp.StopReason == llm.StopPauseTurn {
+		return true
+	}
+	// The model ended its turn: background agents it started may still
+	// report (headless runs wait for them).
+	if r.waitBackground(ctx) || r.waitTeam(ctx) {
+		return true
+	}
+	if ctx.Err() != nil {
+		r.finish(SubtypeInterrupted, true, "interrupted", nil)
+		return false
+	}
+	// A structured run ends only with its final answer.
+	if r.out != nil && r.out.native {
+		v, verr := r.nativeAnswer(ctx, resp.Message.Text())
+		if verr == nil {
 			r.a.stopBackground(context.WithoutCancel(ctx))
 			r.answer = v
 			r.finish(SubtypeSuccess, false, r.text, nil)
-			return
-		} else if exhausted {
+			return false
+		}
+		if r.out.failures++; r.out.failures >= r.out.max {
 			r.outputExhausted()
-			return
+			return false
 		}
-		switch done, handoff := control(batch); {
-		case done != nil:
-			r.a.stopBackground(context.WithoutCancel(ctx))
-			r.finish(SubtypeSuccess, false, completionText(done), nil)
-			return
-		case handoff != nil:
-			first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.Context)
-			if err := r.restartFrom(first, nil); err != nil {
-				r.finish(SubtypeDuringExecution, true, err.Error(), err)
-				return
-			}
-			if !r.emit(&NoticeEvent{Text: "new_task: the conversation restarts from the handed-over context"}) {
-				return
-			}
-			continue
+		if !r.appendMessage(llm.UserText("Your reply is not a valid answer: " + verr.Error() + ". Reply again with only the JSON the response format requires.")) {
+			return false
 		}
-		if batch != nil && batch.Stop {
-			r.finish(SubtypeInterrupted, true, batch.StopReason, nil)
-			return
-		}
-		if ctx.Err() != nil || (batch != nil && batch.Interrupted) {
-			r.finish(SubtypeInterrupted, true, "interrupted", nil)
-			return
-		}
-		if batch != nil && len(batch.Signals) > 0 {
-			for _, s := range batch.Signals {
-				r.emit(&NoticeEvent{Text: s.Message})
-			}
-			a.signals += len(batch.Signals)
-			if a.opts.StopOnSignal || a.signals >= 2 {
-				r.finish(SubtypeToolLoop, true, batch.Signals[0].Message, nil)
-				return
-			}
-			note := llm.UserText("Gantry notice: " + batch.Signals[0].Message + " Change your approach instead of repeating the same call.")
-			if !r.appendMessage(note) {
-				return
-			}
-		}
-		if sub, msg := r.overBudget(); sub != "" {
-			r.finish(sub, true, msg, nil)
-			return
-		}
-		if len(uses) > 0 || resp.StopReason == llm.StopPauseTurn {
-			continue
-		}
-		// The model ended its turn: background agents it started may still
-		// report (headless runs wait for them).
-		if r.waitBackground(ctx) || r.waitTeam(ctx) {
-			continue
-		}
-		if ctx.Err() != nil {
-			r.finish(SubtypeInterrupted, true, "interrupted", nil)
-			return
-		}
-		// A structured run ends only with its final answer.
-		if r.out != nil && r.out.native {
-			v, verr := r.nativeAnswer(ctx, resp.Message.Text())
-			if verr == nil {
-				r.a.stopBackground(context.WithoutCancel(ctx))
-				r.answer = v
-				r.finish(SubtypeSuccess, false, r.text, nil)
-				return
-			}
-			if r.out.failures++; r.out.failures >= r.out.max {
-				r.outputExhausted()
-				return
-			}
-			if !r.appendMessage(llm.UserText("Your reply is not a valid answer: " + verr.Error() + ". Reply again with only the JSON the response format requires.")) {
-				return
-			}
-			continue
-		}
-		if r.out != nil {
-			if r.out.failures++; r.out.failures >= r.out.max {
-				r.outputExhausted()
-				return
-			}
-			if !r.appendMessage(llm.UserText(outputReminder)) {
-				return
-			}
-			continue
-		}
-		// Stop hooks may ask it to go on.
-		if out := a.hook(ctx, &hook.Input{Event: hook.Stop, StopHookActive: stopHookActive}); out != nil && out.Block && out.Reason != "" {
-			stopHookActive = true
-			if !r.appendMessage(llm.UserText(out.Reason)) {
-				return
-			}
-			continue
-		}
-		r.finish(SubtypeSuccess, false, r.text, nil)
-		return
+		return true
 	}
+	if r.out != nil {
+		if r.out.failures++; r.out.failures >= r.out.max {
+			r.outputExhausted()
+			return false
+		}
+		if !r.appendMessage(llm.UserText(outputReminder)) {
+			return false
+		}
+		return true
+	}
+	// Stop hooks may ask it to go on.
+	if out := a.hook(ctx, &hook.Input{Event: hook.Stop, StopHookActive: *stopHookActive}); out != nil && out.Block && out.Reason != "" {
+		*stopHookActive = true
+		if !r.appendMessage(llm.UserText(out.Reason)) {
+			return false
+		}
+		return true
+	}
+	r.finish(SubtypeSuccess, false, r.text, nil)
+	return false
 }
 
 // remind appends what the reminders have to say before the next request;

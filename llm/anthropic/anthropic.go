@@ -238,7 +238,7 @@ func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (
 	i := int(ev.Index)
 	switch ev.Type {
 	case "message_start":
-		m := ev.Message
+		m := &ev.Message
 		d.usage = llm.Usage{
 			InputTokens:              int(m.Usage.InputTokens),
 			OutputTokens:             int(m.Usage.OutputTokens),
@@ -247,7 +247,7 @@ func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (
 		}
 		d.start = &llm.Event{Type: llm.EventMessageStart, ID: m.ID, Model: string(m.Model), Usage: d.usage}
 	case "content_block_start":
-		cb := ev.ContentBlock
+		cb := &ev.ContentBlock
 		switch cb.Type {
 		case "text":
 			if cb.Text == "" {
@@ -265,11 +265,11 @@ func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (
 			d.blocks[i] = &toolBlock{id: cb.ID, name: cb.Name}
 			return llm.Event{Type: llm.EventToolUseStart, Index: i, ID: cb.ID, Name: cb.Name}, true, false
 		case "web_search_tool_result":
-			return webSearchEvent(i, cb.Content), true, false
+			return webSearchEvent(i, &cb.Content), true, false
 		}
 		// server tools and other blocks Gantry does not use
 	case "content_block_delta":
-		dl := ev.Delta
+		dl := &ev.Delta
 		switch dl.Type {
 		case "text_delta":
 			return llm.Event{Type: llm.EventTextDelta, Index: i, Text: dl.Text}, true, false
@@ -298,7 +298,7 @@ func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (
 		if ev.Delta.StopReason != "" {
 			d.stop = llm.StopReason(ev.Delta.StopReason)
 		}
-		u := ev.Usage
+		u := &ev.Usage
 		d.usage.OutputTokens = int(u.OutputTokens)
 		if u.InputTokens > 0 {
 			d.usage.InputTokens = int(u.InputTokens)
@@ -317,7 +317,7 @@ func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (
 
 // webSearchEvent maps a web_search_tool_result block: its results, or
 // the error code of a failed search.
-func webSearchEvent(i int, c sdk.ContentBlockStartEventContentBlockUnionContent) llm.Event {
+func webSearchEvent(i int, c *sdk.ContentBlockStartEventContentBlockUnionContent) llm.Event {
 	ev := llm.Event{Type: llm.EventWebSearchResult, Index: i}
 	if c.ErrorCode != "" {
 		ev.SearchError = c.ErrorCode

@@ -288,11 +288,7 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 // session is one SDK session: agent.New over the shared provider and
 // registry, one prompt, Close.
 func session(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permission.Decider, dir string) error {
-	a, err := agent.New(ctx, agent.Options{
-		Provider: p, Model: "claude-sonnet-4-5", WorkDir: dir,
-		Pool: toolset.Options{Registry: reg}, Decider: d,
-		NoEnvFacts: true, NoMemoryFiles: true,
-	})
+	a, err := newAgent(ctx, p, reg, d, dir)
 	if err != nil {
 		return err
 	}
@@ -341,6 +337,17 @@ func writeProfiles(path string) {
 		_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 		f.Close()
 	}
+}
+
+// newAgent makes a session's agent. (A function of its own: the Options
+// value is large, and the frame that builds it need not stay on the
+// session's stack while it waits for the model.)
+func newAgent(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permission.Decider, dir string) (*agent.Agent, error) {
+	return agent.New(ctx, agent.Options{
+		Provider: p, Model: "claude-sonnet-4-5", WorkDir: dir,
+		Pool: toolset.Options{Registry: reg}, Decider: d,
+		NoEnvFacts: true, NoMemoryFiles: true,
+	})
 }
 
 // peakRSS is this process's high-water resident set size in bytes.
