@@ -647,12 +647,6 @@ func (r *run) wait(stream *executor.Stream) *executor.Batch {
 	}
 }
 
-// compactPrompt asks the model for the summary that replaces older turns.
-const compactPrompt = `Your conversation is about to be compacted: the messages so far will be replaced by a summary you
-write now. Write a detailed summary for yourself to continue the task without the original messages: the user's
-requests and intent, decisions made, files read or changed (with paths and the key details), commands run and their
-outcomes, errors and how they were fixed, and the pending work and next step. Reply with the summary only.`
-
 // maybeCompact summarises older turns when the last turn's size crossed the
 // threshold.
 func (r *run) maybeCompact(ctx context.Context) error {
@@ -680,13 +674,7 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	if keep <= 0 {
 		keep = DefaultKeepMessages
 	}
-	split := -1
-	for i := len(a.history) - keep; i >= 1; i-- {
-		if a.history[i].Role == llm.RoleAssistant {
-			split = i
-			break
-		}
-	}
+	split := CompactSplit(a.history, keep)
 	if split < 1 {
 		return nil // too short to compact
 	}
@@ -698,7 +686,7 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 			instructions = strings.TrimSpace(instructions + "\n" + out.AdditionalContext)
 		}
 	}
-	ask := compactPrompt
+	ask := CompactPrompt
 	if instructions != "" {
 		ask += "\n\nAlso follow these instructions for the summary: " + instructions
 	}
@@ -721,7 +709,7 @@ func (r *run) compact(ctx context.Context, trigger, instructions string) error {
 	}
 	before := len(a.history)
 	kept := append([]llm.Message(nil), a.history[split:]...)
-	sm := llm.UserText("This session continues an earlier conversation that was compacted. Summary of the earlier part:\n\n" + summary)
+	sm := llm.UserText(CompactSummaryPrefix + summary)
 	if err := r.restartFrom(sm, kept); err != nil {
 		return err
 	}

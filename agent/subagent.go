@@ -644,8 +644,7 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *Sub
 				text += fmt.Sprintf("\n\nIts changes are in the git worktree %s on branch %s.", w.Path, w.Branch)
 			}
 		}
-		note := fmt.Sprintf("<task-notification>\nBackground agent %q (%s, task %s) %s.\n%s\n</task-notification>",
-			req.Description, s.Type, info.ID, info.Status, strings.TrimSpace(text))
+		note := TaskNotification(req.Description, s.Type, info.ID, string(info.Status), text)
 		// One step, so that a waiting run never sees the agent gone
 		// without its note.
 		a.kids.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
@@ -86,6 +87,8 @@ type runtime struct {
 	// file tools, and the permission rules granted.
 	files  *fileStates
 	grants *grants
+	// epoch is the compaction count of the run's last tool call here.
+	epoch int
 }
 
 // NewActivities returns the activities over opts.
@@ -210,6 +213,13 @@ func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*runtim
 	if a.opts.CronJobs != nil {
 		tool.Provide(ws.Services(), a.opts.CronJobs)
 	}
+	if spec.Agent == nil {
+		// The Agent tool's subagents are child workflows (subagents.go).
+		tool.Provide[agenttool.Runner](ws.Services(), childRunner{})
+	}
+	if spec.Tools != nil {
+		ws.Pool().Push(spec.Tools...) // a subagent's narrowed pool
+	}
 	return rt, nil
 }
 
@@ -281,6 +291,9 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 		Tools:     pool.Specs(),
 		Cache:     llm.CacheHints{Tools: true, LastUserMessage: true},
 	}
+	if in.Summary {
+		req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceNone}
+	}
 	var acc llm.Accumulator
 	out := &modelOutput{}
 	live := a.live(ctx, in)
@@ -337,8 +350,8 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 // live opens the live events of a model call: its turn is one more than
 // the assistant messages so far, its attempt the activity's.
 func (a *Activities) live(ctx context.Context, in modelInput) LiveSink {
-	if a.opts.Live == nil {
-		return nopSink{}
+	if a.opts.Live == nil || in.Summary {
+		return nopSink{} // a compaction summary is not a reply followers see
 	}
 	turn := 1
 	for _, m := range in.Messages {
@@ -385,6 +398,15 @@ func (a *Activities) Tool(ctx context.Context, in toolInput) (*toolOutput, error
 	if in.Mode != "" {
 		sess.Update(func(e *tool.Env) { e.Mode = in.Mode })
 	}
+	a.mu.Lock()
+	if rt.epoch != in.Epoch {
+		// The conversation was compacted: the model no longer sees the
+		// files it read, so their reads are forgotten (as in-process).
+		rt.epoch = in.Epoch
+		rt.files = newFileStates()
+		sess.Update(func(e *tool.Env) { e.Files = rt.files })
+	}
+	a.mu.Unlock()
 	wd := sess.Env().WorkDir
 	info := activity.GetInfo(ctx)
 	recovered := ""
@@ -412,7 +434,8 @@ func (a *Activities) Tool(ctx context.Context, in toolInput) (*toolOutput, error
 	rt.files.seed(in.Files)
 	mark := rt.files.mark()
 	asks := &askState{answers: in.Answers}
-	o, err := rt.ws.Executor().RunOne(withAsks(ctx, asks), sess, executor.Call{ID: in.ID, Name: in.Name, Input: in.Input})
+	spawn := &spawnState{parent: in.Spec, pool: pool, getenv: a.opts.Getenv, reply: in.Agent}
+	o, err := rt.ws.Executor().RunOne(withSpawn(withAsks(ctx, asks), spawn), sess, executor.Call{ID: in.ID, Name: in.Name, Input: in.Input})
 	stop()
 	if err != nil {
 		return nil, err
@@ -421,6 +444,10 @@ func (a *Activities) Tool(ctx context.Context, in toolInput) (*toolOutput, error
 		Files: rt.files.since(mark), Granted: rt.grants.newSince(in.Granted)}
 	if asks.pending != nil {
 		out.Ask = asks.pending
+		return out, nil
+	}
+	if spawn.spawn != nil {
+		out.Spawn = spawn.spawn
 		return out, nil
 	}
 	res := &tool.Result{Content: o.Result.Content, IsError: o.Result.IsError}
@@ -506,7 +533,7 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 	defer s.Close()
 	have := 0
 	for _, r := range s.Records() {
-		if r.Type == session.TypeUser || r.Type == session.TypeAssistant {
+		if r.Type == session.TypeUser || r.Type == session.TypeAssistant || r.Type == session.TypeSummary {
 			have++
 		}
 	}
@@ -515,7 +542,10 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 			continue // written by an earlier attempt
 		}
 		typ := session.TypeUser
-		if m.Role == llm.RoleAssistant {
+		switch {
+		case i == 0 && in.Summary:
+			typ = session.TypeSummary
+		case m.Role == llm.RoleAssistant:
 			typ = session.TypeAssistant
 		}
 		b, err := json.Marshal(m)

@@ -33,6 +33,15 @@ const (
 	QueryEvents = "events"
 	// UpdateAnswer answers a pending ask ([AnswerInput] in).
 	UpdateAnswer = "answer"
+	// QueryConversation returns a run's conversation ([Conversation]),
+	// also after the run ended: [Start] with StartOptions.Resume reads it.
+	QueryConversation = "conversation"
+	// SignalAnswer answers a pending ask of a subagent's run ([AnswerInput]
+	// in); its parent forwards the answers given through it this way.
+	SignalAnswer = "answer-signal"
+	// SignalChildAsk tells a parent run that its subagent's run started or
+	// stopped waiting for an answer ([childAsk] in).
+	SignalChildAsk = "child-ask"
 
 	activityPrepare    = "gantry.prepare"
 	activityModel      = "gantry.model"
@@ -89,6 +98,32 @@ type Spec struct {
 	NoMemoryFiles bool `json:"no_memory_files,omitempty"`
 	// NoTranscript writes no session transcript on the workers.
 	NoTranscript bool `json:"no_transcript,omitempty"`
+	// ContextWindow is the model's context size in tokens (0 =
+	// agent.DefaultContextWindow); CompactThreshold the fraction of it at
+	// which older turns are summarised (0 = agent.DefaultCompactThreshold,
+	// negative = never); KeepMessages how many recent messages compaction
+	// keeps (0 = agent.DefaultKeepMessages). As agent.Options.
+	ContextWindow    int     `json:"context_window,omitempty"`
+	CompactThreshold float64 `json:"compact_threshold,omitempty"`
+	KeepMessages     int     `json:"keep_messages,omitempty"`
+	// Tools, when not nil, narrows the run's pool to these tools (a
+	// subagent's pool, as its agent type allows; empty = no tools).
+	Tools []string `json:"tools"`
+	// Agent is set for a subagent's run (a child workflow).
+	Agent *AgentInfo `json:"agent,omitempty"`
+}
+
+// AgentInfo describes a subagent's run: its type and the parent call that
+// started it.
+type AgentInfo struct {
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	Name        string `json:"name,omitempty"`
+	// ParentRunID is the run whose Agent call started this one;
+	// ParentToolUseID that call's id.
+	ParentRunID     string `json:"parent_run_id"`
+	ParentToolUseID string `json:"parent_tool_use_id"`
+	Background      bool   `json:"background,omitempty"`
 }
 
 // RunInput is the workflow's input: the spec and the prompt of a new run,
@@ -100,6 +135,24 @@ type RunInput struct {
 	State *State `json:"state,omitempty"`
 	// Options are the engine's settings for this run.
 	Options RunOptions `json:"options,omitzero"`
+	// Resume, when set, continues an earlier run's conversation: the
+	// prompt is added to it ([StartOptions.Resume]).
+	Resume *Conversation `json:"resume,omitempty"`
+}
+
+// Conversation is a run's conversation as [QueryConversation] returns it
+// and a resumed run starts from.
+type Conversation struct {
+	// Session is the session (transcript) id: the run id, or the session
+	// of the run it resumed.
+	Session  string        `json:"session"`
+	Messages []llm.Message `json:"messages"`
+	// Compacted says Messages[0] is a compaction summary; Base is how many
+	// messages the transcript holds before Messages[0].
+	Compacted bool `json:"compacted,omitempty"`
+	Base      int  `json:"base,omitempty"`
+	// Done is true once the run ended.
+	Done bool `json:"done"`
 }
 
 // RunOptions are how the engine runs a workflow; the zero value of each
@@ -128,8 +181,7 @@ type State struct {
 	// event dropped when the run continued as new.
 	Seq    int     `json:"seq"`
 	Events []Event `json:"events,omitempty"`
-	// Written is how many messages are in the transcript (counted over
-	// the whole run, across continue-as-new).
+	// Written is how many messages of Messages are in the transcript.
 	Written int `json:"written,omitempty"`
 	// Granted are the allow rules the user granted during the run ("allow
 	// for this session", "always allow"); Files the file read-state (what
@@ -137,6 +189,21 @@ type State struct {
 	// tool call (see carry.go).
 	Granted []string         `json:"granted,omitempty"`
 	Files   []tool.FileState `json:"files,omitempty"`
+	// Session is the transcript's session id ("" = the run id; a resumed
+	// run's is the session it continues).
+	Session string `json:"session,omitempty"`
+	// Base is how many transcript messages come before Messages[0] (the
+	// conversations before compactions and resumes); Compacted says
+	// Messages[0] is a compaction summary.
+	Base      int  `json:"base,omitempty"`
+	Compacted bool `json:"compacted,omitempty"`
+	// Compactions counts the compactions; LastSize is the prompt and
+	// output tokens of the last model call (compaction's trigger).
+	Compactions int `json:"compactions,omitempty"`
+	LastSize    int `json:"last_size,omitempty"`
+	// Inbox holds the notes (background agents' results) for the next
+	// turn.
+	Inbox []string `json:"inbox,omitempty"`
 }
 
 // Event types.
@@ -148,6 +215,11 @@ const (
 	EventAnswered   = "answered"
 	EventNotice     = "notice"
 	EventResult     = "result"
+	// EventAgent: a subagent's run started or ended (Agent is set).
+	EventAgent = "agent"
+	// EventCompact: older turns were replaced by a summary (Compact is
+	// set).
+	EventCompact = "compact"
 )
 
 // Event is one thing that happened in a run, numbered from 1.
@@ -167,6 +239,33 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Tools are the init event's tool names.
 	Tools []string `json:"tools,omitempty"`
+	// Agent is set for EventAgent.
+	Agent *AgentEvent `json:"agent,omitempty"`
+	// Compact is set for EventCompact.
+	Compact *CompactInfo `json:"compact,omitempty"`
+}
+
+// AgentEvent says a subagent's run (a child workflow) started or ended.
+type AgentEvent struct {
+	// RunID is the child's run id (workflow id): its events, asks and
+	// transcript are under it. For a background agent it is the task id.
+	RunID           string `json:"run_id"`
+	Type            string `json:"type"`
+	Description     string `json:"description,omitempty"`
+	ParentToolUseID string `json:"parent_tool_use_id"`
+	Background      bool   `json:"background,omitempty"`
+	// Status is "running", then "completed", "failed" or "killed".
+	Status string `json:"status"`
+	// Result is the child's result once it ended.
+	Result *Result `json:"result,omitempty"`
+}
+
+// CompactInfo describes a compaction: the messages before and after, and
+// the prompt size that triggered it.
+type CompactInfo struct {
+	Before       int `json:"before"`
+	After        int `json:"after"`
+	PromptTokens int `json:"prompt_tokens"`
 }
 
 // ToolOutcome summarises one tool call for the events.
@@ -196,6 +295,11 @@ type Ask struct {
 	Answer json.RawMessage `json:"answer,omitempty"`
 	// At is when the run started waiting.
 	At time.Time `json:"at,omitzero"`
+	// Agent is the run id of the subagent that asked, for an ask of a
+	// child shown by its parent ("" = the run's own ask). Its ID is then
+	// "<child run id>/<the child's ask id>"; the child's own run lists it
+	// under the child's ask id.
+	Agent string `json:"agent,omitempty"`
 }
 
 // AnswerInput answers the ask with ID: Answer is the JSON of the
@@ -244,6 +348,9 @@ type modelInput struct {
 	System   string        `json:"system"`
 	Loaded   []string      `json:"loaded,omitempty"`
 	Messages []llm.Message `json:"messages"`
+	// Summary asks for a compaction summary: the tools are sent (the
+	// prompt cache stays warm) but the model may not call them.
+	Summary bool `json:"summary,omitempty"`
 }
 
 // modelOutput is the model activity's result: the final message.
@@ -286,6 +393,12 @@ type toolInput struct {
 	// the files the call names (verified against the files before use).
 	Granted []string         `json:"granted,omitempty"`
 	Files   []tool.FileState `json:"files,omitempty"`
+	// Agent is, for an Agent call run again, what became of the subagent
+	// it asked for (its outcome, or its task when in the background).
+	Agent *agentReply `json:"agent,omitempty"`
+	// Epoch is the number of compactions so far: a worker whose runtime
+	// saw fewer forgets the file reads (the model no longer sees them).
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // toolOutput is the tool activity's result: either the call's result or
@@ -304,14 +417,20 @@ type toolOutput struct {
 	// read-state the call recorded.
 	Granted []string         `json:"granted,omitempty"`
 	Files   []tool.FileState `json:"files,omitempty"`
+	// Spawn is an Agent call's subagent to run (the workflow starts it as
+	// a child workflow and runs the call again with its outcome).
+	Spawn *spawnRequest `json:"spawn,omitempty"`
 }
 
 // transcriptInput appends messages to the run's session transcript.
 type transcriptInput struct {
 	RunID   string `json:"run_id"`
 	WorkDir string `json:"work_dir"`
-	// From is the index (in the run's conversation) of Messages[0].
+	// From is how many conversation messages the transcript holds before
+	// Messages[0] (its user, assistant and summary records).
 	From     int           `json:"from"`
 	Messages []llm.Message `json:"messages"`
-	Result   *Result       `json:"result,omitempty"`
+	// Summary says Messages[0] is a compaction summary.
+	Summary bool    `json:"summary,omitempty"`
+	Result  *Result `json:"result,omitempty"`
 }

@@ -47,6 +47,10 @@ type runner struct {
 	opts    RunOptions
 	// histLimit is the history length at which the run continues as new.
 	histLimit int
+	// children are the background subagents by run id (= task id);
+	// childAsks the asks of children waiting for an answer (children.go).
+	children  map[string]*child
+	childAsks []*Ask
 }
 
 // RunWorkflow is the agent loop as a Temporal workflow. Its code uses only
@@ -62,17 +66,35 @@ func RunWorkflow(ctx workflow.Context, in RunInput) (*Result, error) {
 	if err := r.handlers(); err != nil {
 		return nil, err
 	}
+	r.receiveSignals()
 	if r.st == nil {
 		r.st = &State{Started: workflow.Now(ctx)}
+		if c := in.Resume; c != nil {
+			// The earlier run's conversation, all in the transcript.
+			r.st.Session, r.st.Messages, r.st.Base, r.st.Compacted = c.Session, c.Messages, c.Base, c.Compacted
+			r.st.Written = len(c.Messages)
+		}
 		if err := r.start(in.Prompt); err != nil {
+			if r.ctx.Err() != nil {
+				return r.finish(agent.SubtypeInterrupted, true, "interrupted")
+			}
 			return r.finish(agent.SubtypeDuringExecution, true, err.Error())
 		}
 	}
 	return r.loop()
 }
 
-// handlers registers the events query and the answer update.
+// handlers registers the events and conversation queries and the answer
+// update.
 func (r *runner) handlers() error {
+	if err := workflow.SetQueryHandler(r.ctx, QueryConversation, func() (Conversation, error) {
+		if r.st == nil {
+			return Conversation{}, errors.New("the run has not started")
+		}
+		return Conversation{Session: r.session(), Messages: r.st.Messages, Compacted: r.st.Compacted, Base: r.st.Base, Done: r.done}, nil
+	}); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(r.ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
 		page := EventsPage{Done: r.done, First: r.st.Seq + 1, Last: lastSeq(r.st)}
 		for _, e := range r.st.Events {
@@ -83,31 +105,27 @@ func (r *runner) handlers() error {
 		for _, a := range r.pending {
 			page.Pending = append(page.Pending, *a)
 		}
+		for _, a := range r.childAsks {
+			if a.Answer == nil {
+				page.Pending = append(page.Pending, *a)
+			}
+		}
 		return page, nil
 	}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(r.ctx, UpdateAnswer, func(ctx workflow.Context, in AnswerInput) error {
-		for _, a := range r.pending {
-			if a.ID == in.ID {
-				a.Answer = in.Answer
-				return nil
-			}
-		}
-		return fmt.Errorf("no pending ask %q", in.ID)
-	}, workflow.UpdateHandlerOptions{Validator: func(in AnswerInput) error {
+	return workflow.SetUpdateHandlerWithOptions(r.ctx, UpdateAnswer, r.answer, workflow.UpdateHandlerOptions{Validator: func(in AnswerInput) error {
 		if len(in.Answer) == 0 {
 			return errors.New("the answer is empty")
 		}
-		for _, a := range r.pending {
-			if a.ID == in.ID {
-				if a.Answer != nil {
-					return fmt.Errorf("ask %q is already answered", in.ID)
-				}
-				return validAnswer(a.Kind, in.Answer)
-			}
+		a := r.findAsk(in.ID)
+		if a == nil {
+			return fmt.Errorf("no pending ask %q", in.ID)
 		}
-		return fmt.Errorf("no pending ask %q", in.ID)
+		if a.Answer != nil {
+			return fmt.Errorf("ask %q is already answered", in.ID)
+		}
+		return validAnswer(a.Kind, in.Answer)
 	}})
 }
 
@@ -175,6 +193,11 @@ func (r *runner) loop() (*Result, error) {
 			r.st.Seq, r.st.Events = lastSeq(r.st), nil
 			return nil, workflow.NewContinueAsNewError(r.ctx, WorkflowName, RunInput{Spec: r.spec, State: r.st, Options: r.opts})
 		}
+		r.deliverNotes()
+		r.maybeCompact()
+		if r.ctx.Err() != nil {
+			return r.finish(agent.SubtypeInterrupted, true, "interrupted")
+		}
 		var out modelOutput
 		mctx := r.activity(activityModel, orDur(r.to.Model, 10*time.Minute), 5)
 		err := workflow.ExecuteActivity(mctx, activityModel, modelInput{
@@ -187,6 +210,7 @@ func (r *runner) loop() (*Result, error) {
 			return r.finish(agent.SubtypeDuringExecution, true, "model request: "+rootMessage(err))
 		}
 		r.st.Turns++
+		r.st.LastSize = out.Usage.PromptTokens() + out.Usage.OutputTokens
 		r.st.Usage = r.st.Usage.Add(out.Usage)
 		r.st.CostUSD += r.cost(out.Usage)
 		r.last = out.StopReason
@@ -211,6 +235,14 @@ func (r *runner) loop() (*Result, error) {
 		}
 		if len(uses) > 0 || out.StopReason == llm.StopPauseTurn {
 			continue
+		}
+		// The model ended its turn: background agents it started may
+		// still report (the run waits for them).
+		if r.waitBackground() {
+			continue
+		}
+		if r.ctx.Err() != nil {
+			return r.finish(agent.SubtypeInterrupted, true, "interrupted")
 		}
 		return r.finish(agent.SubtypeSuccess, false, r.st.Text)
 	}
@@ -245,6 +277,10 @@ func (r *runner) tools(uses []llm.Block, invalid map[string]string, parallel par
 				outs[k] = &toolOutput{Result: tool.Errorf("The input of this %s call is invalid (%s). Send the call again with a valid input.", u.Name, invalid[u.ID]),
 					Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "invalid_input", IsError: true}}
 			default:
+				if res, ok := r.taskCall(ctx, u); ok {
+					outs[k] = &toolOutput{Result: res, Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "success", IsError: res.IsError}}
+					return
+				}
 				outs[k] = r.tool(ctx, u)
 			}
 		}
@@ -318,7 +354,7 @@ func (p parallelism) ok(id string) bool { return p.ids[id] }
 func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 	in := toolInput{RunID: r.runID, Spec: r.spec, ID: u.ID, Name: u.Name, Input: u.Input}
 	for {
-		in.Mode, in.Loaded = r.st.Mode, r.st.Loaded
+		in.Mode, in.Loaded, in.Epoch = r.st.Mode, r.st.Loaded, r.st.Compactions
 		in.Granted, in.Files = r.st.Granted, carryFiles(r.st.Files, u.Input)
 		var out toolOutput
 		tctx := r.activityIn(ctx, activityTool, orDur(r.to.Tool, time.Hour), 3)
@@ -329,6 +365,15 @@ func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 				msg = "The user interrupted this call."
 			}
 			return &toolOutput{Result: tool.Errorf("%s", msg), Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "internal", IsError: true}}
+		}
+		if out.Spawn != nil && out.Ask == nil {
+			if in.Agent != nil {
+				return &toolOutput{Result: tool.Errorf("Gantry could not run this subagent (it was asked for twice)."), Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "internal", IsError: true}}
+			}
+			// The subagent is a child workflow; the call runs again with
+			// what became of it.
+			in.Agent = r.spawn(ctx, u, out.Spawn)
+			continue
 		}
 		if out.Ask == nil {
 			if out.Result == nil {
@@ -343,13 +388,16 @@ func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 		r.transcriptIn(ctx, nil)
 		r.pending = append(r.pending, ask)
 		r.emit(Event{Type: EventAsk, Ask: ask})
+		r.tellParent(ctx, ask, false)
 		// Waiting holds no worker: the workflow leaves the cache when
 		// evicted and is replayed from its history when the answer comes.
 		if err := workflow.Await(ctx, func() bool { return ask.Answer != nil }); err != nil {
 			r.pending = slices.DeleteFunc(r.pending, func(a *Ask) bool { return a == ask })
+			r.tellParent(ctx, ask, true)
 			return &toolOutput{Result: tool.Errorf("The user interrupted this call while it waited for an answer."), Outcome: ToolOutcome{ID: u.ID, Name: u.Name, Kind: "cancelled", IsError: true}}
 		}
 		r.pending = slices.DeleteFunc(r.pending, func(a *Ask) bool { return a == ask })
+		r.tellParent(ctx, ask, true)
 		answered := *ask
 		r.emit(Event{Type: EventAnswered, Ask: &answered})
 		in.Answers = append(in.Answers, ask.Answer)
@@ -360,6 +408,7 @@ func (r *runner) tool(ctx workflow.Context, u llm.Block) *toolOutput {
 // last bookkeeping (transcript, releasing the worker's runtime) runs on a
 // disconnected context.
 func (r *runner) finish(subtype string, isErr bool, text string) (*Result, error) {
+	r.stopChildren()
 	if r.ctx.Err() != nil {
 		dctx, cancel := workflow.NewDisconnectedContext(r.ctx)
 		defer cancel()
@@ -391,7 +440,8 @@ func (r *runner) transcriptIn(wctx workflow.Context, res *Result) {
 		return
 	}
 	ctx := r.activityIn(wctx, activityTranscript, time.Minute, 5)
-	in := transcriptInput{RunID: r.runID, WorkDir: r.spec.WorkDir, From: r.st.Written, Messages: r.st.Messages[r.st.Written:], Result: res}
+	in := transcriptInput{RunID: r.session(), WorkDir: r.spec.WorkDir, From: r.st.Base + r.st.Written,
+		Messages: r.st.Messages[r.st.Written:], Summary: r.st.Written == 0 && r.st.Compacted, Result: res}
 	if err := workflow.ExecuteActivity(ctx, activityTranscript, in).Get(ctx, nil); err != nil {
 		r.emit(Event{Type: EventNotice, Text: "the transcript could not be written: " + rootMessage(err)})
 		return
@@ -409,10 +459,20 @@ func (r *runner) cost(u llm.Usage) float64 {
 }
 
 // continueAsNew reports whether the history is long enough to continue as
-// new (only at a turn boundary, with no ask pending).
+// new (only at a turn boundary, with no ask pending and no background
+// agent running: a child's completion goes to the run that started it).
 func (r *runner) continueAsNew() bool {
 	info := workflow.GetInfo(r.ctx)
-	return len(r.pending) == 0 && (info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= r.histLimit)
+	return len(r.pending) == 0 && len(r.childAsks) == 0 && r.runningChildren() == 0 &&
+		(info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= r.histLimit)
+}
+
+// session is the run's transcript session id.
+func (r *runner) session() string {
+	if r.st.Session != "" {
+		return r.st.Session
+	}
+	return r.runID
 }
 
 func lastSeq(st *State) int {

@@ -17,26 +17,48 @@ import (
 // Respond answers a request from its conversation. The prompt (the first
 // user message) says what the model does: "calls=N tool=NAME cmd=…" makes
 // N tool calls, one per turn ("{i}" in cmd is replaced by the call's
-// number; tool defaults to Bash, whose command is cmd, and Write writes
-// "written\n" to the path cmd; any other tool takes cmd as its JSON
-// input), then ends with "done after N". "per=K" makes K calls per turn
-// (one assistant message with K tool uses).
+// number; tool defaults to Bash, whose command is cmd, Write writes
+// "written\n" to the path cmd, and any other tool takes cmd, as given, as
+// its JSON input), then ends with "done after N". "per=K" makes K calls
+// per turn (one assistant message with K tool uses). A prompt made by
+// [Script] makes the script's calls.
+//
+// A compaction request (its last message asks for a summary) gets a
+// summary that keeps the script: "base=K" plus the prompt, K being the
+// calls made so far, which a conversation that starts with the summary
+// counts on from. Every reply reports 100 input tokens per message sent
+// and 10 output tokens, so that a small context window triggers
+// compaction.
 func Respond(req llmtest.Request) (llmtest.Reply, bool) {
+	reply, ok := respond(req)
+	reply.Usage = llm.Usage{InputTokens: 100 * len(req.Messages), OutputTokens: 10}
+	return reply, ok
+}
+
+// CompactMarker is the start of the compaction request's prompt.
+const CompactMarker = "Your conversation is about to be compacted"
+
+func respond(req llmtest.Request) (llmtest.Reply, bool) {
+	if len(req.Messages) == 0 {
+		return llmtest.TextReply("no messages"), true
+	}
 	prompt := ""
-	if len(req.Messages) > 0 {
-		for _, b := range req.Messages[0].Content {
-			if b.Type == llm.TypeText {
-				prompt += b.Text
-			}
+	for _, b := range req.Messages[0].Content {
+		if b.Type == llm.TypeText {
+			prompt += b.Text
 		}
 	}
 	if rest, ok := strings.CutPrefix(prompt, "script="); ok {
 		return script(req, rest)
 	}
-	var n int
+	var n, base int
 	per := 1
 	var name, cmd string
-	for _, f := range strings.Fields(prompt) {
+	head := prompt
+	if i := strings.Index(prompt, "cmd="); i >= 0 {
+		head, cmd = prompt[:i], prompt[i+len("cmd="):]
+	}
+	for _, f := range strings.Fields(head) {
 		switch {
 		case strings.HasPrefix(f, "calls="):
 			fmt.Sscan(strings.TrimPrefix(f, "calls="), &n)
@@ -44,15 +66,24 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 			fmt.Sscan(strings.TrimPrefix(f, "per="), &per)
 		case strings.HasPrefix(f, "tool="):
 			name = strings.TrimPrefix(f, "tool=")
+		case strings.HasPrefix(f, "base="):
+			fmt.Sscan(strings.TrimPrefix(f, "base="), &base)
 		}
 	}
-	if i := strings.Index(prompt, "cmd="); i >= 0 {
-		cmd = prompt[i+len("cmd="):]
+	done := base + len(req.ToolResults())
+	if last := req.Messages[len(req.Messages)-1]; len(last.Content) > 0 && strings.HasPrefix(last.Content[len(last.Content)-1].Text, CompactMarker) {
+		summary := fmt.Sprintf("base=%d calls=%d per=%d", done, n, per)
+		if name != "" {
+			summary += " tool=" + name
+		}
+		if cmd != "" {
+			summary += " cmd=" + cmd
+		}
+		return llmtest.TextReply(summary), true
 	}
 	if name == "" {
 		name = "Bash"
 	}
-	done := len(req.ToolResults())
 	if done >= n {
 		return llmtest.TextReply(fmt.Sprintf("done after %d", done)), true
 	}
@@ -66,7 +97,7 @@ func Respond(req llmtest.Request) (llmtest.Reply, bool) {
 		case "Write":
 			input, _ = json.Marshal(map[string]any{"file_path": c, "content": "written\n"})
 		default:
-			input = []byte(c)
+			input = []byte(cmd)
 		}
 		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("toolu_%d", i), Name: name, Input: string(input)})
 	}

@@ -1,0 +1,32 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+)
+
+// SubagentTools returns the names of the tools of a parent's pool p that a
+// subagent of type def may use: those matching def.Tools (all when empty),
+// minus def.DisallowedTools, minus ToolSearch, minus Agent unless canNest.
+// Runtimes other than the in-process loop (durable runs) narrow a child's
+// pool with it, as the in-process loop does.
+func SubagentTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []string {
+	return childTools(p, def, canNest)
+}
+
+// SubagentMode returns the permission mode of a subagent whose type asks
+// for def under a parent in mode parent: def when it is not wider than the
+// parent's, else the parent's.
+func SubagentMode(def, parent tool.Mode) tool.Mode { return childMode(def, parent) }
+
+// TaskNotification is the note a parent gets (at its next turn) when a
+// background agent ends: its description, type, task id, final status
+// (completed, failed, killed) and final reply.
+func TaskNotification(description, agentType, taskID, status, text string) string {
+	return fmt.Sprintf("<task-notification>\nBackground agent %q (%s, task %s) %s.\n%s\n</task-notification>",
+		description, agentType, taskID, status, strings.TrimSpace(text))
+}
