@@ -29,6 +29,11 @@ type StartOptions struct {
 	// Origin says where the run comes from, as the API's run record
 	// shows it (zero = Kind runqueue.OriginCLI).
 	Origin runqueue.Origin
+	// Resume continues the conversation of the ended run with this id: the
+	// new run (its own id) sends that conversation and then the prompt,
+	// and appends to its transcript (session), as `gantry --resume` does
+	// in-process ("" = a new conversation).
+	Resume string
 }
 
 // Start starts a run of prompt under spec and returns its id.
@@ -46,7 +51,15 @@ func Start(ctx context.Context, c client.Client, spec Spec, prompt string, opts 
 	}
 	req := RequestOf(spec, prompt)
 	req.Origin = origin
-	if err := startWorkflow(ctx, c, id, opts.TaskQueue, RunInput{Spec: spec, Prompt: prompt, Options: opts.Run}, req); err != nil {
+	in := RunInput{Spec: spec, Prompt: prompt, Options: opts.Run}
+	if opts.Resume != "" {
+		conv, err := Resumable(ctx, c, opts.Resume)
+		if err != nil {
+			return "", err
+		}
+		in.Resume, req.Options.Resume = conv, conv.Session
+	}
+	if err := startWorkflow(ctx, c, id, opts.TaskQueue, in, req); err != nil {
 		return "", fmt.Errorf("durable: start the run: %w", err)
 	}
 	return id, nil
@@ -103,6 +116,28 @@ func startWorkflow(ctx context.Context, c client.Client, id, queue string, in Ru
 		Memo:                                     memo,
 	}, WorkflowName, in)
 	return err
+}
+
+// ErrNotEnded is returned for a run to resume that has not ended.
+var ErrNotEnded = errors.New("durable: the run has not ended")
+
+// Resumable returns the conversation of the ended run runID, for a run
+// that continues it ([StartOptions.Resume]). The run's workflow is asked
+// (a query, which Temporal answers for a closed workflow too, from its
+// history, while the namespace retains it): a worker must be running.
+func Resumable(ctx context.Context, c client.Client, runID string) (*Conversation, error) {
+	v, err := c.QueryWorkflow(ctx, runID, "", QueryConversation)
+	if err != nil {
+		return nil, fmt.Errorf("durable: resume run %s: %w", runID, err)
+	}
+	var conv Conversation
+	if err := v.Get(&conv); err != nil {
+		return nil, fmt.Errorf("durable: resume run %s: %w", runID, err)
+	}
+	if !conv.Done {
+		return nil, fmt.Errorf("%w: run %s still runs; resume it once it ended", ErrNotEnded, runID)
+	}
+	return &conv, nil
 }
 
 // Events returns the run's events after after, its pending asks and

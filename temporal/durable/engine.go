@@ -99,15 +99,24 @@ func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run,
 	if err := req.Validate(); err != nil {
 		return runqueue.Run{}, err
 	}
+	var resume *Conversation
 	if req.Options.Resume != "" {
-		return runqueue.Run{}, fmt.Errorf("%w: resuming a session is not supported by the Temporal engine yet", runqueue.ErrInvalid)
+		conv, err := Resumable(ctx, e.c, req.Options.Resume)
+		switch {
+		case errors.Is(err, ErrNotEnded):
+			return runqueue.Run{}, fmt.Errorf("%w: %v", runqueue.ErrInvalid, err)
+		case err != nil:
+			return runqueue.Run{}, fmt.Errorf("%w: session %s: %v", runqueue.ErrNotFound, req.Options.Resume, err)
+		}
+		// The record names the session the run continues.
+		resume, req.Options.Resume = conv, conv.Session
 	}
 	spec := SpecOf(req)
 	id := session.NewUUID()
 	if req.Key != "" {
 		id = keyID(req.Key)
 	}
-	err := startWorkflow(ctx, e.c, id, e.opts.TaskQueue, RunInput{Spec: spec, Prompt: req.Prompt, Options: e.opts.Run}, req)
+	err := startWorkflow(ctx, e.c, id, e.opts.TaskQueue, RunInput{Spec: spec, Prompt: req.Prompt, Options: e.opts.Run, Resume: resume}, req)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -179,6 +188,9 @@ func record(info *workflowpb.WorkflowExecutionInfo, dc converter.DataConverter) 
 			o.ScheduledAt = at
 			run.Request.Key = runqueue.FireKey(o.JobID, at)
 		}
+	}
+	if r := run.Request.Options.Resume; r != "" {
+		run.SessionID = r // a resumed run writes to the session it continues
 	}
 	st, closed := info.GetStatus(), info.GetCloseTime()
 	switch st {
@@ -309,6 +321,14 @@ func Line(runID string, ev Event) (runqueue.Event, error) {
 		}
 		json.Unmarshal(b, &head)
 		return runqueue.Event{Seq: int64(ev.Seq), Type: head.Type, Data: b}, nil
+	case EventAgent:
+		typ = "system"
+		v = map[string]any{"type": typ, "subtype": "subagent", "agent": ev.Agent, "session_id": runID,
+			"parent_tool_use_id": ev.Agent.ParentToolUseID}
+	case EventCompact:
+		typ = "system"
+		v = map[string]any{"type": typ, "subtype": "compact_boundary", "session_id": runID,
+			"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": ev.Compact.PromptTokens}}
 	case EventResult:
 		r := ev.Result
 		v = map[string]any{"type": "result", "subtype": r.Subtype, "is_error": r.IsError, "result": r.Text, "session_id": runID,

@@ -1,9 +1,12 @@
 package durable
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -11,7 +14,9 @@ import (
 // TestReplay runs recorded histories through the workflow code: a change
 // that would break runs in flight (a different order of activities, a new
 // one in the middle, a timer that was not there) fails here. The
-// histories are recorded by itest's TestRecordHistories.
+// histories are recorded by itest's TestRecordHistories; each is replayed
+// with its file's name as the workflow id (the run id the recorder gave
+// it, from which subagents' ids derive).
 func TestReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil || len(files) == 0 {
@@ -21,9 +26,26 @@ func TestReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			h, err := client.HistoryFromJSON(mustOpen(t, f), client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strings.TrimSuffix(filepath.Base(f), ".json")
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: id, RunID: "replay"},
+			}); err != nil {
 				t.Fatal(err)
 			}
 		})
 	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -17,8 +17,8 @@ import (
 
 // TestRecordHistories records the histories the replay tests of package
 // durable run (durable/testdata/*.json). It runs only with
-// GANTRY_RECORD_HISTORY=1: record again when the workflow changes on
-// purpose, and keep the old files for the runs still in flight (see
+// GANTRY_RECORD_HISTORY=1, and writes only the files that do not exist:
+// old histories stay, since runs recorded with them may be in flight (see
 // docs/distributed.md, "Changing the workflow").
 func TestRecordHistories(t *testing.T) {
 	if os.Getenv("GANTRY_RECORD_HISTORY") == "" {
@@ -43,7 +43,14 @@ func TestRecordHistories(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join("..", "durable", "testdata", name+".json"), b, 0o644); err != nil {
+		path := filepath.Join("..", "durable", "testdata", name+".json")
+		if _, err := os.Stat(path); err == nil {
+			// Kept: runs recorded with it may be in flight (delete the
+			// file to record it again).
+			t.Logf("%s exists; not recorded again", path)
+			return
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,4 +87,40 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	record("parallel-reads", id)
+	// A subagent (a child workflow) whose call asks: the ask is answered
+	// through the parent, which forwards it to the child.
+	dir = t.TempDir()
+	// The replay test replays a history under its file's name as the
+	// workflow id (a child's id is derived from its parent's).
+	named := func(name string, spec durable.Spec, prompt string) string {
+		t.Helper()
+		id, err := durable.Start(context.Background(), c.c, spec, prompt, durable.StartOptions{RunID: name, TaskQueue: c.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	id = named("subagent-ask", testSpec(dir, "Agent"), agentPrompt("calls=1 cmd=echo child >> c.txt", false))
+	ask := waitAsk(t, c, id)
+	if err := durable.Answer(context.Background(), c.c, id, ask.ID, []byte(`{"choice":"allow_once"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.wait(id, time.Minute); res.Subtype != "success" {
+		t.Fatalf("result = %+v", res)
+	}
+	record("subagent-ask", id)
+	// A background agent whose completion the parent waits for; then a
+	// compaction (a small context window) before the last turns.
+	spec := testSpec(t.TempDir(), "Bash", "Edit", "Agent")
+	spec.ContextWindow, spec.CompactThreshold, spec.KeepMessages = 1000, 0.5, 2
+	id = named("background-agent", spec, agentPrompt("calls=2 cmd=echo {i} >> bg.txt", true))
+	if res := c.wait(id, time.Minute); res.Subtype != "success" {
+		t.Fatalf("result = %+v", res)
+	}
+	record("background-agent", id)
+	id = named("compaction", spec, "calls=6 cmd=echo {i} >> n.txt")
+	if res := c.wait(id, time.Minute); res.Subtype != "success" {
+		t.Fatalf("result = %+v", res)
+	}
+	record("compaction", id)
 }

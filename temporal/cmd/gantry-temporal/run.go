@@ -31,6 +31,7 @@ type runFlags struct {
 	noSettings, trust, noSession           bool
 	wait                                   bool
 	runID                                  string
+	resume                                 string
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -56,6 +57,7 @@ whichever worker executes it. --cwd must exist on the workers.`,
 	fl.StringVarP(&f.prompt, "print", "p", "", "the prompt")
 	fl.BoolVar(&f.wait, "wait", false, "follow the run's events and wait for its result")
 	fl.StringVar(&f.runID, "run-id", "", "the run id (workflow id; default: a new UUID)")
+	fl.StringVarP(&f.resume, "resume", "r", "", "continue the conversation of an ended run (its run id) in a new run")
 	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text, json or stream-json")
 	fl.StringVar(&f.model, "model", "", "model name (default: the worker's)")
 	fl.StringVar(&f.mode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
@@ -134,7 +136,7 @@ func runCmd(ctx context.Context, a *app, c *conn, f *runFlags, args []string) er
 		return err
 	}
 	defer cl.Close()
-	id, err := durable.Start(ctx, cl, spec, prompt, durable.StartOptions{RunID: f.runID, TaskQueue: c.queue})
+	id, err := durable.Start(ctx, cl, spec, prompt, durable.StartOptions{RunID: f.runID, TaskQueue: c.queue, Resume: f.resume})
 	if err != nil {
 		return err
 	}
@@ -205,6 +207,10 @@ func (p *printer) event(ev durable.Event) {
 			out["ask"] = ev.Ask
 		case durable.EventNotice:
 			out["text"] = ev.Text
+		case durable.EventAgent:
+			out["agent"] = ev.Agent
+		case durable.EventCompact:
+			out["compact"] = ev.Compact
 		case durable.EventResult:
 			return // finish prints it
 		}
@@ -222,6 +228,10 @@ func (p *printer) event(ev durable.Event) {
 			fmt.Fprintf(p.a.stderr, "• %s (%s)\n", ev.Tool.Name, status)
 		case durable.EventNotice:
 			fmt.Fprintln(p.a.stderr, "gantry-temporal:", ev.Text)
+		case durable.EventAgent:
+			fmt.Fprintf(p.a.stderr, "• agent %s %q: %s (run %s)\n", ev.Agent.Type, ev.Agent.Description, ev.Agent.Status, ev.Agent.RunID)
+		case durable.EventCompact:
+			fmt.Fprintf(p.a.stderr, "gantry-temporal: the conversation was compacted (%d → %d messages)\n", ev.Compact.Before, ev.Compact.After)
 		}
 	}
 }
