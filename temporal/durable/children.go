@@ -55,6 +55,11 @@ func (r *runner) spawn(ctx workflow.Context, u llm.Block, sp *spawnRequest) *age
 	if r.spec.MaxBudgetUSD > 0 {
 		spec.MaxBudgetUSD = max(r.spec.MaxBudgetUSD-r.st.CostUSD, 1e-9)
 	}
+	// The rules granted to the parent so far are the child's too (in-process
+	// the child shares the parent's permission engine).
+	if len(r.st.Granted) > 0 {
+		spec.Allow = append(slices.Clone(spec.Allow), r.st.Granted...)
+	}
 	id := childID(r.runID, u.ID)
 	cctx, cancel := workflow.WithCancel(ctx)
 	cctx = workflow.WithChildOptions(cctx, workflow.ChildWorkflowOptions{
