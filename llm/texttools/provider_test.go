@@ -275,3 +275,29 @@ func systemText(r llmtest.Request) string {
 func jsonStr(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestRewriteKeepsPlainMessages: messages without tool blocks are passed
+// on as they are (the same blocks), so that a conversation's cached
+// encodings of them are reused; the others are rewritten as text.
+func TestRewriteKeepsPlainMessages(t *testing.T) {
+	in := []llm.Message{
+		llm.UserText("hi"),
+		llm.AssistantMessage(llm.ToolUse("t1", "Read", json.RawMessage(`{"file_path":"a"}`))),
+		llm.UserMessage(llm.ToolResult("t1", []tool.Content{tool.Text("x")}, false)),
+		llm.AssistantMessage(llm.Text("done")),
+	}
+	out, _ := texttools.Rewrite(&llm.Request{Messages: in, Tools: specs})
+	if len(out.Messages) != len(in) {
+		t.Fatalf("%d messages, want %d", len(out.Messages), len(in))
+	}
+	for _, i := range []int{0, 3} {
+		if &out.Messages[i].Content[0] != &in[i].Content[0] {
+			t.Errorf("message %d was copied", i)
+		}
+	}
+	for _, i := range []int{1, 2} {
+		if b := out.Messages[i].Content; len(b) != 1 || b[0].Type != llm.TypeText {
+			t.Errorf("message %d not rewritten as text: %+v", i, b)
+		}
+	}
+}

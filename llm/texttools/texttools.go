@@ -301,6 +301,10 @@ func rewriteMessages(msgs []llm.Message) []llm.Message {
 	names := map[string]string{}
 	out := make([]llm.Message, 0, len(msgs))
 	for _, m := range msgs {
+		if !hasToolBlocks([]llm.Message{m}) {
+			out = append(out, m) // as it is, so that its encoding is reused (llm.MessageEncodings)
+			continue
+		}
 		nm := llm.Message{Role: m.Role, Content: make([]llm.Block, 0, len(m.Content))}
 		for _, b := range m.Content {
 			switch b.Type {
