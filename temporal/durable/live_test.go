@@ -171,3 +171,82 @@ func TestBrokerLiveLines(t *testing.T) {
 		t.Errorf("line = %s", line)
 	}
 }
+
+// FuzzLiveHandler: whatever a worker (or anyone who has the token) sends
+// to the live endpoint, the handler does not panic, answers 204 or 400,
+// and publishes only lines that are JSON, for the run the first line
+// names.
+func FuzzLiveHandler(f *testing.F) {
+	f.Add([]byte(`{"run_id":"r","turn":1,"attempt":1}` + "\n" + `{"type":"message_start"}` + "\n"))
+	f.Add([]byte("not json\n{}\n"))
+	f.Add([]byte(`{"run_id":"r"}` + "\n\n\n" + `[1,2` + "\n" + `"x"` + "\n"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var b Broker
+		events, cancel := b.Subscribe("r")
+		defer cancel()
+		rec := httptest.NewRecorder()
+		b.Handler("").ServeHTTP(rec, httptest.NewRequest(http.MethodPost, LivePath, strings.NewReader(string(body))))
+		if rec.Code != http.StatusNoContent && rec.Code != http.StatusBadRequest {
+			t.Fatalf("status %d", rec.Code)
+		}
+		for {
+			select {
+			case ev := <-events:
+				if ev.RunID != "r" || !json.Valid(ev.Event) {
+					t.Fatalf("published %+v", ev)
+				}
+			default:
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkBrokerPublish is the cost of one live event (a text delta)
+// handed to a run's followers.
+func BenchmarkBrokerPublish(b *testing.B) {
+	for _, subs := range []int{1, 10} {
+		b.Run(fmt.Sprintf("subscribers=%d", subs), func(b *testing.B) {
+			var br Broker
+			for range subs {
+				ch, cancel := br.Subscribe("r")
+				defer cancel()
+				go func() {
+					for range ch {
+					}
+				}()
+			}
+			ev := LiveEvent{LiveCall: LiveCall{RunID: "r", Turn: 1, Attempt: 1},
+				Event: json.RawMessage(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}`)}
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(ev)
+			}
+		})
+	}
+}
+
+// BenchmarkLiveLine is the cost of a live event from Publish to the SSE
+// line a follower gets.
+func BenchmarkLiveLine(b *testing.B) {
+	var br Broker
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan struct{})
+	go func() {
+		for range br.Live(ctx, "r") {
+			lines <- struct{}{}
+		}
+	}()
+	for br.Subscribers("r") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ev := LiveEvent{LiveCall: LiveCall{RunID: "r", Turn: 1, Attempt: 1},
+		Event: json.RawMessage(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(ev)
+		<-lines
+	}
+}
