@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -46,5 +47,41 @@ func TestCompileSchema(t *testing.T) {
 				t.Fatalf("draft-04 schema rejects a valid value")
 			}
 		})
+	}
+}
+
+func memoised(raw json.RawMessage) bool {
+	compiledSchemas.mu.RLock()
+	defer compiledSchemas.mu.RUnlock()
+	_, ok := compiledSchemas.m[string(raw)]
+	return ok
+}
+
+// TestBuildChecksWhatItMust: a schema this package inferred is not
+// compiled when the tool is built (it is valid by construction; it is
+// compiled when an input is first validated); a caller's schema, a schema
+// an option replaced and a Doc's examples are checked at build.
+func TestBuildChecksWhatItMust(t *testing.T) {
+	type in struct {
+		BuildCheck9071 string `json:"build_check_9071"`
+	}
+	noop := func(context.Context, *Env, in) (*Result, error) { return TextResult(""), nil }
+	inferred := Must(New("Inferred", "d", noop))
+	if memoised(inferred.Spec().InputSchema) {
+		t.Fatal("an inferred schema was compiled at build")
+	}
+	if _, err := CompileSchema(inferred.Spec().InputSchema); err != nil {
+		t.Fatalf("the inferred schema does not compile: %v", err)
+	}
+	bad := json.RawMessage(`{"type":"object","properties":{"a":{"type":"nope"}}}`)
+	if _, err := NewRaw("Raw", "d", bad, func(context.Context, *Env, json.RawMessage) (*Result, error) { return nil, nil }); !errors.Is(err, ErrBadSchema) {
+		t.Errorf("NewRaw with a bad schema: %v", err)
+	}
+	if _, err := New("Replaced", "d", noop, WithSpec(func(s *Spec) { s.InputSchema = bad })); !errors.Is(err, ErrBadSchema) {
+		t.Errorf("an option's bad schema: %v", err)
+	}
+	ex := WithDoc(Doc{Short: "d", Examples: []Example{{Description: "wrong", Input: json.RawMessage(`{"build_check_9071":1}`)}}})
+	if _, err := New("Examples", "d", noop, ex); !errors.Is(err, ErrBadExample) {
+		t.Errorf("a bad example: %v", err)
 	}
 }

@@ -42,7 +42,7 @@ func New[In any](name, description string, fn Func[In], opts ...Option) (*FuncTo
 		}
 		return fn(ctx, env, in)
 	}
-	return build(name, description, schema, call, opts)
+	return build(name, description, schema, call, opts, schema)
 }
 
 // NewText returns a typed tool whose body returns text (see [New]).
@@ -93,7 +93,7 @@ func NewNoInput(name, description string, fn func(ctx context.Context, env *Env)
 	}
 	return build(name, description, EmptyObjectSchema, func(ctx context.Context, env *Env, _ json.RawMessage) (*Result, error) {
 		return fn(ctx, env)
-	}, opts)
+	}, opts, EmptyObjectSchema)
 }
 
 // NewRaw returns a tool with a hand-written input schema whose body receives
@@ -103,7 +103,7 @@ func NewRaw(name, description string, schema json.RawMessage, fn RawFunc, opts .
 		return nil, fmt.Errorf("tool %q: nil function", name)
 	}
 	// build checks the schema (after the options, which may replace it).
-	return build(name, description, compact(schema), fn, opts)
+	return build(name, description, compact(schema), fn, opts, nil)
 }
 
 // Must panics if err is not nil and returns t otherwise, for tools built in
@@ -134,7 +134,9 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-func build(name, description string, schema json.RawMessage, call RawFunc, opts []Option) (*FuncTool, error) {
+// build makes a FuncTool. valid, when not nil, is a schema this package
+// made and knows to be valid (an inferred one, the empty object schema).
+func build(name, description string, schema json.RawMessage, call RawFunc, opts []Option, valid json.RawMessage) (*FuncTool, error) {
 	c := &config{spec: Spec{Name: name, Description: description, InputSchema: schema}}
 	for _, o := range opts {
 		o(c)
@@ -154,12 +156,19 @@ func build(name, description string, schema json.RawMessage, call RawFunc, opts 
 		}
 		c.spec.Doc = &cp
 	}
-	sch, err := compileSchema(c.spec.InputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: %w", name, err)
-	}
-	if err := checkExamples(sch, c.spec.Doc); err != nil {
-		return nil, fmt.Errorf("tool %q: %w", name, err)
+	// A schema this package made is valid by construction: it is compiled
+	// when an input is first validated against it ([CompileSchema]'s memo),
+	// so a process compiles only the schemas of the tools it calls. A schema
+	// given by the caller or replaced by an option, and a Doc's examples,
+	// are checked here.
+	if valid == nil || !bytes.Equal(c.spec.InputSchema, valid) || (c.spec.Doc != nil && len(c.spec.Doc.Examples) > 0) {
+		sch, err := compileSchema(c.spec.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", name, err)
+		}
+		if err := checkExamples(sch, c.spec.Doc); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", name, err)
+		}
 	}
 	c.spec = *c.spec.Render()
 	if c.spec.Description == "" {
