@@ -89,7 +89,11 @@ func runServer(h2 bool) {
 		// Accept request bodies as fast as they come: the fake server,
 		// not the client's flow control, is where requests queue, as at a
 		// real API's front end (whose capacity exceeds one client's).
+		// Up to 1,000 streams a connection: 10,000 sessions need ten
+		// connections, not forty (dialling them timed out on a loaded
+		// machine whose fake server was starved of CPU).
 		opts = append(opts, llmtest.WithHTTP2Config(&http.HTTP2Config{
+			MaxConcurrentStreams:          1000,
 			MaxReceiveBufferPerConnection: 256 << 20,
 			MaxReceiveBufferPerStream:     4 << 20,
 		}))
