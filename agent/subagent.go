@@ -265,16 +265,7 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 	default:
 		return nil, fmt.Errorf("unknown isolation %q (want worktree)", req.Isolation)
 	}
-	model := req.Model
-	if model == "" || model == "inherit" {
-		model = def.Model
-	}
-	switch model {
-	case "", "inherit":
-		model = a.opts.Model
-	case agenttool.ModelFast:
-		model = cmpOr(a.opts.SmallModel, a.opts.Model)
-	}
+	model := SubagentModel(req.Model, def.Model, a.opts.Model, a.opts.SmallModel)
 	maxTurns := def.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = cmpOrInt(a.opts.SubagentMaxTurns, DefaultSubagentMaxTurns)

@@ -23,6 +23,23 @@ func SubagentTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []st
 // parent's, else the parent's.
 func SubagentMode(def, parent tool.Mode) tool.Mode { return childMode(def, parent) }
 
+// SubagentModel returns the model of a subagent: the call's model, else
+// its type's; "inherit" (or none) is the parent's, agenttool.ModelFast the
+// small model (the parent's when there is none).
+func SubagentModel(call, def, parent, small string) string {
+	model := call
+	if model == "" || model == "inherit" {
+		model = def
+	}
+	switch model {
+	case "", "inherit":
+		return parent
+	case agenttool.ModelFast:
+		return cmpOr(small, parent)
+	}
+	return model
+}
+
 // TaskNotification is the note a parent gets (at its next turn) when a
 // background agent ends: its description, type, task id, final status
 // (completed, failed, killed) and final reply.

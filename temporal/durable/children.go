@@ -200,7 +200,11 @@ func (r *runner) taskCall(ctx workflow.Context, u llm.Block) (res *tool.Result, 
 	if json.Unmarshal(u.Input, &in) != nil {
 		return nil, false
 	}
-	c := r.children[cmpOr(in.TaskID, in.ShellID)]
+	id := in.TaskID
+	if id == "" {
+		id = in.ShellID
+	}
+	c := r.children[id]
 	if c == nil {
 		return nil, false
 	}

@@ -70,14 +70,7 @@ func TestSubagent(t *testing.T) {
 	Register(env, testActivities(t, p))
 	child := "calls=2 cmd=echo child >> sub.txt"
 	parent := agentPrompt(child, false)
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Bash", "Edit", "Agent"), Prompt: parent})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := runToEnd(t, env, RunInput{Spec: testSpec(dir, "Bash", "Edit", "Agent"), Prompt: parent})
 	if res.Subtype != "success" || res.Text != "done after 1" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -124,14 +117,7 @@ func TestBackgroundAgent(t *testing.T) {
 	env := newEnv(&s)
 	Register(env, testActivities(t, p))
 	child := "calls=1 cmd=echo bg >> bg.txt"
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Bash", "Edit", "Agent"), Prompt: agentPrompt(child, true)})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := runToEnd(t, env, RunInput{Spec: testSpec(dir, "Bash", "Edit", "Agent"), Prompt: agentPrompt(child, true)})
 	if res.Subtype != "success" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -180,14 +166,7 @@ func TestChildAskThroughParent(t *testing.T) {
 			},
 		}, AnswerInput{ID: pending[0].ID, Answer: json.RawMessage(`{"choice":"allow_once"}`)})
 	}, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Agent"), Prompt: agentPrompt("calls=1 cmd=echo asked >> a.txt", false)})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := runToEnd(t, env, RunInput{Spec: testSpec(dir, "Agent"), Prompt: agentPrompt("calls=1 cmd=echo asked >> a.txt", false)})
 	if res.Subtype != "success" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -226,14 +205,7 @@ func TestCancelCascades(t *testing.T) {
 		}
 		env.CancelWorkflow()
 	}, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Agent"), Prompt: agentPrompt("calls=1 cmd=echo x >> c.txt", false)})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := runToEnd(t, env, RunInput{Spec: testSpec(dir, "Agent"), Prompt: agentPrompt("calls=1 cmd=echo x >> c.txt", false)})
 	if res.Subtype != agent.SubtypeInterrupted {
 		t.Errorf("parent result = %+v", res)
 	}
@@ -257,17 +229,10 @@ func TestTaskStopBackgroundAgent(t *testing.T) {
 	// The child waits for an answer nobody gives; the parent's second call
 	// stops it.
 	taskID := childID("default-test-workflow-id", "toolu_1")
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: testSpec(dir, "Agent"), Prompt: fakemodel.Script(
+	res := runToEnd(t, env, RunInput{Spec: testSpec(dir, "Agent"), Prompt: fakemodel.Script(
 		fakemodel.Call{Name: "Agent", Input: map[string]any{"description": "waiter", "prompt": "calls=1 cmd=echo x >> w.txt", "run_in_background": true}},
 		fakemodel.Call{Name: "TaskStop", Input: map[string]any{"task_id": taskID}},
 	)})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
 	if res.Subtype != "success" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -301,14 +266,7 @@ func TestCompaction(t *testing.T) {
 	Register(env, testActivities(t, p))
 	spec := testSpec(dir, "Bash", "Edit")
 	spec.ContextWindow, spec.CompactThreshold, spec.KeepMessages = 1000, 0.6, 2
-	env.ExecuteWorkflow(WorkflowName, RunInput{Spec: spec, Prompt: "calls=8 cmd=echo {i} >> n.txt"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := runToEnd(t, env, RunInput{Spec: spec, Prompt: "calls=8 cmd=echo {i} >> n.txt"})
 	if res.Subtype != "success" || res.Text != "done after 8" {
 		t.Fatalf("result = %+v", res)
 	}

@@ -3,6 +3,8 @@ package durable
 import (
 	"testing"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
@@ -25,4 +27,21 @@ func testActivities(t *testing.T, p llm.Provider) *Activities {
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// runToEnd executes the workflow to its end and returns its result.
+func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, in RunInput) Result {
+	t.Helper()
+	env.ExecuteWorkflow(WorkflowName, in)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -104,16 +104,7 @@ func (st *spawnState) request(env *tool.Env, req agenttool.Request, background b
 	case len(def.OutputSchema) > 0:
 		return fmt.Errorf("agent type %s declares an output schema; structured output is not supported in durable runs yet", def.Name)
 	}
-	model := req.Model
-	if model == "" || model == "inherit" {
-		model = def.Model
-	}
-	switch model {
-	case "", "inherit":
-		model = st.parent.Model
-	case agenttool.ModelFast:
-		model = cmpOr(st.getenv("GANTRY_SMALL_MODEL"), st.parent.Model)
-	}
+	model := agent.SubagentModel(req.Model, def.Model, st.parent.Model, st.getenv("GANTRY_SMALL_MODEL"))
 	maxTurns := def.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = agent.DefaultSubagentMaxTurns
@@ -130,11 +121,4 @@ func (st *spawnState) request(env *tool.Env, req agenttool.Request, background b
 		ParentToolUseID: req.ToolUseID, Background: background}
 	st.spawn = &spawnRequest{Spec: spec, Prompt: req.Prompt, Background: background}
 	return errSpawn
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
