@@ -127,8 +127,8 @@ func newCronAddCmd(a *app) *cobra.Command {
 	fl.StringVar(&cwd, "cwd", "", "the runs' working directory (default: the current directory)")
 	fl.StringVar(&jr.Options.Model, "model", "", "model of the runs")
 	fl.StringVar(&mode, "permission-mode", "", "permission mode of the runs (default: the directory's settings)")
-	fl.StringSliceVar(&allowed, "allowedTools", nil, "allow rules added for the runs")
-	fl.StringSliceVar(&disallowed, "disallowedTools", nil, "deny rules added for the runs")
+	fl.StringArrayVar(&allowed, "allowedTools", nil, "allow rules added for the runs (comma-separated or repeated; a rule keeps the commas inside its parentheses)")
+	fl.StringArrayVar(&disallowed, "disallowedTools", nil, "deny rules added for the runs (comma-separated or repeated)")
 	fl.IntVar(&jr.Options.MaxTurns, "max-turns", 0, "turn limit of each run")
 	fl.Float64Var(&jr.Options.MaxBudgetUSD, "max-budget-usd", 0, "cost limit of each run")
 	return cmd
