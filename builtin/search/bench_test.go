@@ -37,7 +37,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 						b.Skip("rg not on PATH")
 					}
 				}
-				c0, ok := processCPU()
+				c0, s0, ok := processCPU()
 				for b.Loop() {
 					q := &Query{Root: root, Pattern: c.pattern, Mode: c.mode, LineNumbers: true}
 					r, err := Search(context.Background(), q, Options{Engine: e})
@@ -48,8 +48,9 @@ func BenchmarkGrepGoroot(b *testing.B) {
 						b.Fatal("no match")
 					}
 				}
-				if c1, ok1 := processCPU(); ok && ok1 {
+				if c1, s1, ok1 := processCPU(); ok && ok1 {
 					b.ReportMetric(float64((c1-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+					b.ReportMetric(float64((s1-s0).Microseconds())/1000/float64(b.N), "sys-ms/op")
 				}
 			})
 		}

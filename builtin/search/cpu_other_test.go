@@ -4,4 +4,4 @@ package search
 
 import "time"
 
-func processCPU() (time.Duration, bool) { return 0, false }
+func processCPU() (cpu, sys time.Duration, ok bool) { return 0, 0, false }

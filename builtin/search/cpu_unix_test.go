@@ -8,11 +8,13 @@ import (
 )
 
 // processCPU is the CPU time (user + system) of this process and of the
-// children it waited for (ripgrep, for the rg engine).
-func processCPU() (time.Duration, bool) {
+// children it waited for (ripgrep, for the rg engine), and the system part
+// of it.
+func processCPU() (cpu, sys time.Duration, ok bool) {
 	var self, kids syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano()), true
+	sys = time.Duration(self.Stime.Nano() + kids.Stime.Nano())
+	return time.Duration(self.Utime.Nano()+kids.Utime.Nano()) + sys, sys, true
 }

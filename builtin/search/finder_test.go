@@ -2,6 +2,10 @@ package search
 
 import (
 	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,9 +27,72 @@ func TestFinder(t *testing.T) {
 		{"x.N", "abc.N x.N"},
 	}
 	for _, c := range cases {
-		got := newFinder([]byte(c.lit)).index([]byte(c.hay))
-		if want := strings.Index(c.hay, c.lit); got != want {
-			t.Errorf("index(%q in %.20q…) = %d, want %d", c.lit, c.hay, got, want)
+		for _, pair := range []bool{false, true} {
+			got := finderScan([]byte(c.lit), pair).index([]byte(c.hay))
+			if want := strings.Index(c.hay, c.lit); got != want {
+				t.Errorf("pair %v: index(%q in %.20q…) = %d, want %d", pair, c.lit, c.hay, got, want)
+			}
+		}
+	}
+}
+
+// finderScan is newFinder with the pair scan on or off.
+func finderScan(lit []byte, pair bool) *finder {
+	f := newFinder(lit)
+	*f = finder{lit: f.lit, rare: f.rare, c: f.c}
+	f.setPair(pair)
+	return f
+}
+
+func TestFinderPairBytes(t *testing.T) {
+	for _, c := range []struct {
+		lit    string
+		fold   bool
+		i1, i2 int
+	}{
+		{"errors.New", false, 7, 9}, // "N", then "w"
+		{"xx", false, 0, 1},         // one byte value: another offset
+		{"a", true, 0, 0},           // a one-letter folded literal
+		{"ab", true, 1, 0},
+	} {
+		var f *finder
+		if c.fold {
+			f = foldFindersScan([]byte(c.lit), true)[0]
+		} else {
+			f = finderScan([]byte(c.lit), true)
+		}
+		if !f.pair || f.i1 != c.i1 || f.i2 != c.i2 {
+			t.Errorf("%q (fold %v): pair %v at %d, %d; want %d, %d", c.lit, c.fold, f.pair, f.i1, f.i2, c.i1, c.i2)
+		}
+	}
+}
+
+// TestPairBlocks checks the vectorised pair test against a plain loop at
+// every block position and alignment.
+func TestPairBlocks(t *testing.T) {
+	buf := make([]byte, 200)
+	for i := range buf {
+		buf[i] = byte('a' + i%7)
+	}
+	for _, c := range []struct{ c1, m1, c2, m2 byte }{{'X', 0, 'Y', 0}, {'x', 0x20, 'y', 0x20}, {'X', 0, 'X', 0}} {
+		for pos := range 64 {
+			for off := 1; off < 20; off++ {
+				b := bytes.Clone(buf)
+				b[pos], b[pos+off] = c.c1&^c.m1, c.c2&^c.m2
+				for start := range 3 {
+					n := (len(b) - 20 - start) &^ 15
+					want := -1
+					for k := range n {
+						if b[start+k]|c.m1 == c.c1 && b[start+k+off]|c.m2 == c.c2 {
+							want = k
+							break
+						}
+					}
+					if got := pairBlocks(&b[start], &b[start+off], n, c.c1, c.m1, c.c2, c.m2); got != want {
+						t.Fatalf("%+v pos %d off %d start %d: %d, want %d", c, pos, off, start, got, want)
+					}
+				}
+			}
 		}
 	}
 }
@@ -53,10 +120,15 @@ func TestFoldFinders(t *testing.T) {
 		{"q", "aQ", 1},            // a one-letter literal, both cases
 		{"zzz", "zzZzzz", 0},
 		{"hello world", "say HELLO WORLD", 4},
+		{"@", "`@", 1},    // 0x60 | 0x20 is not "@"
+		{"a[", "A{a[", 2}, // "{" is "[" | 0x20: a non-letter is compared exactly
+		{"xyz", strings.Repeat("XYy", 40) + "xYZ", 120},
 	} {
-		fs := foldFinders([]byte(c.lit))
-		if got := foldIndex(fs, []byte(c.hay)); got != c.want {
-			t.Errorf("fold %q in %q = %d, want %d (%d finders)", c.lit, c.hay, got, c.want, len(fs))
+		for _, pair := range []bool{false, true} {
+			fs := foldFindersScan([]byte(c.lit), pair)
+			if got := foldIndex(fs, []byte(c.hay)); got != c.want {
+				t.Errorf("pair %v: fold %q in %q = %d, want %d (%d finders)", pair, c.lit, c.hay, got, c.want, len(fs))
+			}
 		}
 	}
 }
@@ -66,15 +138,20 @@ func FuzzFinder(f *testing.F) {
 	f.Add([]byte("aab"), []byte("aaaaaaaaaaaaaaaaaaaaaaaab"))
 	f.Add([]byte("  "), []byte("a  b"))
 	f.Add([]byte("ToDo"), []byte("a TODO b todo"))
+	f.Add([]byte("xq"), []byte(strings.Repeat("abcdefgh", 9)+"XQ xq"))
 	f.Fuzz(func(t *testing.T, lit, hay []byte) {
-		if got, want := newFinder(lit).index(hay), bytes.Index(hay, lit); got != want {
-			t.Fatalf("index(%q, %q) = %d, want %d", lit, hay, got, want)
-		}
+		want := bytes.Index(hay, lit)
 		// Folding: the literal lower-cased, the text lower-cased for the
 		// reference.
 		low := lowerASCII(nil, lit)
-		if got, want := foldIndex(foldFinders(low), hay), bytes.Index(lowerASCII(nil, hay), low); got != want {
-			t.Fatalf("fold index(%q, %q) = %d, want %d", low, hay, got, want)
+		foldWant := bytes.Index(lowerASCII(nil, hay), low)
+		for _, pair := range []bool{false, true} {
+			if got := finderScan(lit, pair).index(hay); got != want {
+				t.Fatalf("pair %v: index(%q, %q) = %d, want %d", pair, lit, hay, got, want)
+			}
+			if got := foldIndex(foldFindersScan(low, pair), hay); got != foldWant {
+				t.Fatalf("pair %v: fold index(%q, %q) = %d, want %d", pair, low, hay, got, foldWant)
+			}
 		}
 	})
 }
@@ -99,4 +176,55 @@ func BenchmarkFinder(b *testing.B) {
 			}
 		}
 	})
+}
+
+// corpus returns up to max bytes of the .go files of Go's source tree, in
+// memory (a search without the file system).
+func corpus(b *testing.B, max int) []byte {
+	b.Helper()
+	var buf []byte
+	filepath.WalkDir(goroot(b), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(buf) >= max || !d.Type().IsRegular() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err == nil {
+			buf = append(buf, data...)
+		}
+		return nil
+	})
+	return buf
+}
+
+// BenchmarkFinderGoroot is the literal search alone over 32 MB of Go
+// source, with the pair scan and the byte scan.
+func BenchmarkFinderGoroot(b *testing.B) {
+	hay := corpus(b, 32<<20)
+	for _, lit := range []string{"errors.New", "Errorf", "func", "TODO", "(", "zzzzzz"} {
+		for _, fold := range []bool{false, true} {
+			for _, pair := range []bool{false, true} {
+				name := fmt.Sprintf("%s/fold=%v/pair=%v", lit, fold, pair)
+				b.Run(name, func(b *testing.B) {
+					var fs []*finder
+					if fold {
+						fs = foldFindersScan(lowerASCII(nil, []byte(lit)), pair)
+					} else {
+						fs = []*finder{finderScan([]byte(lit), pair)}
+					}
+					b.SetBytes(int64(len(hay)))
+					for b.Loop() {
+						for _, f := range fs {
+							for i := 0; i < len(hay); {
+								j := f.index(hay[i:])
+								if j < 0 {
+									break
+								}
+								i += j + 1
+							}
+						}
+					}
+				})
+			}
+		}
+	}
 }

@@ -112,6 +112,7 @@ func grepCases() []grepCase {
 	return []grepCase{
 		{"files", `{"pattern":"needle"}`},
 		{"files_i", `{"pattern":"NEEDLE","-i":true}`},
+		{"content_i_mixed", `{"pattern":"nEeDlE [kI]","-i":true,"output_mode":"content"}`},
 		{"content", `{"pattern":"needle","output_mode":"content"}`},
 		{"content_no_n", `{"pattern":"Needle","output_mode":"content","-n":false}`},
 		{"content_C1", `{"pattern":"needle","output_mode":"content","-C":1,"path":"ctx.txt"}`},
