@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gantry-dev/gantry/builtin/ask"
 	"github.com/gantry-dev/gantry/builtin/config"
@@ -59,35 +60,116 @@ type Options struct {
 	Config config.Options
 	// Trigger configures RemoteTrigger (which gantry serve it talks to).
 	Trigger triggertool.Options
+	// Only, if not nil, names the built-in tools to build (names or
+	// aliases): [Tools] and [Registry] build and hold just those, so a
+	// one-shot call (`gantry tools call`) does not pay for building every
+	// tool. Tools built together share state (the file tools' write locks,
+	// the web tools' cache) as in a full registry. A name that is no
+	// built-in's is ignored. Nil means every built-in tool.
+	Only []string
 }
 
-// Tools returns every built-in tool, built once; the tools are safe to share
-// between sessions (per-session state travels in tool.Env).
+// Tools returns the built-in tools (every one, or those opts.Only names),
+// built once; the tools are safe to share between sessions (per-session
+// state travels in tool.Env).
 func Tools(opts Options) ([]tool.Tool, error) {
-	searchTools, err := search.Tools(opts.Search)
-	if err != nil {
-		return nil, fmt.Errorf("builtin: search tools: %w", err)
-	}
 	var out []tool.Tool
-	out = append(out, file.Tools(opts.File)...)
-	out = append(out, searchTools...)
-	out = append(out, shell.Tools(opts.Shell)...)
-	out = append(out, mcpres.Tools()...)
-	out = append(out, web.Tools(opts.Web)...)
-	out = append(out, todo.New())
-	out = append(out, task.Tools()...)
-	out = append(out, lsp.New(), config.New(opts.Config))
-	if opts.Memory != nil {
-		out = append(out, memory.New(*opts.Memory))
+	for _, g := range catalog {
+		if !opts.wants(g.names) {
+			continue
+		}
+		tools, err := g.build(opts)
+		if err != nil {
+			return nil, fmt.Errorf("builtin: %w", err)
+		}
+		for _, t := range tools {
+			if opts.wants(t.Spec().Names()) {
+				out = append(out, t)
+			}
+		}
 	}
-	out = append(out, team.Tools()...)
-	out = append(out, plan.Tools()...)
-	out = append(out, ask.Tools()...)
-	out = append(out, worktree.Tools()...)
-	out = append(out, crontool.Tools()...)
-	out = append(out, triggertool.New(opts.Trigger))
 	return out, nil
 }
+
+// wants reports whether a tool with one of names is to be built: always
+// without Only, else when Only lists one of them.
+func (o Options) wants(names []string) bool {
+	if o.Only == nil {
+		return true
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(o.Only, n) })
+}
+
+// group is a set of built-in tools built together (they share state, such
+// as the file tools' write locks): the names and aliases of its tools and
+// its constructor.
+type group struct {
+	names []string
+	build func(Options) ([]tool.Tool, error)
+}
+
+func one(t tool.Tool) ([]tool.Tool, error) { return []tool.Tool{t}, nil }
+
+// catalog is every built-in tool in pool order, grouped by what is built
+// together; a name or alias listed here and not built (WebSearch without a
+// search backend, memory without its options) is simply absent.
+// TestCatalogNames checks the names against the built tools.
+var catalog = []group{
+	{[]string{"Read", "Write", "Edit", "NotebookEdit"}, func(o Options) ([]tool.Tool, error) { return file.Tools(o.File), nil }},
+	{[]string{"Glob"}, func(o Options) ([]tool.Tool, error) {
+		t, err := search.NewGlob(o.Search)
+		if err != nil {
+			return nil, fmt.Errorf("search tools: %w", err)
+		}
+		return one(t)
+	}},
+	{[]string{"Grep"}, func(o Options) ([]tool.Tool, error) {
+		t, err := search.NewGrep(o.Search)
+		if err != nil {
+			return nil, fmt.Errorf("search tools: %w", err)
+		}
+		return one(t)
+	}},
+	{[]string{"Bash", "TaskOutput", "BashOutput", "AgentOutput", "TaskStop", "KillShell"}, func(o Options) ([]tool.Tool, error) { return shell.Tools(o.Shell), nil }},
+	{[]string{"ListMcpResources", "ReadMcpResource"}, func(Options) ([]tool.Tool, error) { return mcpres.Tools(), nil }},
+	{[]string{"WebFetch", "WebSearch"}, func(o Options) ([]tool.Tool, error) { return web.Tools(o.Web), nil }},
+	{[]string{"TodoWrite"}, func(Options) ([]tool.Tool, error) { return one(todo.New()) }},
+	{[]string{"TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}, func(Options) ([]tool.Tool, error) { return task.Tools(), nil }},
+	{[]string{"LSP"}, func(Options) ([]tool.Tool, error) { return one(lsp.New()) }},
+	{[]string{"Config"}, func(o Options) ([]tool.Tool, error) { return one(config.New(o.Config)) }},
+	{[]string{"memory"}, func(o Options) ([]tool.Tool, error) {
+		if o.Memory == nil {
+			return nil, nil
+		}
+		return one(memory.New(*o.Memory))
+	}},
+	{[]string{"TeamCreate", "TeamDelete", "SendMessage"}, func(Options) ([]tool.Tool, error) { return team.Tools(), nil }},
+	{[]string{"EnterPlanMode", "ExitPlanMode"}, func(Options) ([]tool.Tool, error) { return plan.Tools(), nil }},
+	{[]string{"AskUserQuestion"}, func(Options) ([]tool.Tool, error) { return ask.Tools(), nil }},
+	{[]string{"EnterWorktree", "ExitWorktree"}, func(Options) ([]tool.Tool, error) { return worktree.Tools(), nil }},
+	{[]string{"CronCreate", "CronDelete", "CronList"}, func(Options) ([]tool.Tool, error) { return crontool.Tools(), nil }},
+	{[]string{"RemoteTrigger"}, func(o Options) ([]tool.Tool, error) { return one(triggertool.New(o.Trigger)) }},
+}
+
+// Known reports whether name is the name or an alias of a built-in tool,
+// without building any: the names [Options.Only] selects from. Tools that
+// need options to exist (WebSearch, memory) are known whether or not they
+// would be built.
+func Known(name string) bool {
+	if name == skillName {
+		return true
+	}
+	for _, g := range catalog {
+		if slices.Contains(g.names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// skillName is the Skill tool's name: it is built per session (it lists the
+// skills of the session's project), through a registry factory.
+const skillName = "Skill"
 
 // Tier returns the tier of a built-in tool name: core for Read, Write, Edit,
 // Glob, Grep, Bash, WebFetch and WebSearch; specialist for the MCP resource
@@ -115,7 +197,10 @@ func Register(r *toolset.Registry, opts Options) error {
 		}
 	}
 	// Skill lists the skills of the session's project: built per session.
-	if err := r.Register(toolset.Entry{Name: "Skill", Tier: Tier("Skill"), Factory: skill.Factory(opts.Skill)}); err != nil {
+	if !opts.wants([]string{skillName}) {
+		return nil
+	}
+	if err := r.Register(toolset.Entry{Name: skillName, Tier: Tier(skillName), Factory: skill.Factory(opts.Skill)}); err != nil {
 		return fmt.Errorf("builtin: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/memory"
 	"github.com/gantry-dev/gantry/builtin/shell"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -111,5 +112,108 @@ func TestMemoryIsOptIn(t *testing.T) {
 	}
 	if !has(Options{Memory: &memory.Options{}}) {
 		t.Error("memory tool missing with Options.Memory")
+	}
+}
+
+type nopSearch struct{}
+
+func (nopSearch) Name() string { return "nop" }
+func (nopSearch) Search(context.Context, web.SearchQuery) ([]web.SearchResult, error) {
+	return nil, nil
+}
+
+// TestCatalogNames checks the catalog's names against the tools each group
+// builds (with every optional tool on): a name or alias missing from the
+// catalog would make Options.Only miss the tool.
+func TestCatalogNames(t *testing.T) {
+	o := Options{Memory: &memory.Options{Dir: t.TempDir()}, Web: web.Options{Search: nopSearch{}}}
+	seen := map[string]bool{}
+	for _, g := range catalog {
+		tools, err := g.build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range tools {
+			got = append(got, tl.Spec().Names()...)
+		}
+		if !slices.Equal(got, g.names) {
+			t.Errorf("group %v builds %v", g.names, got)
+		}
+		for _, n := range got {
+			if !Known(n) {
+				t.Errorf("%s not Known", n)
+			}
+			if seen[n] {
+				t.Errorf("%s in two groups", n)
+			}
+			seen[n] = true
+		}
+	}
+}
+
+func TestRegistryOnly(t *testing.T) {
+	for _, c := range []struct {
+		only []string
+		want []string
+	}{
+		{[]string{"Grep"}, []string{"Grep"}},
+		{[]string{"Read"}, []string{"Read"}},
+		{[]string{"Edit", "Glob"}, []string{"Edit", "Glob"}},
+		{[]string{"BashOutput"}, []string{"TaskOutput"}}, // an alias
+		{[]string{"Skill"}, []string{"Skill"}},
+		{[]string{"WebSearch"}, nil}, // no search backend: not built
+		{[]string{"NoSuchTool"}, nil},
+		{[]string{}, nil},
+	} {
+		r, err := Registry(Options{Only: c.only})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range r.Entries() {
+			got = append(got, e.Name)
+			if e.Tier != Tier(e.Name) {
+				t.Errorf("%s tier %v", e.Name, e.Tier)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Only %v: registry %v, want %v", c.only, got, c.want)
+		}
+		for _, n := range c.only {
+			if Known(n) != (n != "NoSuchTool") {
+				t.Errorf("Known(%s) = %v", n, Known(n))
+			}
+		}
+	}
+	// The same tool as in a full registry: name, aliases, schema.
+	full, err := Registry(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, err := Registry(Options{Only: []string{"KillShell"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &tool.Env{WorkDir: t.TempDir()}
+	pf, err := toolset.NewPool(context.Background(), toolset.Options{Registry: full, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := toolset.NewPool(context.Background(), toolset.Options{Registry: only, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok1 := pf.Lookup("KillShell")
+	b, ok2 := po.Lookup("KillShell")
+	if !ok1 || !ok2 {
+		t.Fatalf("lookup: %v %v", ok1, ok2)
+	}
+	sa, sb := a.Spec(), b.Spec()
+	if sa.Name != sb.Name || !slices.Equal(sa.Aliases, sb.Aliases) || string(sa.InputSchema) != string(sb.InputSchema) || sa.Description != sb.Description {
+		t.Errorf("spec differs: %+v vs %+v", sa, sb)
+	}
+	if len(po.All()) != 1 {
+		t.Errorf("pool of Only holds %d tools", len(po.All()))
 	}
 }

@@ -60,7 +60,8 @@ func (s *Shared) registry(bo builtin.Options) (*toolset.Registry, error) {
 }
 
 // sharedKey encodes what Open derives into the built-in options: the
-// journal directory and the commands' env, strings length-prefixed.
+// journal directory and the commands' env, and the tools asked for
+// (Builtin.Only), strings length-prefixed.
 func sharedKey(bo builtin.Options) string {
 	var b strings.Builder
 	str := func(s string) {
@@ -72,6 +73,12 @@ func sharedKey(bo builtin.Options) string {
 	for _, k := range slices.Sorted(maps.Keys(bo.Shell.Env)) {
 		str(k)
 		str(bo.Shell.Env[k])
+	}
+	if bo.Only != nil {
+		b.WriteString("only")
+		for _, n := range bo.Only {
+			str(n)
+		}
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/internal/benchcpu"
 )
@@ -39,6 +40,18 @@ func TestSharedBuiltins(t *testing.T) {
 	}
 	if c2 := open(withEnv); c2.PoolOptions().Registry != c.PoolOptions().Registry {
 		t.Error("the same directory and settings got new tools")
+	}
+	// A workspace that asks for some tools only gets a registry of its own.
+	only, err := Open(ctx, Options{Dir: plain1, Getenv: getenv, PolicyPath: "-", Trusted: true, NoMCP: true, NoAgentFiles: true, Shared: &shared, Builtin: builtin.Options{Only: []string{"Grep"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { only.Close() })
+	if only.PoolOptions().Registry == a.PoolOptions().Registry || only.PoolOptions().Registry.Len() != 1 {
+		t.Error("a workspace built with Builtin.Only shares the full registry")
+	}
+	if a2 := open(plain1); a2.PoolOptions().Registry != a.PoolOptions().Registry || a2.PoolOptions().Registry.Len() < 20 {
+		t.Error("a full workspace after one with Builtin.Only got its registry")
 	}
 	o, err := c.Executor().RunOne(ctx, c.Session(), executor.Call{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"printenv SHARED_TEST_VAR"}`)})
 	if err != nil {

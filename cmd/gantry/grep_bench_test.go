@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,14 +17,21 @@ import (
 
 // BenchmarkGrepProcess compares a whole `gantry tools call Grep` process
 // with ripgrep on Go's source tree ($GOROOT/src, ~11.5k files), for each
-// engine (GANTRY_GREP_ENGINE) and output mode, with the same pattern. Each
-// iteration runs rg and gantry once, in alternating order, so that both
-// see the same machine load; the figures are medians over the iterations:
+// engine (GANTRY_GREP_ENGINE) and output mode, with the same pattern. Like
+// is compared with like: gantry runs with head_limit 0, so both produce
+// every file or line (checked before timing: the same number of entries),
+// both write to a pipe read into memory, and rg runs with its defaults (the
+// threads it picks for the machine). The content search's ~290 KB are over
+// the result budget of a tool call (30,000 characters): gantry writes them
+// to a file, as the pipeline does for a model, and prints a preview. Each iteration runs rg and gantry
+// once, in alternating order, so that both see the same machine load; the
+// figures are medians over the iterations:
 //
 //	ms, cpu-ms        gantry's wall and CPU time (user+sys, rg's included
 //	                  when the rg engine runs it)
 //	rg-ms, rg-cpu-ms  rg's (`rg -l PATTERN DIR` / `rg -n PATTERN DIR`)
 //	x-rg, cpu-x-rg    the ratios gantry/rg (the goal is ≤ 1.1)
+//	out-KB            what rg printed (gantry prints the same entries)
 //	load              the 1-minute load average when the case started
 //
 // Run: go test -run '^$' -bench GrepProcess -benchtime 20x ./cmd/gantry
@@ -38,7 +46,7 @@ func BenchmarkGrepProcess(b *testing.B) {
 		b.Skipf("GOROOT/src: %v", err)
 	}
 	bin := buildGantry(b)
-	home := b.TempDir()
+	home, tmp := b.TempDir(), b.TempDir()
 	for _, c := range []struct{ name, pattern, mode, rgFlag string }{
 		{"files", "errors.New", "files_with_matches", "-l"},
 		{"content", "errors.New", "content", "-n"},
@@ -46,19 +54,30 @@ func BenchmarkGrepProcess(b *testing.B) {
 	} {
 		for _, engine := range []string{"go", "rg"} {
 			b.Run(c.name+"/"+engine, func(b *testing.B) {
-				in, _ := json.Marshal(map[string]string{"pattern": c.pattern, "path": src, "output_mode": c.mode})
+				in, _ := json.Marshal(map[string]any{"pattern": c.pattern, "path": src, "output_mode": c.mode, "head_limit": 0})
 				gantry := exec.Command(bin, "tools", "call", "Grep", string(in), "--allowedTools", "Grep", "--no-settings")
-				gantry.Env = append(os.Environ(), "HOME="+home, "GANTRY_HOME="+filepath.Join(home, ".gantry"), "GANTRY_GREP_ENGINE="+engine)
+				gantry.Env = append(os.Environ(), "HOME="+home, "GANTRY_HOME="+filepath.Join(home, ".gantry"), "GANTRY_GREP_ENGINE="+engine, "TMPDIR="+tmp)
 				gantry.Dir = home
 				ripgrep := exec.Command(rg, c.rgFlag, c.pattern, src)
-				// Both must find the same files: the comparison is void
-				// otherwise.
+				// Both must find and print the same files or lines: the
+				// comparison is void otherwise.
+				g, r := runOnce(b, gantry), runOnce(b, ripgrep)
+				n := bytes.Count(r.out, []byte("\n"))
 				if c.mode == "files_with_matches" {
-					g, r := runOnce(b, gantry), runOnce(b, ripgrep)
-					want := "Found " + strconv.Itoa(bytes.Count(r.out, []byte("\n"))) + " files"
+					want := "Found " + strconv.Itoa(n) + " files\n"
 					if !bytes.HasPrefix(g.out, []byte(want)) {
 						b.Fatalf("gantry found %q, rg %q", firstLine(string(g.out)), want)
 					}
+					g.out = g.out[len(want):]
+				}
+				got := bytes.Count(g.out, []byte("\n"))
+				if m := savedLines.FindSubmatch(g.out); m != nil {
+					// Over the result budget: the whole output went to a
+					// file, a preview to stdout.
+					got, _ = strconv.Atoi(string(m[1]))
+				}
+				if got != n {
+					b.Fatalf("gantry printed %d entries, rg %d", got, n)
 				}
 				load := loadAverage()
 				var gs, rs []procRun
@@ -79,11 +98,15 @@ func BenchmarkGrepProcess(b *testing.B) {
 				b.ReportMetric(msOf(rc), "rg-cpu-ms")
 				b.ReportMetric(float64(gw)/float64(rw), "x-rg")
 				b.ReportMetric(float64(gc)/float64(rc), "cpu-x-rg")
+				b.ReportMetric(float64(len(r.out))/1024, "out-KB")
 				b.ReportMetric(load, "load")
 			})
 		}
 	}
 }
+
+// savedLines finds the line count in the note of a result saved to a file.
+var savedLines = regexp.MustCompile(`\[Output too large: \d+ characters \((\d+) lines\) in total`)
 
 type procRun struct {
 	wall, cpu time.Duration

@@ -171,7 +171,8 @@ is_error and display. Exit status 1 when the result is an error.`,
 				return &exitError{code: 2, err: err}
 			}
 			// Offline: no MCP servers, no deferral (every tool is callable
-			// by name).
+			// by name); only the called tool is built (any other name gets
+			// the executor's answer listing the tools there are).
 			webOpts, err := wf.options(a, nil, "")
 			if err != nil {
 				return err
@@ -179,6 +180,9 @@ is_error and display. Exit status 1 when the result is an error.`,
 			ws, err := openWorkspace(ctx, a, &f, dir, func(o *workspace.Options) {
 				o.Builtin.Web = webOpts
 				o.NoMCP, o.NoAgentTool = true, true
+				if builtin.Known(args[0]) {
+					o.Builtin.Only = []string{args[0]}
+				}
 				o.Pool = &toolset.Options{}
 			})
 			if err != nil {
