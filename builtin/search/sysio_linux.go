@@ -55,6 +55,35 @@ func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, 
 
 func closeDir(fd int) { syscall.Close(fd) }
 
+// File-system magic numbers (statfs f_type) of the file systems whose
+// regular files are read through the page cache: a read returns fewer bytes
+// than asked for only at the end of the file.
+const (
+	ext4Magic    = 0xef53 // also ext2 and ext3
+	xfsMagic     = 0x58465342
+	btrfsMagic   = 0x9123683e
+	tmpfsMagic   = 0x01021994
+	f2fsMagic    = 0xf2f52010
+	overlayMagic = 0x794c7630
+)
+
+// completeReads reports whether the file system of the open directory fd is
+// one whose regular files are read completely (see ext4Magic): then a short
+// read is the end of the file, and readFile spares the read that would
+// return 0. Others — network and FUSE file systems, /proc — may return
+// less, and their files are read until a read returns 0.
+func completeReads(fd int) bool {
+	var st syscall.Statfs_t
+	if syscall.Fstatfs(fd, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case ext4Magic, xfsMagic, btrfsMagic, tmpfsMagic, f2fsMagic, overlayMagic:
+		return true
+	}
+	return false
+}
+
 // parseDirents appends the entries of a getdents64 buffer to dst, without
 // "." and "..". An entry whose type the file system did not record has
 // type fs.ModeIrregular. A malformed record ends the parse.
@@ -165,6 +194,9 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 		if int64(n) > limit {
 			syscall.Close(fd)
 			return openFile{}, nil, false
+		}
+		if n < len(b) && ent.dir.complete {
+			break // a short read on such a file system is the end
 		}
 		if n == len(b) {
 			// A large file: size the buffer once (the size may be

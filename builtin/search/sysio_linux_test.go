@@ -1,11 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,4 +91,61 @@ func FuzzParseDirents(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadFileSizes reads files around the buffer's size with and without
+// the short-read end (complete), opened relative to their directory and by
+// path, and compares with os.ReadFile.
+func TestReadFileSizes(t *testing.T) {
+	dir := t.TempDir()
+	sizes := []int{0, 1, 4095, 4096, minBuffer - 1, minBuffer, minBuffer + 1, 3*minBuffer + 7}
+	for _, n := range sizes {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%26)
+		}
+		os.WriteFile(filepath.Join(dir, strconv.Itoa(n)), b, 0o644)
+	}
+	fd, _, err := readDirectory(&worker{}, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDir(fd)
+	if !completeReads(fd) {
+		t.Logf("%s: not a complete-read file system", dir)
+	}
+	for _, complete := range []bool{false, true} {
+		for _, dirfd := range []int{fd, -1} {
+			w := &worker{}
+			dj := &dirJob{path: dir, fd: dirfd, complete: complete}
+			for _, n := range sizes {
+				f, got, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(n)}, 1<<30)
+				if !ok {
+					t.Fatalf("size %d: not read", n)
+				}
+				f.close()
+				want, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(n)))
+				if !bytes.Equal(got, want) {
+					t.Errorf("complete %v, dirfd %d, size %d: read %d bytes, want %d", complete, dirfd, n, len(got), len(want))
+				}
+			}
+			// Over the limit: not read.
+			if _, _, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(minBuffer + 1)}, minBuffer); ok {
+				t.Errorf("complete %v: a file over the limit was read", complete)
+			}
+		}
+	}
+}
+
+// TestCompleteReads checks the file-system allow-list on /proc, whose files
+// may be read in pieces.
+func TestCompleteReads(t *testing.T) {
+	fd, err := syscall.Open("/proc/self", syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Close(fd)
+	if completeReads(fd) {
+		t.Error("/proc: complete reads")
+	}
 }

@@ -83,6 +83,9 @@ type dirJob struct {
 	// closes fd.
 	fd   int
 	refs atomic.Int32
+	// complete is set when fd's file system reads regular files
+	// completely (see completeReads).
+	complete bool
 }
 
 // maxOpenDirs bounds the directories a walk keeps open for relative opens;
@@ -231,6 +234,7 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 		return
 	}
 	dj.fd = fd
+	dj.complete = fd >= 0 && completeReads(fd)
 	dj.refs.Store(1)
 	defer w.release(dj)
 
