@@ -30,12 +30,12 @@ const maxCoerceDepth = 64
 // changed. coerce reports whether it changed anything; v is modified in
 // place (maps and slices) and the new root is returned.
 func coerce(v any, s *inputSchema) (any, bool) {
-	c := coercer{root: s.root()}
-	return c.value(v, c.root, 0)
+	c := coercer{refs: s.refs}
+	return c.value(v, s.root(), 0)
 }
 
-// coercer walks a value along its schema; root resolves $ref.
-type coercer struct{ root *jsonschema.Schema }
+// coercer walks a value along its schema; refs resolves $ref.
+type coercer struct{ refs *refIndex }
 
 func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 	if s == nil || depth > maxCoerceDepth {
@@ -45,7 +45,7 @@ func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 	// allOf branches and a $ref next to other keywords all apply.
 	if s.Ref != "" {
 		var c bool
-		v, c = co.value(v, resolveRef(co.root, s.Ref), depth+1)
+		v, c = co.value(v, co.refs.resolve(s.Ref), depth+1)
 		changed = changed || c
 	}
 	for _, sub := range s.AllOf {
@@ -92,7 +92,7 @@ func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 // rejectsNull reports whether a property schema declares types and null is
 // not one of them.
 func (co coercer) rejectsNull(s *jsonschema.Schema) bool {
-	s = deref(co.root, s)
+	s = co.refs.deref(s)
 	if s == nil || schemaTypes(s) == nil {
 		return false
 	}

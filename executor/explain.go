@@ -20,15 +20,50 @@ const maxExplainDepth = 64
 
 // explainer names the violations of an input the validator rejected, one
 // [FieldError] per leaf: a wrong type, a missing or unknown property, a
-// value outside an enum or a bound. It reads the keywords models get wrong;
-// the validator, not the walk, decides validity, so a keyword the walk does
-// not read only makes an explanation shorter (see [fieldErrors]).
+// value outside an enum or a bound, a string not of its format. It reads
+// the keywords models get wrong; the validator, not the walk, decides
+// validity of everything but formats, so a keyword the walk does not read
+// only makes an explanation shorter (see [fieldErrors]). Formats are the
+// walk's own verdict (the validator reads them as annotations): see
+// [formatsOnly].
 type explainer struct {
-	root *jsonschema.Schema
+	refs *refIndex
+	mode explainMode
 	out  []FieldError
 }
 
+// explainMode says what a walk reports.
+type explainMode int
+
+const (
+	// explainAll reports structure and formats: an input the validator
+	// or the format check rejected.
+	explainAll explainMode = iota
+	// structureOnly reports what the validator checks (no formats): a
+	// walk deciding which alternative (anyOf, oneOf, if) a value is of.
+	structureOnly
+	// formatsOnly reports formats only, on an input the validator
+	// accepted: where a format sits in alternatives, it counts in the
+	// alternatives the value structurally matches. Formats under "not"
+	// and in keywords the walk does not read are not asserted.
+	formatsOnly
+)
+
 func (x *explainer) add(loc []string, s *jsonschema.Schema, msg string) {
+	if x.mode == formatsOnly {
+		return
+	}
+	x.record(loc, s, msg)
+}
+
+func (x *explainer) addFormat(loc []string, s *jsonschema.Schema, msg string) {
+	if x.mode == structureOnly {
+		return
+	}
+	x.record(loc, s, msg)
+}
+
+func (x *explainer) record(loc []string, s *jsonschema.Schema, msg string) {
 	fe := FieldError{Path: jsonPointer(loc), Message: msg}
 	if s != nil {
 		fe.Expected = schemaTypes(s)
@@ -36,9 +71,10 @@ func (x *explainer) add(loc []string, s *jsonschema.Schema, msg string) {
 	x.out = append(x.out, fe)
 }
 
-// clean reports whether the walk finds nothing wrong with v against s.
-func (x *explainer) clean(v any, s *jsonschema.Schema, loc []string, depth int) bool {
-	sub := &explainer{root: x.root}
+// clean reports whether a walk in mode finds nothing wrong with v
+// against s.
+func (x *explainer) clean(mode explainMode, v any, s *jsonschema.Schema, loc []string, depth int) bool {
+	sub := &explainer{refs: x.refs, mode: mode}
 	sub.walk(v, s, loc, depth)
 	return len(sub.out) == 0
 }
@@ -49,12 +85,15 @@ func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
 	}
 	loc = slices.Clip(loc)
 	if s.Ref != "" {
-		x.walk(v, resolveRef(x.root, s.Ref), loc, depth+1)
+		x.walk(v, x.refs.resolve(s.Ref), loc, depth+1)
+	}
+	if s.DynamicRef != "" {
+		x.walk(v, x.refs.resolve(s.DynamicRef), loc, depth+1)
 	}
 	for _, sub := range s.AllOf {
 		x.walk(v, sub, loc, depth+1)
 	}
-	if s.Not != nil && x.clean(v, s.Not, loc, depth+1) {
+	if s.Not != nil && x.clean(structureOnly, v, s.Not, loc, depth+1) {
 		if isFalseSchema(s) {
 			x.add(loc, nil, "not allowed here")
 		} else {
@@ -62,18 +101,17 @@ func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
 		}
 		return
 	}
-	if len(s.AnyOf) > 0 && !slices.ContainsFunc(s.AnyOf, func(b *jsonschema.Schema) bool { return x.clean(v, b, loc, depth+1) }) {
-		x.add(loc, nil, fmt.Sprintf("matches none of the %d alternatives (anyOf)", len(s.AnyOf)))
+	if len(s.AnyOf) > 0 {
+		x.alternatives(v, s.AnyOf, "anyOf", loc, depth)
 	}
 	if len(s.OneOf) > 0 {
-		n := 0
-		for _, b := range s.OneOf {
-			if x.clean(v, b, loc, depth+1) {
-				n++
-			}
-		}
-		if n == 0 {
-			x.add(loc, nil, fmt.Sprintf("matches none of the %d alternatives (oneOf)", len(s.OneOf)))
+		x.alternatives(v, s.OneOf, "oneOf", loc, depth)
+	}
+	if s.If != nil {
+		if x.clean(structureOnly, v, s.If, loc, depth+1) {
+			x.walk(v, s.Then, loc, depth+1)
+		} else {
+			x.walk(v, s.Else, loc, depth+1)
 		}
 	}
 	if types := schemaTypes(s); types != nil {
@@ -105,6 +143,31 @@ func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
 	}
 }
 
+// alternatives explains anyOf or oneOf. A value matches an alternative
+// when it holds structurally and its formats are valid; when it holds
+// structurally for some but fails their formats, the format errors of the
+// first such are reported (the likely intent: an optional date given as a
+// bad date, not as null).
+func (x *explainer) alternatives(v any, alts []*jsonschema.Schema, kw string, loc []string, depth int) {
+	var candidate *jsonschema.Schema
+	for _, b := range alts {
+		if !x.clean(structureOnly, v, b, loc, depth+1) {
+			continue
+		}
+		if x.mode == structureOnly || x.clean(explainAll, v, b, loc, depth+1) {
+			return
+		}
+		if candidate == nil {
+			candidate = b
+		}
+	}
+	if candidate != nil {
+		x.walk(v, candidate, loc, depth+1)
+		return
+	}
+	x.add(loc, nil, fmt.Sprintf("matches none of the %d alternatives (%s)", len(alts), kw))
+}
+
 func (x *explainer) walkString(v string, s *jsonschema.Schema, loc []string) {
 	n := utf8.RuneCountInString(v)
 	if s.MinLength != nil && n < *s.MinLength {
@@ -116,6 +179,11 @@ func (x *explainer) walkString(v string, s *jsonschema.Schema, loc []string) {
 	if s.Pattern != "" {
 		if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(v) {
 			x.add(loc, s, fmt.Sprintf("does not match the pattern %q", s.Pattern))
+		}
+	}
+	if s.Format != "" && x.mode != structureOnly {
+		if err := checkFormat(s.Format, v); err != nil {
+			x.addFormat(loc, s, fmt.Sprintf("not a valid %s: %v", s.Format, err))
 		}
 	}
 }
@@ -154,7 +222,7 @@ func (x *explainer) walkNumber(v json.Number, s *jsonschema.Schema, loc []string
 func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []string, depth int) {
 	for _, name := range s.Required {
 		if _, ok := v[name]; !ok {
-			x.add(append(loc, name), deref(x.root, s.Properties[name]), "required property is missing")
+			x.add(append(loc, name), x.refs.deref(s.Properties[name]), "required property is missing")
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.DependentRequired)) {
@@ -163,8 +231,13 @@ func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []str
 		}
 		for _, req := range s.DependentRequired[name] {
 			if _, ok := v[req]; !ok {
-				x.add(append(loc, req), deref(x.root, s.Properties[req]), "required property is missing")
+				x.add(append(loc, req), x.refs.deref(s.Properties[req]), "required property is missing")
 			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		if _, ok := v[name]; ok {
+			x.walk(v, s.DependentSchemas[name], loc, depth+1)
 		}
 	}
 	if s.MinProperties != nil && len(v) < *s.MinProperties {

@@ -23,7 +23,8 @@ func TestFieldErrors(t *testing.T) {
 			"any":{"anyOf":[{"type":"string"},{"type":"boolean"}]},
 			"nope":{"not":{"type":"string"}},
 			"meta":{"type":"object","additionalProperties":{"type":"integer"},"minProperties":1},
-			"must":{}
+			"must":{},
+			"has":{"type":"object","propertyNames":{"maxLength":2}}
 		},
 		"dependentRequired":{"n":["x"]},
 		"if":{"properties":{"k":{"const":"fixed"}},"required":["k"]},"then":{"required":["one"]},
@@ -54,7 +55,8 @@ func TestFieldErrors(t *testing.T) {
 		{"not", `{"name":"ab","must":1,"nope":"s"}`, []string{`/nope: must not match the schema of "not"`}},
 		{"additionalProperties schema", `{"name":"ab","must":1,"meta":{"a":"x"}}`, []string{"/meta/a: got string, want integer"}},
 		{"minProperties", `{"name":"ab","must":1,"meta":{}}`, []string{"/meta: must have at least 1 properties, got 0"}},
-		{"a keyword the walk does not read: the validator's message", `{"name":"ab","must":1,"k":"fixed"}`, []string{`: required: missing properties: ["one"]`}},
+		{"if/then", `{"name":"ab","must":1,"k":"fixed"}`, []string{`/one: required property is missing`}},
+		{"a keyword the walk does not read: the validator's message", `{"name":"ab","must":1,"has":{"abc":1}}`, []string{`: maxLength: "abc" contains 3 Unicode code points, more than 2`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

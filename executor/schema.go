@@ -80,25 +80,38 @@ func compileSchema(raw json.RawMessage) *compiled {
 	if err != nil {
 		return &compiled{err: fmt.Errorf("input schema does not compile: %w", err)}
 	}
-	s := &inputSchema{rs: rs}
+	s := &inputSchema{rs: rs, refs: newRefIndex(rs.Schema()), formats: bytes.Contains(raw, []byte(`"format"`))}
 	return &compiled{schema: s, emptyOK: s.Validate(map[string]any{}) == nil}
 }
 
 // inputSchema is a compiled input schema (google/jsonschema-go, through
 // [tool.CompileSchema]): immutable, safe for concurrent use.
 type inputSchema struct {
-	rs *jsonschema.Resolved
+	rs   *jsonschema.Resolved
+	refs *refIndex
+	// formats is set when the schema may hold a "format" (its bytes
+	// name the keyword): only then does Validate walk for formats.
+	formats bool
 }
 
 func (s *inputSchema) root() *jsonschema.Schema { return s.rs.Schema() }
 
 // Validate checks v, a value as [decodeInput] returns it (numbers as
 // json.Number). The validator reads a json.Number as a string, so it
-// checks a copy with plain numbers. The error is a *validationError, which
-// keeps v for [fieldErrors].
+// checks a copy with plain numbers. It reads "format" as an annotation;
+// Gantry asserts formats on tool inputs, so an input the validator
+// accepts is then walked for them ([formatsOnly]). The error is a
+// *validationError, which keeps v for [fieldErrors].
 func (s *inputSchema) Validate(v any) error {
 	if err := s.rs.Validate(plainNumbers(v)); err != nil {
 		return &validationError{instance: v, err: err}
+	}
+	if s.formats {
+		x := &explainer{refs: s.refs, mode: formatsOnly}
+		x.walk(v, s.root(), nil, 0)
+		if len(x.out) > 0 {
+			return &validationError{instance: v, err: errors.New(x.out[0].String())}
+		}
 	}
 	return nil
 }
@@ -251,7 +264,7 @@ func fieldErrors(s *inputSchema, err error) []FieldError {
 	if !errors.As(err, &ve) {
 		return []FieldError{{Message: err.Error()}}
 	}
-	x := &explainer{root: s.root()}
+	x := &explainer{refs: s.refs}
 	x.walk(ve.instance, s.root(), nil, 0)
 	out := x.out
 	if len(out) == 0 {
@@ -296,37 +309,89 @@ func jsonPointer(tokens []string) string {
 	return b.String()
 }
 
-// schemaAt follows properties and items from root along an instance
-// location; nil when the location is not described by a plain subschema.
-func schemaAt(root, s *jsonschema.Schema, loc []string) *jsonschema.Schema {
-	for _, tok := range loc {
-		s = deref(root, s)
-		if s == nil {
-			return nil
+// refIndex resolves the references of a compiled schema for the walks:
+// JSON pointers, anchors ($anchor, $dynamicAnchor — older drafts' "$id":
+// "#name" arrives translated to $anchor) and the $ids of embedded
+// resources. The validator resolves references itself (exactly, with base
+// URIs); the walks' resolution is by name, which for the schemas tools
+// publish is the same.
+type refIndex struct {
+	root    *jsonschema.Schema
+	anchors map[string]*jsonschema.Schema
+	ids     map[string]*jsonschema.Schema
+}
+
+func newRefIndex(root *jsonschema.Schema) *refIndex {
+	r := &refIndex{root: root}
+	var visit func(s *jsonschema.Schema, depth int)
+	visit = func(s *jsonschema.Schema, depth int) {
+		if s == nil || depth > maxExplainDepth*4 {
+			return
 		}
-		if p, ok := s.Properties[tok]; ok {
-			s = p
-			continue
-		}
-		if i, err := strconv.Atoi(tok); err == nil {
-			if it := itemSchema(s, i); it != nil {
-				s = it
-				continue
+		for _, a := range []string{s.Anchor, s.DynamicAnchor} {
+			if a != "" {
+				if r.anchors == nil {
+					r.anchors = map[string]*jsonschema.Schema{}
+				}
+				if _, dup := r.anchors[a]; !dup {
+					r.anchors[a] = s
+				}
 			}
 		}
-		if s.AdditionalProperties != nil {
-			s = s.AdditionalProperties
-			continue
+		if s.ID != "" && depth > 0 {
+			if r.ids == nil {
+				r.ids = map[string]*jsonschema.Schema{}
+			}
+			r.ids[s.ID] = s
 		}
-		return nil
+		for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties, s.DependentSchemas} {
+			for _, sub := range m {
+				visit(sub, depth+1)
+			}
+		}
+		for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
+			for _, sub := range l {
+				visit(sub, depth+1)
+			}
+		}
+		for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
+			s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+			visit(sub, depth+1)
+		}
 	}
-	return deref(root, s)
+	visit(root, 0)
+	return r
+}
+
+// resolve resolves ref; nil when it cannot (the walks read nil as
+// "nothing known").
+func (r *refIndex) resolve(ref string) *jsonschema.Schema {
+	doc, frag, _ := strings.Cut(ref, "#")
+	base := r.root
+	if doc != "" && doc != r.root.ID {
+		base = r.ids[doc]
+		if base == nil {
+			for id, s := range r.ids { // an $id written relative to an absolute base
+				if strings.HasSuffix(id, "/"+doc) {
+					base = s
+					break
+				}
+			}
+		}
+		if base == nil {
+			return nil
+		}
+	}
+	if frag != "" && frag[0] != '/' {
+		return r.anchors[frag]
+	}
+	return resolveRef(base, "#"+frag)
 }
 
 // deref follows $ref from s while s says nothing of its type.
-func deref(root, s *jsonschema.Schema) *jsonschema.Schema {
+func (r *refIndex) deref(s *jsonschema.Schema) *jsonschema.Schema {
 	for i := 0; s != nil && s.Ref != "" && schemaTypes(s) == nil && i < 32; i++ {
-		s = resolveRef(root, s.Ref)
+		s = r.resolve(s.Ref)
 	}
 	return s
 }
@@ -355,9 +420,8 @@ func schemaTypes(s *jsonschema.Schema) []string {
 }
 
 // resolveRef resolves a reference within root: "#" or a JSON pointer
-// fragment ("#/$defs/x"). Other references (by $id or anchor) give nil,
-// which the walks read as "nothing known" (the validator still resolves
-// them).
+// fragment ("#/$defs/x"). Other references give nil ([refIndex.resolve]
+// resolves those).
 func resolveRef(root *jsonschema.Schema, ref string) *jsonschema.Schema {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {

@@ -127,8 +127,11 @@ type ServerStatus struct {
 	Type   string `json:"type"`
 	Source string `json:"source,omitempty"`
 	State  State  `json:"state"`
-	// Tools is the number of tools the server offers.
+	// Tools is the number of tools the server offers (and Gantry can use).
 	Tools int `json:"tools"`
+	// Rejected lists the server's tools left out because Gantry cannot
+	// use their input schema (see [RejectedTool]).
+	Rejected []RejectedTool `json:"rejected_tools,omitempty"`
 	// Err is the last connection error ("" when connected).
 	Err string `json:"error,omitempty"`
 	// Reconnects counts the reconnect attempts since the last good
@@ -137,6 +140,19 @@ type ServerStatus struct {
 	// ServerName and ServerVersion are what the server reported.
 	ServerName    string `json:"server_name,omitempty"`
 	ServerVersion string `json:"server_version,omitempty"`
+}
+
+// RejectedTool is a server's tool left out of its tool list because its
+// input schema cannot be compiled: an unknown "$schema", a reference to a
+// schema outside the document (Gantry never fetches those), a keyword
+// whose value is not what the specification allows, a top-level type that
+// is not "object". A call of it could not be validated, and the model
+// APIs may refuse the schema, so neither the model nor a caller sees it.
+type RejectedTool struct {
+	// Name is the tool's name on its server.
+	Name string `json:"name"`
+	// Err says why.
+	Err string `json:"error"`
 }
 
 // Manager connects to a set of MCP servers and offers their tools as
@@ -309,6 +325,7 @@ type server struct {
 	session    *mcp.ClientSession
 	gen        int // bumped by every new session
 	tools      []tool.Tool
+	rejected   []RejectedTool
 	reconnects int
 	info       *mcp.Implementation
 	hasRes     bool
@@ -318,7 +335,7 @@ func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := ServerStatus{Name: s.name, Type: s.cfg.Type, Source: s.cfg.Source, State: s.state,
-		Tools: len(s.tools), Reconnects: s.reconnects}
+		Tools: len(s.tools), Rejected: slices.Clone(s.rejected), Reconnects: s.reconnects}
 	if s.err != nil {
 		st.Err = s.err.Error()
 	}
@@ -483,7 +500,7 @@ func (s *server) dial(ctx context.Context) error {
 	if err != nil {
 		return connectErr(cctx, m.opts.ConnectTimeout, err)
 	}
-	tools, err := s.listTools(cctx, cs)
+	tools, rejected, err := s.listTools(cctx, cs)
 	if err != nil {
 		cs.Close()
 		return connectErr(cctx, m.opts.ConnectTimeout, fmt.Errorf("tools/list: %w", err))
@@ -497,7 +514,7 @@ func (s *server) dial(ctx context.Context) error {
 	}
 	s.gen++
 	gen := s.gen
-	s.session, s.tools, s.state, s.err, s.reconnects = cs, tools, StateConnected, nil, 0
+	s.session, s.tools, s.rejected, s.state, s.err, s.reconnects = cs, tools, rejected, StateConnected, nil, 0
 	if init != nil {
 		s.info = init.ServerInfo
 		s.hasRes = init.Capabilities != nil && init.Capabilities.Resources != nil
@@ -518,19 +535,21 @@ func connectErr(ctx context.Context, d time.Duration, err error) error {
 	return err
 }
 
-// listTools lists a session's tools (all pages) and wraps them.
-func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool.Tool, error) {
+// listTools lists a session's tools (all pages) and wraps them; the tools
+// whose input schema Gantry cannot use are returned apart.
+func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool.Tool, []RejectedTool, error) {
 	var remote []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		remote = append(remote, t)
 		if len(remote) > maxTools {
-			return nil, fmt.Errorf("more than %d tools", maxTools)
+			return nil, nil, fmt.Errorf("more than %d tools", maxTools)
 		}
 	}
-	return s.wrapTools(remote), nil
+	tools, rejected := s.wrapTools(remote)
+	return tools, rejected, nil
 }
 
 const maxTools = 10_000
@@ -603,7 +622,7 @@ func (s *server) refreshAsync(cs *mcp.ClientSession) {
 	m.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, m.opts.ConnectTimeout)
 		defer cancel()
-		tools, err := s.listTools(ctx, cs)
+		tools, rejected, err := s.listTools(ctx, cs)
 		if err != nil {
 			m.opts.Logger.Warn("mcp: refresh tools", "server", s.name, "err", err)
 			return
@@ -613,7 +632,7 @@ func (s *server) refreshAsync(cs *mcp.ClientSession) {
 			s.mu.Unlock()
 			return
 		}
-		s.tools = tools
+		s.tools, s.rejected = tools, rejected
 		s.mu.Unlock()
 		s.changed()
 	})

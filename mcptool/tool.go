@@ -134,12 +134,21 @@ func (s *server) sessionGone(cs *mcp.ClientSession) bool {
 	return s.session != cs
 }
 
-// wrapTools converts a server's tool list.
-func (s *server) wrapTools(remote []*mcp.Tool) []tool.Tool {
+// wrapTools converts a server's tool list. A tool whose input schema
+// cannot be compiled is left out, logged and returned among the rejected.
+func (s *server) wrapTools(remote []*mcp.Tool) ([]tool.Tool, []RejectedTool) {
 	out := make([]tool.Tool, 0, len(remote))
+	var rejected []RejectedTool
 	seen := map[string]bool{}
 	for _, rt := range remote {
 		if rt == nil || rt.Name == "" {
+			continue
+		}
+		schema, err := inputSchema(rt.InputSchema)
+		if err != nil {
+			err = fmt.Errorf("MCP server %q: tool %q left out: %w", s.name, rt.Name, err)
+			s.m.opts.Logger.Warn("mcp: tool left out", "server", s.name, "tool", rt.Name, "err", err)
+			rejected = append(rejected, RejectedTool{Name: rt.Name, Err: err.Error()})
 			continue
 		}
 		name := ToolName(s.name, rt.Name)
@@ -147,16 +156,16 @@ func (s *server) wrapTools(remote []*mcp.Tool) []tool.Tool {
 			name = hashed(name + "\x00" + rt.Name)
 		}
 		seen[name] = true
-		out = append(out, &Tool{s: s, remote: rt, spec: s.spec(name, rt)})
+		out = append(out, &Tool{s: s, remote: rt, spec: s.spec(name, rt, schema)})
 	}
-	return out
+	return out, rejected
 }
 
-func (s *server) spec(name string, rt *mcp.Tool) tool.Spec {
+func (s *server) spec(name string, rt *mcp.Tool, schema json.RawMessage) tool.Spec {
 	sp := tool.Spec{
 		Name:        name,
 		Description: truncate(rt.Description, MaxDescription),
-		InputSchema: inputSchema(rt.InputSchema),
+		InputSchema: schema,
 		Timeout:     s.m.opts.CallTimeout,
 	}
 	if sp.Description == "" {
@@ -185,19 +194,23 @@ func (s *server) spec(name string, rt *mcp.Tool) tool.Spec {
 	return sp
 }
 
-// permissiveSchema is used when a server's schema cannot be compiled: the
-// server still validates its own input.
-var permissiveSchema = json.RawMessage(`{"type":"object"}`)
-
-func inputSchema(v any) json.RawMessage {
+// inputSchema is a server tool's input schema as the executor validates
+// it, or why it cannot be used ([tool.CheckSchema]: drafts 04 to
+// 2020-12, references within the document only). A tool without a schema
+// (which the protocol does not allow) takes any object; the server checks
+// its own input.
+func inputSchema(v any) (json.RawMessage, error) {
 	if v == nil {
-		return permissiveSchema
+		return json.RawMessage(`{"type":"object"}`), nil
 	}
 	b, err := json.Marshal(v)
-	if err != nil || tool.CheckSchema(b) != nil {
-		return permissiveSchema
+	if err != nil {
+		return nil, err
 	}
-	return b
+	if err := tool.CheckSchema(b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func truncate(s string, n int) string {

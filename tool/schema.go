@@ -241,55 +241,82 @@ var compiledSchemas = struct {
 type compiledSchema struct {
 	s   *jsonschema.Resolved
 	err error
+	// topErr is set when the schema compiles but is not an input schema
+	// (its top-level type is not "object"): see [CheckSchema].
+	topErr error
 }
 
 // compileSchema checks raw like [CheckSchema] and returns the compiled
 // schema.
 func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	rs, err := CompileSchema(raw)
-	if err != nil {
-		return nil, err
+	c := compileMemo(raw)
+	if c.err != nil {
+		return nil, c.err
 	}
-	if rs.Schema().Type != "object" {
-		t := any(rs.Schema().Type)
-		if rs.Schema().Type == "" {
-			t = nil
-			if rs.Schema().Types != nil {
-				t = rs.Schema().Types
-			}
-		}
-		return nil, fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, t)
+	if c.topErr != nil {
+		return nil, c.topErr
 	}
-	return rs, nil
+	return c.s, nil
 }
 
-// CompileSchema compiles a JSON Schema for validation: JSON Schema draft
-// 2020-12, or draft-07 when "$schema" says so (another "$schema" is read as
-// 2020-12). It checks what the validator relies on — JSON that decodes into
-// a schema, known type names, non-negative bounds, patterns that compile,
-// references ($ref, $dynamicRef) that resolve within the document (remote
-// references are an error) — and returns the resolved schema, immutable
-// and safe for concurrent use, from the memo when the same bytes were
-// compiled before. The validator is google/jsonschema-go, whose package
-// initialisation is cheap (see docs/scale.md); it validates values as
-// encoding/json decodes them into any (numbers as float64) or as int64 and
-// float64, and reads a [json.Number] as a string. Errors wrap
-// [ErrBadSchema].
+// CompileSchema compiles a JSON Schema for validation. The dialect is the
+// one "$schema" names — drafts 04, 06, 07, 2019-09 and 2020-12 — or
+// 2020-12 without "$schema"; another "$schema" is an error. The schema is
+// first translated to the 2020-12 form of what it means in its own dialect
+// (see docs/tool-schemas.md: draft 04's boolean exclusive bounds and "id",
+// "$ref" making its siblings ignored before 2019-09, array "items",
+// "dependencies", keywords a dialect does not have), so the compiled
+// schema is always 2020-12, and [jsonschema.Resolved.Schema] returns the
+// translation. CompileSchema checks what the validator relies on — JSON
+// that decodes into a schema, known type names, non-negative bounds,
+// patterns that compile — and that every reference ($ref, $dynamicRef)
+// resolves within the document (by JSON pointer, $anchor or the $id of an
+// embedded resource): a reference to anything else is an error, since a
+// tool runtime never loads a schema a tool names. It returns the resolved
+// schema, immutable and safe for concurrent use, from the memo when the
+// same bytes were compiled before. The validator is google/jsonschema-go,
+// whose package initialisation is cheap (see docs/scale.md); it validates
+// values as encoding/json decodes them into any (numbers as float64) or as
+// int64 and float64, and reads a [json.Number] as a string. It does not
+// assert "format"; the executor does (see executor.ValidateInput). Errors
+// wrap [ErrBadSchema].
 func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	c := compileMemo(raw)
+	return c.s, c.err
+}
+
+// compileMemo is CompileSchema's memo lookup.
+func compileMemo(raw json.RawMessage) compiledSchema {
 	compiledSchemas.mu.RLock()
 	c, ok := compiledSchemas.m[string(raw)] // no allocation for the lookup
 	compiledSchemas.mu.RUnlock()
 	if ok {
-		return c.s, c.err
+		return c
 	}
 	c.s, c.err = compileSchemaNow(raw)
+	if c.err == nil {
+		c.topErr = checkTopLevel(raw)
+	}
 	compiledSchemas.mu.Lock()
 	if len(compiledSchemas.m) >= maxCompiledSchemas {
 		clear(compiledSchemas.m)
 	}
 	compiledSchemas.m[string(raw)] = c
 	compiledSchemas.mu.Unlock()
-	return c.s, c.err
+	return c
+}
+
+// checkTopLevel checks that an input schema is an object schema: its own
+// top-level "type" is "object", as the model APIs want it (the schema is
+// sent as it is, not as translated).
+func checkTopLevel(raw json.RawMessage) error {
+	var top struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil || top.Type != "object" {
+		return fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, top.Type)
+	}
+	return nil
 }
 
 // compileSchemaNow is CompileSchema without the memo.
@@ -297,14 +324,13 @@ func compileSchemaNow(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadSchema)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
+	tr, err := translateSchema(raw)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	switch s.Schema {
-	case "", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema":
-	default:
-		s.Schema = "" // validated as 2020-12, which the common drafts' keywords mean the same in
+	var s jsonschema.Schema
+	if err := json.Unmarshal(tr, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
 	if err := checkKeywords(&s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)

@@ -125,6 +125,9 @@ server of the project's .mcp.json as it is now.`,
 				if detail == "" && x.ServerName != "" {
 					detail = strings.TrimSpace(x.ServerName + " " + x.ServerVersion)
 				}
+				for _, r := range x.Rejected { // tools left out: their input schema cannot be used
+					detail = strings.TrimPrefix(detail+"; ", "; ") + r.Err
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, clipLine(detail, 100))
 			}
 			return tw.Flush()

@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// TestCheckFormat: each asserted format accepts what its specification
+// allows and refuses obvious garbage; unknown formats accept anything.
+func TestCheckFormat(t *testing.T) {
+	tests := []struct {
+		format         string
+		valid, invalid []string
+	}{
+		{"date-time", []string{"2024-05-01T13:45:00Z", "2024-05-01t13:45:00.123+02:00", "2016-12-31T23:59:60Z", "2016-12-31T15:59:60-08:00", "2024-02-29T00:00:00z"},
+			[]string{"2024-05-01", "2024-05-01 13:45:00Z", "2024-05-01T13:45:00", "2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T13:45:60Z", "yesterday", "2024-05-01T13:45:00+2:00", "2024-05-01T13:45:00.Z", "２０２４-05-01T13:45:00Z"}},
+		{"date", []string{"2024-05-01", "2000-02-29", "1999-12-31"}, []string{"2024-5-1", "1900-02-29", "2024-04-31", "2024-05-01T00:00:00Z", "20240501", ""}},
+		{"time", []string{"13:45:00Z", "13:45:00.5+01:00", "23:59:60Z", "00:00:00-00:00"}, []string{"13:45:00", "13:45Z", "25:00:00Z", "12:00:60Z", "13:45:00+24:00"}},
+		{"duration", []string{"P1D", "PT1H", "P1Y2M3DT4H5M6S", "P2W", "PT0S", "P1DT1M"}, []string{"P", "PT", "1D", "P1H", "PT1D", "P1W2D", "P1M1Y", "P1.5D", "P-1D"}},
+		{"email", []string{"joe@example.com", "joe.bloggs+tag@sub.example.co.uk", "a@[127.0.0.1]", "a@[IPv6:::1]", `"joe bloggs"@example.com`},
+			[]string{"joe", "@example.com", "joe@", "Joe <joe@example.com>", "joe@@example.com", "joe@exa mple.com", ".joe@example.com", "joe..b@example.com", "jöe@example.com", "joe@-example.com"}},
+		{"idn-email", []string{"jöe@例え.テスト", "joe@example.com"}, []string{"jöe", "jöe@"}},
+		{"hostname", []string{"example.com", "a", "xn--bcher-kva.example", "a-b.c1"}, []string{"", "-a.com", "a-.com", "a..com", "exa mple.com", "ex_ample.com", strings.Repeat("a", 64) + ".com", "a.com.", "bü.com", "ab--c.com"}},
+		{"idn-hostname", []string{"例え.テスト", "bücher.example"}, []string{"", "-a", "a..b", "a b"}},
+		{"ipv4", []string{"127.0.0.1", "255.255.255.255", "0.0.0.0"}, []string{"256.0.0.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "::1", " 1.2.3.4"}},
+		{"ipv6", []string{"::1", "2001:db8::8a2e:370:7334", "::ffff:1.2.3.4", "fe80::1"}, []string{"127.0.0.1", "2001:db8:::1", "fe80::1%eth0", "12345::", "g::1"}},
+		{"uri", []string{"https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:joe@example.com", "http://[::1]:8080/", "file:///tmp/x%20y"},
+			[]string{"/relative/path", "example.com", "https://exa mple.com", "http://example.com/%zz", "1http://x", "http://example.com/a b", "http://x/<y>", "https://例え.テスト/"}},
+		{"uri-reference", []string{"/relative/path", "../up", "#frag", "", "https://example.com"}, []string{"a b", "\\\\server\\share", "%"}},
+		{"iri", []string{"https://例え.テスト/パス", "https://example.com"}, []string{"/relative", "https://ex ample.com"}},
+		{"iri-reference", []string{"/パス", "#x"}, []string{"a b"}},
+		{"uuid", []string{"123e4567-e89b-12d3-a456-426614174000", "00000000-0000-0000-0000-000000000000", "123E4567-E89B-12D3-A456-426614174000"},
+			[]string{"123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-42661417400g", "{123e4567-e89b-12d3-a456-426614174000}"}},
+		{"uri-template", []string{"http://example.com/{id}", "/search{?q,lang}", "{+path}/x", "{var:3}", "{list*}", "plain"}, []string{"{", "}", "{}", "{a b}", "{var:0}", "{var:x}", "{{x}}"}},
+		{"json-pointer", []string{"", "/a", "/a~0b/c~1d", "/"}, []string{"a", "/a~", "/a~2"}},
+		{"relative-json-pointer", []string{"0", "1/a", "2#", "0/"}, []string{"", "/a", "01/a", "-1", "1#/a"}},
+		{"regex", []string{"^[a-z]+$", `(?=x)`, `(a)\1`, `\d{2,}`}, []string{"(abc", "abc)", "[a-", "*a", "[z-a]", `a\`, "a**"}},
+		{"made-up-format", []string{"anything", ""}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			for _, v := range tt.valid {
+				if err := checkFormat(tt.format, v); err != nil {
+					t.Errorf("%q: want valid, got %v", v, err)
+				}
+			}
+			for _, v := range tt.invalid {
+				if err := checkFormat(tt.format, v); err == nil {
+					t.Errorf("%q: want invalid", v)
+				}
+			}
+		})
+	}
+}
+
+// TestFormatValidation: the executor rejects inputs whose strings are not
+// of their format and names each field, wherever the format sits —
+// properties, items, $ref, an anchor, the alternative a value is of —
+// and accepts valid ones, including values of an alternative without a
+// format.
+func TestFormatValidation(t *testing.T) {
+	const schema = `{"type":"object","$defs":{"when":{"$anchor":"when","type":"string","format":"date-time"}},
+		"properties":{
+			"id":{"type":"string","format":"uuid"},
+			"url":{"type":"string","format":"uri"},
+			"ips":{"type":"array","items":{"type":"string","format":"ipv4"}},
+			"at":{"$ref":"#/$defs/when"},
+			"at2":{"$ref":"#when"},
+			"maybe":{"anyOf":[{"type":"string","format":"email"},{"type":"null"}]},
+			"either":{"oneOf":[{"type":"string","format":"ipv4"},{"type":"integer"}]},
+			"pick":{"anyOf":[{"type":"string","format":"ipv4"},{"type":"string","format":"ipv6"}]},
+			"num":{"type":"number","format":"date"},
+			"any":{"format":"hostname"}
+		}}`
+	c := compileSchema(json.RawMessage(schema))
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	tests := []struct {
+		in   string
+		want []string // field errors; nil: valid
+	}{
+		{`{"id":"123e4567-e89b-12d3-a456-426614174000","url":"https://x.dev","ips":["1.2.3.4"],"at":"2024-05-01T13:45:00Z","at2":"2024-05-01T13:45:00Z","maybe":null,"either":7,"pick":"::1","num":3,"any":4}`, nil},
+		{`{"maybe":"joe@example.com","either":"10.0.0.1","pick":"10.0.0.1"}`, nil},
+		{`{"id":"nope"}`, []string{"/id: not a valid uuid: must be a UUID"}},
+		{`{"url":"not a uri","ips":["1.2.3.4","999.1.1.1"]}`, []string{"/ips/1: not a valid ipv4: must be an IPv4 address", "/url: not a valid uri: must be an absolute URI"}},
+		{`{"at":"yesterday","at2":"2024-02-30T00:00:00Z"}`, []string{"/at: not a valid date-time: must be an RFC 3339 date-time (2024-05-01T13:45:00Z)", "/at2: not a valid date-time: must be an RFC 3339 date-time (2024-05-01T13:45:00Z)"}},
+		{`{"maybe":"joe"}`, []string{"/maybe: not a valid email: must be an email address"}},
+		{`{"either":"1.2.3"}`, []string{"/either: not a valid ipv4: must be an IPv4 address"}},
+		{`{"pick":"nonsense"}`, []string{"/pick: not a valid ipv4: must be an IPv4 address"}},
+		{`{"any":"-bad-"}`, []string{"/any: not a valid hostname: must be a host name"}},
+	}
+	for _, tt := range tests {
+		v, err := decodeInput(json.RawMessage(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.schema.Validate(v)
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("%s: want valid, got %v", tt.in, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: want invalid", tt.in)
+			continue
+		}
+		var got []string
+		for _, f := range fieldErrors(c.schema, err) {
+			got = append(got, f.Path+": "+f.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s: field errors:\n%s\nwant:\n%s", tt.in, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+		}
+	}
+}
+
+// FuzzCheckFormat: no checker panics, and the checkers agree with each
+// other and with the standard library where they overlap.
+func FuzzCheckFormat(f *testing.F) {
+	for _, s := range []string{"2024-05-01T13:45:00Z", "23:59:60+00:00", "P1Y2M3DT4H5M6S", "joe@example.com", "a@[IPv6:::1]", "xn--bcher-kva.example",
+		"::ffff:1.2.3.4", "https://example.com/%41", "123e4567-e89b-12d3-a456-426614174000", "{+a,b:3,c*}", "/a~0", "1#", "(?=a)\\1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, name := range []string{"date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+			"uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex"} {
+			_ = checkFormat(name, s)
+		}
+		if isDateTime(s) && (!isDate(s[:10]) || !isTime(s[11:])) {
+			t.Fatalf("date-time %q without its date and time", s)
+		}
+		if checkFormat("uri", s) == nil && checkFormat("uri-reference", s) != nil {
+			t.Fatalf("uri %q is not a uri-reference", s)
+		}
+		if checkFormat("uri", s) == nil && checkFormat("iri", s) != nil {
+			t.Fatalf("uri %q is not an iri", s)
+		}
+		if checkFormat("email", s) == nil && checkFormat("idn-email", s) != nil {
+			t.Fatalf("email %q is not an idn-email", s)
+		}
+		if checkFormat("hostname", s) == nil && checkFormat("idn-hostname", s) != nil {
+			t.Fatalf("hostname %q is not an idn-hostname", s)
+		}
+		a, err := netip.ParseAddr(s)
+		if (checkFormat("ipv4", s) == nil) != (err == nil && a.Is4()) {
+			t.Fatalf("ipv4 %q disagrees with netip", s)
+		}
+		if err := checkFormat("regex", s); err != nil && !strings.Contains(err.Error(), "regular expression") {
+			t.Fatalf("regex %q: %v", s, err)
+		}
+		if err := checkFormat("uuid", s); err != nil && errors.Unwrap(err) != nil {
+			t.Fatalf("uuid error wraps: %v", err)
+		}
+	})
+}
+
+// BenchmarkValidateInput: validating a valid input (the hot path of every
+// call) against a schema without formats and against the same schema
+// with formats (the validator, then the walk for formats).
+func BenchmarkValidateInput(b *testing.B) {
+	for _, bc := range []struct{ name, schema string }{
+		{"plain", `{"type":"object","properties":{"id":{"type":"string"},"at":{"type":"string"},"url":{"type":"string"},"ips":{"type":"array","items":{"type":"string"}},"n":{"type":"integer","minimum":0}},"required":["id","at"],"additionalProperties":false}`},
+		{"formats", `{"type":"object","properties":{"id":{"type":"string","format":"uuid"},"at":{"type":"string","format":"date-time"},"url":{"type":"string","format":"uri"},"ips":{"type":"array","items":{"type":"string","format":"ipv4"}},"n":{"type":"integer","minimum":0}},"required":["id","at"],"additionalProperties":false}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := compileSchema(json.RawMessage(bc.schema))
+			if c.err != nil {
+				b.Fatal(c.err)
+			}
+			v, err := decodeInput(json.RawMessage(`{"id":"123e4567-e89b-12d3-a456-426614174000","at":"2024-05-01T13:45:00Z","url":"https://example.com/a?b=c","ips":["10.0.0.1","192.168.1.1"],"n":3}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if err := c.schema.Validate(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
