@@ -1,6 +1,9 @@
 package search
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // finder looks for a literal in a text the way fast grep tools do, by its
 // rare bytes rather than its first byte: a common first byte — the "e" of
@@ -143,6 +146,30 @@ func (f *finder) foldMask(c byte) (byte, byte) {
 		return c, 0x20
 	}
 	return c, 0
+}
+
+// litBits estimates, in quarter bits of byteBits, how rarely the scan for
+// lit stops: at its two rarest bytes with the pair scan (taken as
+// independent), at its rarest byte otherwise. Folded, a letter counts with
+// both its cases.
+func litBits(lit []byte, fold bool) int {
+	b1, b2 := 0, 0 // the two largest
+	for _, c := range lit {
+		b := int(byteBits[c])
+		if fold && 'a' <= c && c <= 'z' {
+			u := math.Exp2(-float64(b)/4) + math.Exp2(-float64(byteBits[c-'a'+'A'])/4)
+			b = int(math.Round(-4 * math.Log2(u)))
+		}
+		if b > b1 {
+			b1, b2 = b, b1
+		} else if b > b2 {
+			b2 = b
+		}
+	}
+	if pairScan && len(lit) > 1 {
+		return b1 + b2
+	}
+	return b1
 }
 
 // index returns the index of the first instance of the literal in h, or -1.

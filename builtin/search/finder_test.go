@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,21 +76,24 @@ func TestPairBlocks(t *testing.T) {
 		buf[i] = byte('a' + i%7)
 	}
 	for _, c := range []struct{ c1, m1, c2, m2 byte }{{'X', 0, 'Y', 0}, {'x', 0x20, 'y', 0x20}, {'X', 0, 'X', 0}} {
-		for pos := range 64 {
+		for pos := range 100 {
 			for off := 1; off < 20; off++ {
 				b := bytes.Clone(buf)
 				b[pos], b[pos+off] = c.c1&^c.m1, c.c2&^c.m2
 				for start := range 3 {
-					n := (len(b) - 20 - start) &^ 15
-					want := -1
-					for k := range n {
-						if b[start+k]|c.m1 == c.c1 && b[start+k+off]|c.m2 == c.c2 {
-							want = k
-							break
+					for _, n := range []int{16, 32, 48, 64, (len(b) - 20 - start) &^ 15} {
+						want := -1
+						for k := range n {
+							if b[start+k]|c.m1 == c.c1 && b[start+k+off]|c.m2 == c.c2 {
+								want = k
+								break
+							}
 						}
-					}
-					if got := pairBlocks(&b[start], &b[start+off], n, c.c1, c.m1, c.c2, c.m2); got != want {
-						t.Fatalf("%+v pos %d off %d start %d: %d, want %d", c, pos, off, start, got, want)
+						for _, impl := range pairBlocksImpls() {
+							if got := impl.f(&b[start], &b[start+off], n, c.c1, c.m1, c.c2, c.m2); got != want {
+								t.Fatalf("%s %+v pos %d off %d start %d n %d: %d, want %d", impl.name, c, pos, off, start, n, got, want)
+							}
+						}
 					}
 				}
 			}
@@ -200,7 +204,7 @@ func corpus(b *testing.B, max int) []byte {
 // source, with the pair scan and the byte scan.
 func BenchmarkFinderGoroot(b *testing.B) {
 	hay := corpus(b, 32<<20)
-	for _, lit := range []string{"errors.New", "Errorf", "func", "TODO", "(", "zzzzzz"} {
+	for _, lit := range []string{"errors.New", "errors", "New", "Error(", "Errorf", "func", "TODO", "(", "zzzzzz"} {
 		for _, fold := range []bool{false, true} {
 			for _, pair := range []bool{false, true} {
 				name := fmt.Sprintf("%s/fold=%v/pair=%v", lit, fold, pair)
@@ -225,6 +229,34 @@ func BenchmarkFinderGoroot(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestPrefilter checks which required literals a pattern's prefilter looks
+// for: the ones found least often, among literals of 3 bytes or more.
+func TestPrefilter(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    []string
+	}{
+		{`errors.New`, []string{"New"}},         // "N"…"w" is rarer than anything in "errors"
+		{`func \w+Error\(`, []string{"Error("}}, //
+		{`TODO|FIXME`, []string{"TODO", "FIXME"}},
+		{`hello.QZ`, []string{"hello"}}, // a 2-byte literal would make the pattern slow in Go (fastInGo)
+		{`json.Marshal`, []string{"Marshal"}},
+		{`x\d+`, []string{"x"}},
+	} {
+		m, err := compilePattern(c.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range m.pre {
+			got = append(got, string(f.lit))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: prefilter %q, want %q", c.pattern, got, c.want)
 		}
 	}
 }

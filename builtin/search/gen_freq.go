@@ -2,8 +2,9 @@
 
 // gen_freq counts how often each byte occurs in the files under a
 // directory (Go's source tree by default: code, assembly, test data, docs)
-// and writes freq_table.go: each byte's rank, 0 the rarest. Grep's literal
-// search looks for a literal's rarest byte first.
+// and writes freq_table.go: each byte's rank, 0 the rarest, and its
+// information in quarter bits. Grep's literal search looks for a literal's
+// rarest bytes first.
 //
 //	go run gen_freq.go [dir]
 package main
@@ -12,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,6 +71,20 @@ func main() {
 			b.WriteByte(' ')
 		}
 		fmt.Fprintf(&b, "%d,", r)
+	}
+	fmt.Fprintf(&b, "\n}\n")
+	var total int64
+	for _, n := range counts {
+		total += n
+	}
+	fmt.Fprintf(&b, "\n// byteBits is each byte's information in source code in quarter bits:\n// 4·log2(bytes / occurrences), 255 at most. Grep's prefilter picks, of\n// the literals a match must contain, the ones found least often.\nvar byteBits = [256]uint8{")
+	for i, n := range counts {
+		if i%16 == 0 {
+			fmt.Fprintf(&b, "\n\t")
+		} else {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d,", min(255, int(math.Round(4*math.Log2(float64(total)/float64(n+1))))))
 	}
 	fmt.Fprintf(&b, "\n}\n")
 	if err := os.WriteFile("freq_table.go", b.Bytes(), 0o644); err != nil {

@@ -136,6 +136,7 @@ func FuzzScan(f *testing.F) {
 	f.Add(`TODO|FIXME`, "a FIXME\nTODO b TODO\nnone\n", false)
 	f.Add(`x(abc|defg)+y`, "xabcy xdefgabcy\nxdefy\n", true)
 	f.Add(`(?i)todo|fixme`, "ToDo\nFIXme\n", false)
+	f.Add(`errors.New`, "errors.New errorsXNew\nNew errors\nerrors\u00e9New\n", false)
 	f.Fuzz(func(t *testing.T, pattern, text string, ignoreCase bool) {
 		m, err := compilePattern(pattern, ignoreCase, false)
 		if err != nil {
