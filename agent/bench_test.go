@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/toolset"
 )
 
@@ -74,8 +75,10 @@ func BenchmarkTurn(b *testing.B) {
 //     the request's bytes over loopback, which the stateless APIs make
 //     grow with the conversation;
 //   - transcript: with a session store, as the CLI runs;
-//   - turns=100: a 101-turn conversation (with a transcript), reporting
-//     turn 100 too.
+//   - turns=100: a 101-turn conversation, reporting turn 100 too;
+//   - tools=text: the text tool protocol (llm/texttools): the tools
+//     described in the system prompt, calls written as tags in the reply's
+//     text, results sent back as text envelopes.
 func BenchmarkTurnAt30(b *testing.B) {
 	for _, v := range []struct {
 		name       string
@@ -83,12 +86,16 @@ func BenchmarkTurnAt30(b *testing.B) {
 		decode     bool
 		transcript bool
 		turns      int
+		text       bool // the text tool protocol (llm/texttools)
 	}{
-		{"api=anthropic/server=decode", false, true, false, 30},
-		{"api=anthropic/server=discard", false, false, false, 30},
-		{"api=anthropic/server=discard/transcript", false, false, true, 30},
-		{"api=openai/server=discard", true, false, false, 30},
-		{"api=anthropic/server=discard/transcript/turns=100", false, false, true, 100},
+		{"api=anthropic/server=decode", false, true, false, 30, false},
+		{"api=anthropic/server=discard", false, false, false, 30, false},
+		{"api=anthropic/server=discard/transcript", false, false, true, 30, false},
+		{"api=openai/server=discard", true, false, false, 30, false},
+		{"api=anthropic/server=discard/transcript/turns=100", false, false, true, 100, false},
+		{"api=anthropic/server=discard/tools=text", false, false, false, 30, true},
+		{"api=openai/server=discard/tools=text", true, false, false, 30, true},
+		{"api=anthropic/server=discard/tools=text/turns=100", false, false, false, 100, true},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			var opts []llmtest.Option
@@ -104,6 +111,10 @@ func BenchmarkTurnAt30(b *testing.B) {
 			cpu := make([]time.Duration, len(marks))
 			for range b.N {
 				for i := range v.turns {
+					if v.text {
+						f.srv.Script(llmtest.TextReply(fmt.Sprintf("Call %d.\n<Echo>\n<text>%s</text>\n</Echo>\n", i, strings.Repeat("x", 600))))
+						continue
+					}
 					f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", 600))}))
 				}
 				f.srv.Script(llmtest.TextReply("done"))
@@ -111,6 +122,9 @@ func BenchmarkTurnAt30(b *testing.B) {
 					Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
 					Pool: toolset.Options{Tools: testToolsB(b)}, NoEnvFacts: true, NoMemoryFiles: true, CompactThreshold: -1,
 					MaxTurns: v.turns + 1,
+				}
+				if v.text {
+					o.ToolProtocol = texttools.Text
 				}
 				if v.transcript {
 					o.Store = sessionStore(b)

@@ -269,7 +269,10 @@ func (b *Body) appendArray(sep, key string, items [][]byte) {
 // value on every request of a conversation, and a turn costs the encoding
 // of what it adds instead of the whole conversation again. Each adapter
 // encodes in its own format (see [MessageEncodings.Encode]); the cache
-// only remembers.
+// only remembers. A layer that rewrites the messages before the adapter
+// encodes them (the text tool protocol) keeps its rewrites here too (see
+// [MessageEncodings.Rewrite]), so that a rewritten message keeps its
+// identity and its encoding from one request to the next.
 //
 // An encoding is reused when the message at the same position has the
 // same role and the same content slice (the same backing array and
@@ -279,7 +282,10 @@ func (b *Body) appendArray(sep, key string, items [][]byte) {
 // (rewind) or merging two therefore re-encode exactly what changed. A
 // message whose blocks are changed in place — the same slice with new
 // contents — is not noticed: treat a message as immutable once it was
-// sent, or call [MessageEncodings.Reset] after changing one.
+// sent, or call [MessageEncodings.Reset] after changing one. A
+// conversation decoded afresh for every request (a durable workflow's
+// activity input) has new slices every time: [MessageEncodings.Intern]
+// gives its messages back the identity of the equal ones seen before.
 //
 // It holds the encodings of the last request's messages and references
 // their content (so their memory cannot be reused while it is held); drop
@@ -291,18 +297,40 @@ type MessageEncodings struct {
 	mu      sync.Mutex
 	format  string
 	entries []encodedMessage
+	size    int64 // bytes of the pieces in entries
+	layers  []rewriteLayer
+	intern  []Message // what the last Intern returned
+}
+
+// messageKey is what identifies a message at a position: its role, its
+// content slice (identity, not contents) and the adapter's variant.
+type messageKey struct {
+	role    Role
+	content []Block // the message's blocks as met; identity is the key
+	variant uint8
+}
+
+func (k *messageKey) is(m *Message, variant uint8) bool {
+	return k.role == m.Role && k.variant == variant && len(k.content) == len(m.Content) &&
+		unsafe.SliceData(k.content) == unsafe.SliceData(m.Content)
 }
 
 type encodedMessage struct {
-	role    Role
-	content []Block // the message's blocks as encoded; identity is the key
-	variant uint8
-	pieces  [][]byte
+	messageKey
+	pieces [][]byte
 }
 
-func (e *encodedMessage) is(m *Message, variant uint8) bool {
-	return e.role == m.Role && e.variant == variant && len(e.content) == len(m.Content) &&
-		unsafe.SliceData(e.content) == unsafe.SliceData(m.Content)
+// rewriteLayer is what one rewriting layer (such as the text tool
+// protocol) made of the last request's messages.
+type rewriteLayer struct {
+	name    string
+	entries []rewrittenMessage
+}
+
+type rewrittenMessage struct {
+	messageKey
+	usesPrefix bool    // the rewrite read earlier messages
+	out        Message // the rewritten message, as returned
 }
 
 // Encode appends to dst the pieces msgs are sent as, message by message,
@@ -339,7 +367,7 @@ func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, v
 	defer c.mu.Unlock()
 	if c.format != format {
 		clear(c.entries)
-		c.format, c.entries = format, c.entries[:0]
+		c.format, c.entries, c.size = format, c.entries[:0], 0
 	}
 	for i := range msgs {
 		m, v := &msgs[i], vOf(i)
@@ -351,17 +379,118 @@ func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, v
 		if err != nil {
 			return dst, err
 		}
-		e := encodedMessage{role: m.Role, content: m.Content, variant: v, pieces: p}
+		e := encodedMessage{messageKey{m.Role, m.Content, v}, p}
+		c.size += piecesLen(p)
 		if i < len(c.entries) {
+			c.size -= piecesLen(c.entries[i].pieces)
 			c.entries[i] = e
 		} else {
 			c.entries = append(c.entries, e)
 		}
 		dst = append(dst, p...)
 	}
-	clear(c.entries[len(msgs):]) // a shorter conversation: let go of the rest
+	for _, e := range c.entries[len(msgs):] { // a shorter conversation: let go of the rest
+		c.size -= piecesLen(e.pieces)
+	}
+	clear(c.entries[len(msgs):])
 	c.entries = c.entries[:len(msgs)]
 	return dst, nil
+}
+
+func piecesLen(p [][]byte) int64 {
+	var n int64
+	for _, b := range p {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// Rewrite returns msgs as the layer named layer rewrites them, message by
+// message, keeping each rewritten message from one request to the next
+// so that its identity — and with it its encoding — survives: message i
+// becomes the message rewrite(i) returns, unless the previous Rewrite of
+// this layer met the same message (role and content slice) at position i
+// and kept its rewrite. rewrite also reports whether its result depends on
+// the messages before i (the text tool protocol names a tool result's
+// tool from the call before it); such a rewrite is kept only while every
+// earlier message is the same as when it was made, and when it is made
+// again and comes out equal, the kept one is returned. A rewrite that
+// leaves a message unchanged returns msgs[i] itself.
+//
+// The returned slice is new; the messages in it are shared by later
+// requests and must not be modified. A nil *MessageEncodings calls
+// rewrite for every message.
+func (c *MessageEncodings) Rewrite(layer string, msgs []Message, rewrite func(i int) (m Message, usesPrefix bool)) []Message {
+	out := make([]Message, len(msgs))
+	if c == nil {
+		for i := range msgs {
+			out[i], _ = rewrite(i)
+		}
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var l *rewriteLayer
+	for i := range c.layers {
+		if c.layers[i].name == layer {
+			l = &c.layers[i]
+		}
+	}
+	if l == nil {
+		c.layers = append(c.layers, rewriteLayer{name: layer})
+		l = &c.layers[len(c.layers)-1]
+	}
+	samePrefix := true // every message before i is the one met last time
+	for i := range msgs {
+		m := &msgs[i]
+		if i < len(l.entries) && l.entries[i].is(m, 0) {
+			if e := &l.entries[i]; !e.usesPrefix || samePrefix {
+				out[i] = e.out
+				continue
+			}
+		} else {
+			samePrefix = false
+		}
+		r, uses := rewrite(i)
+		e := rewrittenMessage{messageKey{m.Role, m.Content, 0}, uses, r}
+		if i < len(l.entries) {
+			if old := &l.entries[i]; old.is(m, 0) && messageEqual(&old.out, &r) {
+				e.out = old.out // made again from a new prefix, and the same: keep its identity
+			}
+			l.entries[i] = e
+		} else {
+			l.entries = append(l.entries, e)
+		}
+		out[i] = e.out
+	}
+	clear(l.entries[len(msgs):])
+	l.entries = l.entries[:len(msgs)]
+	return out
+}
+
+// Intern replaces, in place, each message of msgs that equals in role and
+// content (every field of every block) the message the previous Intern of
+// this cache met at the same position with that earlier message, and
+// returns msgs. A conversation decoded afresh for each request — a
+// durable workflow passes it to an activity as data — then meets the
+// cache with the identities of the first request that held each message,
+// and only the messages that differ are encoded again. It costs a
+// comparison of the messages' bytes, much less than encoding them. A nil
+// *MessageEncodings returns msgs unchanged.
+func (c *MessageEncodings) Intern(msgs []Message) []Message {
+	if c == nil {
+		return msgs
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range msgs {
+		if i < len(c.intern) && messageEqual(&c.intern[i], &msgs[i]) {
+			msgs[i] = c.intern[i]
+		}
+	}
+	clear(c.intern)
+	c.intern = append(c.intern[:0], msgs...)
+	return msgs
 }
 
 // Reset forgets every encoding held.
@@ -369,7 +498,9 @@ func (c *MessageEncodings) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.entries)
-	c.format, c.entries = "", nil
+	clear(c.layers)
+	clear(c.intern)
+	c.format, c.entries, c.size, c.layers, c.intern = "", nil, 0, nil, nil
 }
 
 // Len returns the number of messages whose encodings are held.
@@ -377,4 +508,48 @@ func (c *MessageEncodings) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+// Size returns the bytes of the encodings held. The messages they were
+// made from are held as well (about as large again).
+func (c *MessageEncodings) Size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
+}
+
+// messageEqual reports whether a and b are the same message: the same
+// role and blocks equal in every field, nil and empty told apart (an
+// adapter may encode them differently).
+func messageEqual(a, b *Message) bool {
+	return a.Role == b.Role && sliceEqual(a.Content, b.Content, blockEqual)
+}
+
+func blockEqual(a, b *Block) bool {
+	return a.Type == b.Type && a.Text == b.Text && bytesSame(a.Data, b.Data) && a.MIMEType == b.MIMEType &&
+		a.ID == b.ID && a.Name == b.Name && bytesSame(a.Input, b.Input) && a.ToolUseID == b.ToolUseID &&
+		sliceEqual(a.Content, b.Content, contentEqual) && a.IsError == b.IsError &&
+		a.Signature == b.Signature && a.Redacted == b.Redacted
+}
+
+func contentEqual(a, b *tool.Content) bool {
+	return (a.Type == b.Type && a.Text == b.Text && bytesSame(a.Data, b.Data) && a.MIMEType == b.MIMEType &&
+		a.URI == b.URI && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description)
+}
+
+func bytesSame(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+func sliceEqual[T any](a, b []T, eq func(a, b *T) bool) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	if len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b) {
+		return true
+	}
+	for i := range a {
+		if !eq(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
 }

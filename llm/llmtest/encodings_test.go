@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -68,7 +69,34 @@ type adapter struct {
 	// sdkMessages is the SDK's own encoding of each message param of
 	// Params, and sdkBody its encoding of all of Params.
 	sdkMessages func(*llm.Request) ([][]byte, []byte, error)
-	stream      func(context.Context, *llm.Request) (*llm.Response, error)
+	provider    llm.Provider
+}
+
+func (ad adapter) stream(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return llm.Collect(ad.provider.Stream(ctx, req))
+}
+
+// withText returns ads followed by each of them under the text tool
+// protocol (llm/texttools): the request rewritten — tools described in
+// the system prompt, calls and results as text — then encoded by the
+// adapter.
+func withText(ads []adapter) []adapter {
+	out := slices.Clone(ads)
+	for _, ad := range ads {
+		out = append(out, adapter{
+			name: ad.name + "/text",
+			body: func(req *llm.Request) ([]byte, error) {
+				r, _ := texttools.Rewrite(req)
+				return ad.body(r)
+			},
+			sdkMessages: func(req *llm.Request) ([][]byte, []byte, error) {
+				r, _ := texttools.Rewrite(req)
+				return ad.sdkMessages(r)
+			},
+			provider: texttools.New(ad.provider),
+		})
+	}
+	return out
 }
 
 func adapters(t testing.TB, srv *llmtest.Server) []adapter {
@@ -90,9 +118,7 @@ func adapters(t testing.TB, srv *llmtest.Server) []adapter {
 				}
 				return marshalEach(p.Messages, func(m *anthropicMessage) ([]byte, error) { return m.MarshalJSON() }, p.MarshalJSON)
 			},
-			stream: func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-				return llm.Collect(a.Stream(ctx, req))
-			},
+			provider: a,
 		},
 		{
 			name: "openai", body: o.Body,
@@ -103,9 +129,7 @@ func adapters(t testing.TB, srv *llmtest.Server) []adapter {
 				}
 				return marshalEach(p.Messages, func(m *openaiMessage) ([]byte, error) { return m.MarshalJSON() }, p.MarshalJSON)
 			},
-			stream: func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-				return llm.Collect(o.Stream(ctx, req))
-			},
+			provider: o,
 		},
 	}
 }
@@ -174,7 +198,7 @@ func checkBody(t testing.TB, ad adapter, req *llm.Request) []byte {
 // on some turns and not on others, then rewrites its history.
 func TestEncodingsTurnByTurn(t *testing.T) {
 	all := shapes()
-	for _, ad := range adapters(t, nil) {
+	for _, ad := range withText(adapters(t, nil)) {
 		t.Run(ad.name, func(t *testing.T) {
 			var enc llm.MessageEncodings
 			req := func(msgs []llm.Message, hints llm.CacheHints) *llm.Request {
@@ -229,12 +253,13 @@ func TestEncodingsShared(t *testing.T) {
 func TestEncodingsOverHTTP(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	all := shapes()
-	for _, ad := range adapters(t, srv) {
+	for _, ad := range withText(adapters(t, srv)) {
 		t.Run(ad.name, func(t *testing.T) {
 			var enc llm.MessageEncodings
 			for k := 1; k <= len(all); k++ {
 				srv.Script(llmtest.TextReply(fmt.Sprintf("reply %d", k)))
-				req := &llm.Request{Model: "m", Messages: all[:k], Cache: llm.AllCacheHints, Encodings: &enc}
+				req := &llm.Request{Model: "m", Messages: all[:k], Cache: llm.AllCacheHints, Encodings: &enc,
+					Tools: []*tool.Spec{{Name: "Read", Description: "Reads."}}}
 				resp, err := ad.stream(t.Context(), req)
 				if err != nil {
 					t.Fatal(err)
@@ -269,7 +294,9 @@ func FuzzEncodings(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add([]byte{0, 8, 16, 3, 0, 8, 5, 6, 16, 2, 0, 7})
 	f.Add([]byte{0, 8, 16, 24, 4, 4, 1, 1, 9, 17, 5, 13})
-	ads := adapters(f, nil)
+	f.Add([]byte{8, 16, 24, 32, 48, 56, 6, 8, 16, 3, 19, 11, 4, 64, 72})
+	f.Add([]byte{0, 8, 16, 10, 24, 16}) // a call rewound and replaced, its result back at its position
+	ads := withText(adapters(f, nil))
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 64 {
 			ops = ops[:64]
@@ -289,11 +316,15 @@ func FuzzEncodings(f *testing.F) {
 				if len(msgs) > 0 {
 					msgs = msgs[:arg%len(msgs)]
 				}
-			case 3: // replace a message with a copy (a new slice, same content)
+			case 3: // replace a message with a copy (a new slice, same content) or another shape
 				if len(msgs) > 0 {
 					i := arg % len(msgs)
 					msgs = slices.Clone(msgs)
-					msgs[i] = llm.Message{Role: msgs[i].Role, Content: slices.Clone(msgs[i].Content)}
+					if arg&1 == 0 {
+						msgs[i] = llm.Message{Role: msgs[i].Role, Content: slices.Clone(msgs[i].Content)}
+					} else {
+						msgs[i] = all[(arg>>1)%len(all)]
+					}
 				}
 			case 4: // merge the last two
 				if n := len(msgs); n >= 2 {
@@ -314,11 +345,53 @@ func FuzzEncodings(f *testing.F) {
 				}
 			}
 			for _, ad := range ads {
-				checkBody(t, ad, &llm.Request{Model: "m", Messages: msgs, Cache: hints, Encodings: &enc})
+				checkBody(t, ad, &llm.Request{Model: "m", Messages: msgs, Cache: hints, Encodings: &enc, Tools: tools})
 			}
 		}
 	})
 }
+
+// TestTextRewritesKept: under the text tool protocol, a message rewritten
+// for one request (its calls as tags, its results as envelopes) is the
+// same message — the same content slice — in the next request, so the
+// adapter reuses its encoding; a message without tool blocks is the
+// caller's own. Without a cache, every request rewrites afresh.
+func TestTextRewritesKept(t *testing.T) {
+	all := shapes()
+	var enc llm.MessageEncodings
+	var prev []llm.Message
+	for k := 1; k <= len(all); k++ {
+		r, _ := texttools.Rewrite(&llm.Request{Messages: all[:k], Tools: tools, Encodings: &enc})
+		for i, m := range r.Messages {
+			if len(m.Content) == 0 {
+				continue
+			}
+			if i < len(prev) && &m.Content[0] != &prev[i].Content[0] {
+				t.Errorf("turn %d: message %d was rewritten again", k, i)
+			}
+			if !hasToolBlock(all[i]) && &m.Content[0] != &all[i].Content[0] {
+				t.Errorf("turn %d: message %d has no tool block and is not the caller's", k, i)
+			}
+		}
+		prev = r.Messages
+	}
+	plain1, _ := texttools.Rewrite(&llm.Request{Messages: all, Tools: tools})
+	plain2, _ := texttools.Rewrite(&llm.Request{Messages: all, Tools: tools})
+	if &plain1.Messages[2].Content[0] == &plain2.Messages[2].Content[0] {
+		t.Error("without a cache the rewrites are shared")
+	}
+}
+
+func hasToolBlock(m llm.Message) bool {
+	return slices.ContainsFunc(m.Content, func(b llm.Block) bool {
+		return b.Type == llm.TypeToolUse || b.Type == llm.TypeToolResult
+	})
+}
+
+// tools are the tools of the fuzzed requests: Read has calls in
+// shapes(), the others answer none of them (their results are named
+// "unknown").
+var tools = []*tool.Spec{{Name: "Read", Description: "Reads."}, {Name: "Bash", Description: "Runs."}}
 
 // TestWithoutDecoding: a server that does not decode still answers both
 // SDKs, streamed, and records nothing.

@@ -233,7 +233,7 @@ func Rewrite(req *llm.Request) (out *llm.Request, names []string) {
 			names = append(names, s.Name)
 		}
 	}
-	r.Messages = rewriteMessages(req.Messages)
+	r.Messages = rewriteMessages(req.Messages, req.Encodings)
 	return &r, names
 }
 
@@ -294,34 +294,62 @@ func hasToolBlocks(msgs []llm.Message) bool {
 	return false
 }
 
-func rewriteMessages(msgs []llm.Message) []llm.Message {
-	if !hasToolBlocks(msgs) {
+// rewriteLayer names the text protocol's rewrites in an
+// [llm.MessageEncodings].
+const rewriteLayer = "texttools"
+
+// rewriteMessages writes the tool blocks of msgs as text. With a cache
+// (the request's Encodings), a message rewritten for an earlier request
+// is reused as it was, so that its encoding is reused too: a turn
+// rewrites and encodes only what it adds.
+func rewriteMessages(msgs []llm.Message, enc *llm.MessageEncodings) []llm.Message {
+	if enc == nil && !hasToolBlocks(msgs) {
 		return msgs
 	}
-	names := map[string]string{}
-	out := make([]llm.Message, 0, len(msgs))
-	for _, m := range msgs {
-		if !hasToolBlocks([]llm.Message{m}) {
-			out = append(out, m) // as it is, so that its encoding is reused (llm.MessageEncodings)
-			continue
+	return enc.Rewrite(rewriteLayer, msgs, func(i int) (llm.Message, bool) { return rewriteMessage(msgs, i) })
+}
+
+// rewriteMessage writes message i's tool calls as tags and its tool
+// results as envelopes; a message without tool blocks is returned as it
+// is. usesPrefix reports whether the result depends on earlier messages
+// (a tool result is named after the call it answers).
+func rewriteMessage(msgs []llm.Message, i int) (m llm.Message, usesPrefix bool) {
+	m = msgs[i]
+	if !hasToolBlocks(msgs[i : i+1]) {
+		return m, false // as it is, so that its encoding is reused (llm.MessageEncodings)
+	}
+	nm := llm.Message{Role: m.Role, Content: make([]llm.Block, 0, len(m.Content))}
+	for k, b := range m.Content {
+		switch b.Type {
+		case llm.TypeToolUse:
+			nm.Content = appendText(nm.Content, FormatCall(b.Name, b.Input), true)
+		case llm.TypeToolResult:
+			usesPrefix = true
+			text, images := formatResult(callName(msgs, i, k, b.ToolUseID), b)
+			nm.Content = appendText(nm.Content, text, true)
+			nm.Content = append(nm.Content, images...)
+		default:
+			nm.Content = append(nm.Content, b)
 		}
-		nm := llm.Message{Role: m.Role, Content: make([]llm.Block, 0, len(m.Content))}
-		for _, b := range m.Content {
-			switch b.Type {
-			case llm.TypeToolUse:
-				names[b.ID] = b.Name
-				nm.Content = appendText(nm.Content, FormatCall(b.Name, b.Input), true)
-			case llm.TypeToolResult:
-				text, images := formatResult(names[b.ToolUseID], b)
-				nm.Content = appendText(nm.Content, text, true)
-				nm.Content = append(nm.Content, images...)
-			default:
-				nm.Content = append(nm.Content, b)
+	}
+	return nm, usesPrefix
+}
+
+// callName is the name of the tool the result at block k of message i
+// answers: the latest call with that id before it ("" if none).
+func callName(msgs []llm.Message, i, k int, id string) string {
+	for ; i >= 0; i-- {
+		c := msgs[i].Content
+		if k < 0 {
+			k = len(c)
+		}
+		for k--; k >= 0; k-- {
+			if c[k].Type == llm.TypeToolUse && c[k].ID == id {
+				return c[k].Name
 			}
 		}
-		out = append(out, nm)
 	}
-	return out
+	return ""
 }
 
 // appendText adds s to the last block when it is text (on a line of its
