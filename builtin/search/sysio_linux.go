@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"syscall"
@@ -17,8 +18,10 @@ import (
 
 // readDirectory reads the directory at path. With keep, the directory stays open
 // and fd is its descriptor (the caller closes it with closeDir); otherwise
-// fd is -1.
-func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, err error) {
+// fd is -1. complete reports whether the directory's file system reads
+// completely (see completeReads): its regular files end at a short read,
+// and its listing at a directory read that left room for more entries.
+func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, complete bool, err error) {
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != syscall.EINTR {
@@ -26,8 +29,9 @@ func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, 
 		}
 	}
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, false, err
 	}
+	complete = completeReads(fd)
 	if len(w.dirBuf) == 0 {
 		w.dirBuf = make([]byte, 32<<10)
 	}
@@ -40,6 +44,9 @@ func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, 
 			break
 		}
 		ents = parseDirents(w.dirBuf[:n], ents)
+		if complete && n < len(w.dirBuf)-maxDirent {
+			break // these file systems fill the buffer unless the listing ended
+		}
 	}
 	for i := range ents {
 		if ents[i].typ == fs.ModeIrregular { // DT_UNKNOWN: ask
@@ -50,8 +57,12 @@ func readDirectory(w *worker, path string, keep bool) (fd int, ents []dirEntry, 
 		syscall.Close(fd)
 		fd = -1
 	}
-	return fd, ents, nil
+	return fd, ents, complete, nil
 }
+
+// maxDirent is the largest getdents64 record: the header, a 255-byte name,
+// its NUL, padding.
+const maxDirent = 19 + 256 + 8
 
 func closeDir(fd int) { syscall.Close(fd) }
 
@@ -152,8 +163,10 @@ type openFile struct{ fd int }
 // entry is a regular file, and the size cap is enforced while reading (a
 // file that fills the buffer is stat'ed once to size the next one;
 // O_NONBLOCK keeps a FIFO swapped in meanwhile from blocking the open, and
-// its read then fails). ok is false when the file cannot be read or is
-// larger than limit; otherwise the caller closes f.
+// its read then fails). ok is false when the file cannot be read, is
+// larger than limit, or fills the buffer and is binary by its first
+// binaryChunk bytes (the search would skip it: the rest is not read);
+// otherwise the caller closes f.
 func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok bool) {
 	const flags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
 	var (
@@ -199,6 +212,13 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 			break // a short read on such a file system is the end
 		}
 		if n == len(b) {
+			// A binary file (see cutBinary) is skipped before the
+			// rest of it is read: .so, .a and image files are
+			// often large.
+			if bytes.IndexByte(b[:min(n, binaryChunk)], 0) >= 0 {
+				syscall.Close(fd)
+				return openFile{}, nil, false
+			}
 			// A large file: size the buffer once (the size may be
 			// stale; reading goes on until EOF either way).
 			size := 2 * int64(len(b))

@@ -60,12 +60,6 @@ func TestReadDirectory(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
 	os.Symlink("d", filepath.Join(dir, "l"))
-	w := &worker{dirBuf: make([]byte, 1024)}
-	fd, ents, err := readDirectory(w, dir, true)
-	if err != nil || fd < 0 {
-		t.Fatal(fd, err)
-	}
-	closeDir(fd)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +68,19 @@ func TestReadDirectory(t *testing.T) {
 	for _, d := range des {
 		want = append(want, dirEntry{d.Name(), d.Type()})
 	}
-	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
-	if !slices.Equal(ents, want) {
-		t.Errorf("readDirectory: %d entries, os.ReadDir %d", len(ents), len(want))
+	// Buffers that hold one entry, a few, and all of them (the listing
+	// then ends at the first read, on a complete-read file system).
+	for _, size := range []int{maxDirent, 1024, 4096, 32 << 10} {
+		w := &worker{dirBuf: make([]byte, size)}
+		fd, ents, complete, err := readDirectory(w, dir, true)
+		if err != nil || fd < 0 {
+			t.Fatal(fd, err)
+		}
+		closeDir(fd)
+		slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+		if !slices.Equal(ents, want) {
+			t.Errorf("buffer %d (complete %v): %d entries, os.ReadDir %d", size, complete, len(ents), len(want))
+		}
 	}
 }
 
@@ -106,7 +110,7 @@ func TestReadFileSizes(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, strconv.Itoa(n)), b, 0o644)
 	}
-	fd, _, err := readDirectory(&worker{}, dir, true)
+	fd, _, _, err := readDirectory(&worker{}, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +131,24 @@ func TestReadFileSizes(t *testing.T) {
 				want, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(n)))
 				if !bytes.Equal(got, want) {
 					t.Errorf("complete %v, dirfd %d, size %d: read %d bytes, want %d", complete, dirfd, n, len(got), len(want))
+				}
+			}
+			// A large binary file is left after its first read; a NUL
+			// past binaryChunk does not make a file binary.
+			big := make([]byte, 3*minBuffer)
+			for i, name := range []string{"bin-early", "bin-late"} {
+				clear(big)
+				for j := range big {
+					big[j] = 'x'
+				}
+				big[[]int{10, binaryChunk + 10}[i]] = 0
+				os.WriteFile(filepath.Join(dir, name), big, 0o644)
+				f, got, ok := readFile(&worker{}, fileEntry{dir: dj, name: name}, 1<<30) // a buffer the file fills
+				if ok {
+					f.close()
+				}
+				if want := i == 1; ok != want || ok && len(got) != len(big) {
+					t.Errorf("%s: read %v (%d bytes), want %v", name, ok, len(got), want)
 				}
 			}
 			// Over the limit: not read.

@@ -10,23 +10,20 @@ import (
 
 // readDirectory reads the directory at path. Outside Linux the directory is not
 // kept open (fd is -1) and files are opened by path.
-func readDirectory(_ *worker, path string, _ bool) (fd int, ents []dirEntry, err error) {
+func readDirectory(_ *worker, path string, _ bool) (fd int, ents []dirEntry, complete bool, err error) {
 	des, err := os.ReadDir(path)
 	if err != nil && len(des) == 0 {
-		return -1, nil, err
+		return -1, nil, false, err
 	}
 	ents = make([]dirEntry, len(des))
 	for i, d := range des {
 		ents[i] = dirEntry{name: d.Name(), typ: d.Type()}
 	}
-	return -1, ents, nil
+	return -1, ents, false, nil
 }
 
 func closeDir(int) {}
 
-// completeReads is false: outside Linux files are read until a read returns
-// 0.
-func completeReads(int) bool { return false }
 
 // openFile is a file opened by readFile.
 type openFile struct{ f *os.File }

@@ -83,8 +83,8 @@ type dirJob struct {
 	// closes fd.
 	fd   int
 	refs atomic.Int32
-	// complete is set when fd's file system reads regular files
-	// completely (see completeReads).
+	// complete is set when the directory's file system reads regular
+	// files completely (see readDirectory).
 	complete bool
 }
 
@@ -226,7 +226,7 @@ func (w *walker) release(dj *dirJob) {
 
 func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 	keep := w.openDirs.Add(1) <= maxOpenDirs
-	fd, entries, err := readDirectory(wk, dj.path, keep)
+	fd, entries, complete, err := readDirectory(wk, dj.path, keep)
 	if !keep || fd < 0 {
 		w.openDirs.Add(-1)
 	}
@@ -234,7 +234,7 @@ func (w *walker) listDir(ctx context.Context, wk *worker, dj *dirJob) {
 		return
 	}
 	dj.fd = fd
-	dj.complete = fd >= 0 && completeReads(fd)
+	dj.complete = complete
 	dj.refs.Store(1)
 	defer w.release(dj)
 
