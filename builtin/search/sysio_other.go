@@ -24,7 +24,6 @@ func readDirectory(_ *worker, path string, _ bool) (fd int, ents []dirEntry, com
 
 func closeDir(int) {}
 
-
 // openFile is a file opened by readFile.
 type openFile struct{ f *os.File }
 
