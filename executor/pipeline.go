@@ -340,7 +340,7 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 	var hookVerdict tool.Behavior
 	var hookReason string
 	var extra []string
-	if e.cfg.hooks != nil {
+	if hook.Handles(e.cfg.hooks, hook.PreToolUse) {
 		out, err := e.cfg.hooks.Run(ctx, e.hookInput(hook.PreToolUse, env, j))
 		if e.cancelledBeforeRun(ctx, j) {
 			return true
@@ -427,12 +427,16 @@ func (e *Executor) afterCall(s *Stream, j *job, env *tool.Env, extra []string, r
 	ctx := j.group.ctx
 	o.Result = res
 
-	// PostToolUse / PostToolUseFailure hooks.
-	if e.cfg.hooks != nil {
-		ev := hook.PostToolUse
+	// PostToolUse / PostToolUseFailure hooks (the input, with the whole
+	// result as JSON, only built for a hook that may run).
+	failed := o.Kind != KindOK || res.IsError
+	ev := hook.PostToolUse
+	if failed {
+		ev = hook.PostToolUseFailure
+	}
+	if hook.Handles(e.cfg.hooks, ev) {
 		in := e.hookInput(ev, env, j)
-		if o.Kind != KindOK || res.IsError {
-			in.Event = hook.PostToolUseFailure
+		if failed {
 			in.Error = res.TextContent()
 		} else if b, err := json.Marshal(res); err == nil {
 			in.ToolResponse = b

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,6 +279,59 @@ func TestPostToolUseHooks(t *testing.T) {
 	want := []hook.Event{hook.PreToolUse, hook.PostToolUse, hook.PreToolUse, hook.PostToolUse, hook.PreToolUse, hook.PostToolUseFailure}
 	if strings.Join(evs(events), ",") != strings.Join(evs(want), ",") {
 		t.Errorf("events %v, want %v", events, want)
+	}
+}
+
+// filterRunner is a hook runner that handles only some events.
+type filterRunner struct {
+	handles map[hook.Event]bool
+	mu      sync.Mutex
+	ran     []hook.Event
+}
+
+func (f *filterRunner) Handles(ev hook.Event) bool { return f.handles[ev] }
+
+func (f *filterRunner) Run(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ran = append(f.ran, in.Event)
+	return nil, nil
+}
+
+// TestHookEventFilter: a runner that has no hook for an event (a
+// hook.EventFilter) is not run for it, so the executor does not encode the
+// result for PostToolUse; a joined runner runs for the union of events.
+func TestHookEventFilter(t *testing.T) {
+	k := newKit(t)
+	for _, c := range []struct {
+		name    string
+		handles []hook.Event
+		want    string
+	}{
+		{"none", nil, ""},
+		{"pre", []hook.Event{hook.PreToolUse}, "PreToolUse,PreToolUse"},
+		{"post", []hook.Event{hook.PostToolUse}, "PostToolUse"},
+		{"failure", []hook.Event{hook.PostToolUseFailure}, "PostToolUseFailure"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &filterRunner{handles: map[hook.Event]bool{}}
+			for _, ev := range c.handles {
+				f.handles[ev] = true
+			}
+			e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(f))
+			run(t, e, call("1", "Echo", `{"text":"hi"}`))
+			run(t, e, call("2", "Fail", `{"ms":0}`))
+			if got := strings.Join(evs(f.ran), ","); got != c.want {
+				t.Errorf("ran for %q, want %q", got, c.want)
+			}
+		})
+	}
+	pre := &filterRunner{handles: map[hook.Event]bool{hook.PreToolUse: true}}
+	post := &filterRunner{handles: map[hook.Event]bool{hook.PostToolUse: true}}
+	e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(hook.Join(pre, post)))
+	run(t, e, call("1", "Echo", `{"text":"hi"}`))
+	if got := strings.Join(evs(append(pre.ran, post.ran...)), ","); got != "PreToolUse,PostToolUse,PreToolUse,PostToolUse" {
+		t.Errorf("joined runners ran for %q", got)
 	}
 }
 

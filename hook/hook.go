@@ -104,6 +104,27 @@ type Runner interface {
 	Run(ctx context.Context, in *Input) (*Output, error)
 }
 
+// EventFilter is implemented by a [Runner] that knows which events it runs
+// hooks for. The executor builds an event's input only when the runner may
+// run a hook for it: a PostToolUse input carries the whole tool result as
+// JSON, which is not worth encoding for no hook.
+type EventFilter interface {
+	// Handles reports whether the runner may run a hook for ev.
+	Handles(ev Event) bool
+}
+
+// Handles reports whether r may run a hook for ev: false for a nil r and
+// for an [EventFilter] that says so, true otherwise.
+func Handles(r Runner, ev Event) bool {
+	if r == nil {
+		return false
+	}
+	if f, ok := r.(EventFilter); ok {
+		return f.Handles(ev)
+	}
+	return true
+}
+
 // RunnerFunc adapts a function to [Runner].
 type RunnerFunc func(ctx context.Context, in *Input) (*Output, error)
 

@@ -24,27 +24,43 @@ func Join(runners ...Runner) Runner {
 	case 1:
 		return rs[0]
 	}
-	return RunnerFunc(func(ctx context.Context, in *Input) (*Output, error) {
-		var outs []*Output
-		var errs []error
-		for _, r := range rs {
-			out, err := r.Run(ctx, in)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			outs = append(outs, out)
+	return joined(rs)
+}
+
+// joined is the Runner of [Join] over two or more runners.
+type joined []Runner
+
+// Handles implements [EventFilter]: some runner may handle ev.
+func (rs joined) Handles(ev Event) bool {
+	for _, r := range rs {
+		if Handles(r, ev) {
+			return true
 		}
-		if len(errs) > 0 && in.Event == PreToolUse {
-			return nil, errors.Join(errs...)
+	}
+	return false
+}
+
+// Run implements [Runner].
+func (rs joined) Run(ctx context.Context, in *Input) (*Output, error) {
+	var outs []*Output
+	var errs []error
+	for _, r := range rs {
+		out, err := r.Run(ctx, in)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if len(outs) == 0 && len(errs) == 0 {
-			return nil, nil
-		}
-		out := Combine(in.Event, outs...)
-		for _, err := range errs {
-			out.SystemMessage = joinNonEmpty("\n", out.SystemMessage, err.Error())
-		}
-		return out, nil
-	})
+		outs = append(outs, out)
+	}
+	if len(errs) > 0 && in.Event == PreToolUse {
+		return nil, errors.Join(errs...)
+	}
+	if len(outs) == 0 && len(errs) == 0 {
+		return nil, nil
+	}
+	out := Combine(in.Event, outs...)
+	for _, err := range errs {
+		out.SystemMessage = joinNonEmpty("\n", out.SystemMessage, err.Error())
+	}
+	return out, nil
 }

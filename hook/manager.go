@@ -191,6 +191,9 @@ func (m *Manager) Has(event Event) bool {
 	return slices.ContainsFunc(m.entries, func(e *entry) bool { return e.event == event })
 }
 
+// Handles implements [EventFilter]: whether any hook is registered for ev.
+func (m *Manager) Handles(ev Event) bool { return m.Has(ev) }
+
 // subject is what an event's matchers are matched against: the tool name
 // for tool events, the source for SessionStart, the trigger for
 // PreCompact, the reason for SessionEnd; other events have none, and every

@@ -390,3 +390,36 @@ func TestHookEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestHandles(t *testing.T) {
+	pre := manager(t, nil, nil)
+	must(t, pre.On(PreToolUse, "", func(context.Context, *Input) (*Output, error) { return nil, nil }))
+	stop := manager(t, nil, nil)
+	must(t, stop.On(Stop, "", func(context.Context, *Input) (*Output, error) { return nil, nil }))
+	fn := RunnerFunc(func(context.Context, *Input) (*Output, error) { return nil, nil })
+	for _, c := range []struct {
+		name string
+		r    Runner
+		ev   Event
+		want bool
+	}{
+		{"nil", nil, PreToolUse, false},
+		{"func", fn, PostToolUse, true}, // no filter: it may run anything
+		{"manager has", pre, PreToolUse, true},
+		{"manager has not", pre, PostToolUse, false},
+		{"empty manager", manager(t, nil, nil), PreToolUse, false},
+		{"join", Join(pre, stop), Stop, true},
+		{"join has not", Join(pre, stop), PostToolUse, false},
+		{"join with func", Join(pre, fn), PostToolUse, true},
+		{"join of one", Join(nil, pre), PostToolUse, false},
+	} {
+		if got := Handles(c.r, c.ev); got != c.want {
+			t.Errorf("%s: Handles(%s) = %v", c.name, c.ev, got)
+		}
+	}
+	// A hook registered later is seen.
+	must(t, pre.On(PostToolUse, "Grep", func(context.Context, *Input) (*Output, error) { return nil, nil }))
+	if !Handles(pre, PostToolUse) {
+		t.Error("a hook added after the first check is not handled")
+	}
+}

@@ -667,15 +667,28 @@ func (w *Workspace) Close() error {
 // endSkillTurn wraps the hook runner so that a UserPromptSubmit event (a
 // new turn) first ends the skills of the previous turn.
 func endSkillTurn(turn *skill.Turn, inner hook.Runner) hook.Runner {
-	return hook.RunnerFunc(func(ctx context.Context, in *hook.Input) (*hook.Output, error) {
-		if in != nil && in.Event == hook.UserPromptSubmit {
-			turn.End()
-		}
-		if inner == nil {
-			return nil, nil
-		}
-		return inner.Run(ctx, in)
-	})
+	return &skillTurnHooks{turn: turn, inner: inner}
+}
+
+type skillTurnHooks struct {
+	turn  *skill.Turn
+	inner hook.Runner
+}
+
+// Handles implements [hook.EventFilter]: UserPromptSubmit, and the events
+// of the inner runner.
+func (h *skillTurnHooks) Handles(ev hook.Event) bool {
+	return ev == hook.UserPromptSubmit || hook.Handles(h.inner, ev)
+}
+
+func (h *skillTurnHooks) Run(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+	if in != nil && in.Event == hook.UserPromptSubmit {
+		h.turn.End()
+	}
+	if h.inner == nil {
+		return nil, nil
+	}
+	return h.inner.Run(ctx, in)
 }
 
 func absDir(dir string) (string, error) {

@@ -43,8 +43,13 @@ type app struct {
 	// beforeRun, if set, runs before any command's own work, and not for
 	// --version or --help (which print and exit): the process-wide
 	// settings of a gantry process, left out of in-process tests.
-	beforeRun func()
+	beforeRun func(cmd *cobra.Command)
 }
+
+// cpuBound is the annotation of a command whose run is bound by its own
+// CPU (one tool call), not by the network: it keeps Go's default
+// collector.
+const cpuBound = "gantry/cpu-bound"
 
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -54,9 +59,9 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceErrors: true,
 		Version:       buildVersion(),
 	}
-	root.PersistentPreRun = func(*cobra.Command, []string) {
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if a.beforeRun != nil {
-			a.beforeRun()
+			a.beforeRun(cmd)
 		}
 	}
 	root.SetIn(a.stdin)
@@ -170,12 +175,13 @@ func main() {
 	// command, and never returns.
 	sandbox.Main()
 	a := processApp()
-	a.beforeRun = func() {
+	a.beforeRun = func(cmd *cobra.Command) {
 		// A CLI run is bound by the network, not the collector: trade a
 		// little CPU for a smaller peak heap unless the user tuned GOGC.
 		// Not before: lowering the goal at start-up starts a collection
-		// at once, which `gantry --version` has no use for (~3 ms of CPU).
-		if os.Getenv("GOGC") == "" {
+		// at once, which `gantry --version` has no use for (~3 ms of CPU),
+		// nor a one-shot tool call (cpuBound: ~3 ms of a ~10 ms Grep).
+		if os.Getenv("GOGC") == "" && cmd.Annotations[cpuBound] == "" {
 			debug.SetGCPercent(50)
 		}
 	}

@@ -163,7 +163,8 @@ is_error and display. Exit status 1 when the result is an error.`,
   gantry tools call Bash '{"command":"go version"}' --allowedTools 'Bash(go version)'
   gantry tools call Write '{"file_path":"/tmp/x.txt","content":"hi"}' --permission-mode acceptEdits --cwd /tmp
   gantry tools call WebFetch '{"url":"http://127.0.0.1:8080/","prompt":"summarise"}' --web-allow loopback --allowedTools 'WebFetch(domain:127.0.0.1)'`,
-		Args: cobra.ExactArgs(2),
+		Args:        cobra.ExactArgs(2),
+		Annotations: map[string]string{cpuBound: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			dir, err := f.workDir()
