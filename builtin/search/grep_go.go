@@ -44,7 +44,11 @@ const (
 
 // searchFile searches one file and adds its result to c.
 func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
-	of, buf, ok := readFile(w, f, o.MaxFileSize)
+	// In files mode a file larger than the buffer is searched a buffer of
+	// whole lines at a time (a match anywhere is enough): the buffer does
+	// not grow to hold it.
+	chunked := q.Mode == ModeFiles && !q.m.multiline
+	of, buf, more, ok := readFile(w, f, o.MaxFileSize, chunked)
 	defer func() {
 		if cap(w.buf) > bigBuffer {
 			w.buf, w.low = nil, nil
@@ -54,6 +58,13 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 		return
 	}
 	defer of.close()
+	if more {
+		w.lines.reset(q, o)
+		if q.m.scanChunks(w, of, buf, o.MaxFileSize) {
+			c.add(FileResult{Path: f.path(), ModTime: of.modTime()})
+		}
+		return
+	}
 	// Binary files: a NUL byte in the first chunk skips the file; a later
 	// NUL ends the search before the line that holds it (ripgrep stops
 	// there too). With multiline the whole file is one chunk. With a
@@ -114,6 +125,49 @@ func cutBinary(buf []byte, multiline bool) (cut []byte, binary bool) {
 		return nil, true
 	}
 	return buf[:bytes.LastIndexByte(buf[:i], '\n')+1], false
+}
+
+// scanChunks reports whether a file has a match, reading it on from of
+// into w's buffer: buf is the first full buffer. Each buffer's whole lines
+// are searched (a line longer than the buffer grows it), the rest is moved
+// to the front for the next read. A NUL byte ends the search before its
+// line, as cutBinary does (the first binaryChunk bytes have none: readFile
+// checked them).
+func (m *matcher) scanChunks(w *worker, of openFile, buf []byte, limit int64) bool {
+	total, more := int64(len(buf)), true
+	for {
+		end := len(buf)
+		if more {
+			end = bytes.LastIndexByte(buf, '\n') + 1
+		}
+		if end > 0 || !more {
+			region, last := buf[:end], !more
+			if i := bytes.IndexByte(region, 0); i >= 0 {
+				region, last = region[:bytes.LastIndexByte(region[:i], '\n')+1], true
+			}
+			if m.scan(region, w, true, &w.lines) {
+				return true
+			}
+			if last {
+				return false
+			}
+		}
+		// Keep the partial last line, grow for a line longer than the
+		// buffer, and read on.
+		keep := copy(buf, buf[end:])
+		b := buf[:cap(buf)]
+		if keep == len(b) {
+			b = make([]byte, 2*len(b))
+			copy(b, buf)
+		}
+		w.buf = b
+		n, mo, ok := of.readMore(b[keep:])
+		total += int64(n)
+		if !ok || total > limit {
+			return false
+		}
+		buf, more = b[:keep+n], mo
+	}
 }
 
 func readFull(r io.Reader, buf []byte) (int, error) {

@@ -155,8 +155,12 @@ func lstatType(dir, name string) fs.FileMode {
 	return fi.Mode().Type()
 }
 
-// openFile is a file opened by readFile.
-type openFile struct{ fd int }
+// openFile is a file opened by readFile. complete: a short read is its
+// end (see readDirectory).
+type openFile struct {
+	fd       int
+	complete bool
+}
 
 // readFile opens the file ent (relative to its open directory, else by
 // path) and reads it into w's buffer. There is no fstat: the walk knows the
@@ -166,8 +170,10 @@ type openFile struct{ fd int }
 // its read then fails). ok is false when the file cannot be read, is
 // larger than limit, or fills the buffer and is binary by its first
 // binaryChunk bytes (the search would skip it: the rest is not read);
-// otherwise the caller closes f.
-func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok bool) {
+// otherwise the caller closes f. With chunked, a file larger than the
+// buffer is not read whole: buf is the full buffer, more is set, and the
+// caller reads on with f.readMore.
+func readFile(w *worker, ent fileEntry, limit int64, chunked bool) (f openFile, buf []byte, more, ok bool) {
 	const flags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
 	var (
 		fd  int
@@ -184,7 +190,7 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 		}
 	}
 	if err != nil {
-		return openFile{}, nil, false
+		return openFile{}, nil, false, false
 	}
 	if cap(w.buf) < minBuffer {
 		w.buf = make([]byte, minBuffer)
@@ -198,7 +204,7 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 		}
 		if err != nil {
 			syscall.Close(fd)
-			return openFile{}, nil, false
+			return openFile{}, nil, false, false
 		}
 		if m == 0 {
 			break
@@ -206,7 +212,7 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 		n += m
 		if int64(n) > limit {
 			syscall.Close(fd)
-			return openFile{}, nil, false
+			return openFile{}, nil, false, false
 		}
 		if n < len(b) && ent.dir.complete {
 			break // a short read on such a file system is the end
@@ -217,21 +223,51 @@ func readFile(w *worker, ent fileEntry, limit int64) (f openFile, buf []byte, ok
 			// often large.
 			if bytes.IndexByte(b[:min(n, binaryChunk)], 0) >= 0 {
 				syscall.Close(fd)
-				return openFile{}, nil, false
+				return openFile{}, nil, false, false
 			}
 			// A large file: size the buffer once (the size may be
-			// stale; reading goes on until EOF either way).
+			// stale; reading goes on until EOF either way), or
+			// hand it over in chunks.
 			size := 2 * int64(len(b))
 			var st syscall.Stat_t
 			if syscall.Fstat(fd, &st) == nil && st.Size >= int64(n) {
-				size = max(size, min(st.Size, limit)+1)
+				if st.Size > limit {
+					syscall.Close(fd)
+					return openFile{}, nil, false, false
+				}
+				if chunked {
+					return openFile{fd: fd, complete: ent.dir.complete}, b, true, true
+				}
+				size = max(size, st.Size+1)
 			}
 			nb := make([]byte, size)
 			copy(nb, b[:n])
 			b, w.buf = nb, nb
 		}
 	}
-	return openFile{fd}, b[:n], true
+	return openFile{fd: fd}, b[:n], false, true
+}
+
+// readMore fills b from the file: more is false at the end of the file.
+// ok is false when a read failed.
+func (f openFile) readMore(b []byte) (n int, more, ok bool) {
+	for n < len(b) {
+		m, err := syscall.Read(f.fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, false, false
+		}
+		if m == 0 {
+			return n, false, true
+		}
+		n += m
+		if n < len(b) && f.complete {
+			return n, false, true
+		}
+	}
+	return n, true, true
 }
 
 // openat is syscall.Openat without its allocation of the name's C string:

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"io/fs"
 	"os"
@@ -123,7 +124,7 @@ func TestReadFileSizes(t *testing.T) {
 			w := &worker{}
 			dj := &dirJob{path: dir, fd: dirfd, complete: complete}
 			for _, n := range sizes {
-				f, got, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(n)}, 1<<30)
+				f, got, _, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(n)}, 1<<30, false)
 				if !ok {
 					t.Fatalf("size %d: not read", n)
 				}
@@ -143,7 +144,7 @@ func TestReadFileSizes(t *testing.T) {
 				}
 				big[[]int{10, binaryChunk + 10}[i]] = 0
 				os.WriteFile(filepath.Join(dir, name), big, 0o644)
-				f, got, ok := readFile(&worker{}, fileEntry{dir: dj, name: name}, 1<<30) // a buffer the file fills
+				f, got, _, ok := readFile(&worker{}, fileEntry{dir: dj, name: name}, 1<<30, false) // a buffer the file fills
 				if ok {
 					f.close()
 				}
@@ -152,7 +153,7 @@ func TestReadFileSizes(t *testing.T) {
 				}
 			}
 			// Over the limit: not read.
-			if _, _, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(minBuffer + 1)}, minBuffer); ok {
+			if _, _, _, ok := readFile(w, fileEntry{dir: dj, name: strconv.Itoa(minBuffer + 1)}, minBuffer, false); ok {
 				t.Errorf("complete %v: a file over the limit was read", complete)
 			}
 		}
@@ -169,5 +170,53 @@ func TestCompleteReads(t *testing.T) {
 	defer syscall.Close(fd)
 	if completeReads(fd) {
 		t.Error("/proc: complete reads")
+	}
+}
+
+// TestScanChunks checks files mode on files larger than the read buffer
+// (searched a buffer of lines at a time) against count mode (the file read
+// whole) and the expected answer: matches at and across buffer boundaries,
+// lines longer than the buffer, NUL bytes before and after a match, a last
+// line without a line break.
+func TestScanChunks(t *testing.T) {
+	line := strings.Repeat("abcdefghij", 9) + "\n" // 91 bytes
+	fill := func(n int) string { return strings.Repeat(line, n/len(line)+1)[:n] }
+	cases := []struct {
+		name, text string
+		want       bool
+	}{
+		{"none", fill(3 * minBuffer), false},
+		{"first line", "needle\n" + fill(3*minBuffer), true},
+		{"last line no eol", fill(3*minBuffer) + "\nneedle", true},
+		{"across the boundary", fill(minBuffer-3) + "needle\n" + fill(minBuffer), true},
+		{"just after the boundary", fill(minBuffer) + "needle\n" + fill(minBuffer), true},
+		{"long line", strings.Repeat("x", 3*minBuffer) + "needle " + strings.Repeat("y", minBuffer) + "\n", true},
+		{"NUL before", fill(minBuffer+100) + "\x00\n" + fill(minBuffer) + "needle\n", false},
+		{"NUL on the line", fill(minBuffer+100) + "needle \x00\n", false},
+		{"NUL after", fill(minBuffer+100) + "needle\n" + fill(minBuffer) + "\x00\n", true},
+		{"NUL early", "\x00" + fill(2*minBuffer) + "needle\n", false},
+		{"exact buffers", fill(2*minBuffer-7) + "needle\n", true},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		os.WriteFile(filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")), []byte(c.text), 0o644)
+	}
+	for _, pattern := range []string{"needle", `need(le|xx)`, `^needle|needle$|needle `, `n[e]edle`} {
+		found := map[string]bool{}
+		for _, mode := range []string{ModeFiles, ModeCount} {
+			r, err := Search(context.Background(), &Query{Root: dir, Pattern: pattern, Mode: mode}, Options{Engine: EngineGo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range r.Files {
+				found[mode+":"+filepath.Base(f.Path)] = true
+			}
+		}
+		for _, c := range cases {
+			name := strings.ReplaceAll(c.name, " ", "_")
+			if files, count := found[ModeFiles+":"+name], found[ModeCount+":"+name]; files != c.want || count != c.want {
+				t.Errorf("%s, %q: files mode %v, count mode %v, want %v", c.name, pattern, files, count, c.want)
+			}
+		}
 	}
 }

@@ -29,23 +29,37 @@ type openFile struct{ f *os.File }
 
 // readFile reads the regular file ent into w's buffer. ok is false when the
 // file is not regular, cannot be read, or is larger than limit; otherwise
-// the caller closes f.
-func readFile(w *worker, ent fileEntry, limit int64) (openFile, []byte, bool) {
+// the caller closes f. Outside Linux the file is always read whole (more
+// is false).
+func readFile(w *worker, ent fileEntry, limit int64, _ bool) (_ openFile, _ []byte, more, ok bool) {
 	f, err := os.Open(ent.path())
 	if err != nil {
-		return openFile{}, nil, false
+		return openFile{}, nil, false, false
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > limit {
 		f.Close()
-		return openFile{}, nil, false
+		return openFile{}, nil, false, false
 	}
 	buf, ok := readInto(w, f, fi.Size(), limit)
 	if !ok {
 		f.Close()
-		return openFile{}, nil, false
+		return openFile{}, nil, false, false
 	}
-	return openFile{f}, buf, true
+	return openFile{f}, buf, false, true
+}
+
+// readMore fills b from the file: more is false at the end of the file.
+// ok is false when a read failed.
+func (f openFile) readMore(b []byte) (n int, more, ok bool) {
+	n, err := io.ReadFull(f.f, b)
+	switch err {
+	case nil:
+		return n, true, true
+	case io.EOF, io.ErrUnexpectedEOF:
+		return n, false, true
+	}
+	return n, false, false
 }
 
 // modTime returns the open file's modification time.
