@@ -485,7 +485,10 @@ func TestOpenAndIDs(t *testing.T) {
 		t.Fatal(s.StoreDir())
 	}
 	s = open(t, t.TempDir(), nil)
-	for _, id := range []string{"../x", "a/b", strings.Repeat("a", 200)} {
+	if !ValidID(strings.Repeat("a", 128)) || ValidID(strings.Repeat("a", 129)) || ValidID("") {
+		t.Fatal("ValidID: 1–128 characters")
+	}
+	for _, id := range []string{"../x", "a/b", strings.Repeat("a", 129), strings.Repeat("a", 200)} {
 		if _, err := s.Create(context.Background(), Meta{ID: id}); err == nil {
 			t.Fatalf("id %q accepted", id)
 		}

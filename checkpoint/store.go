@@ -176,11 +176,13 @@ type Store struct {
 	last *manifest // the last tree recorded or loaded: the stat cache
 }
 
-var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) }) // compiled on first use, not at init
+// validID is compiled on first use, not at init; its length bound (128) is
+// checked apart, since a counted repetition compiles to nested groups.
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // ValidID reports whether id is usable as a checkpoint id: 1-128 of
 // [A-Za-z0-9_-].
-func ValidID(id string) bool { return validID().MatchString(id) }
+func ValidID(id string) bool { return len(id) <= 128 && validID().MatchString(id) }
 
 // Open opens (creating it if needed) the store of a project.
 func Open(opts Options) (*Store, error) {
@@ -239,7 +241,7 @@ func (s *Store) Create(ctx context.Context, m Meta) (*Info, error) {
 	if m.ID == "" {
 		m.ID = randomID()
 	}
-	if !validID().MatchString(m.ID) {
+	if !ValidID(m.ID) {
 		return nil, fmt.Errorf("checkpoint: invalid id %q", m.ID)
 	}
 	if m.Kind == "" {
@@ -326,7 +328,7 @@ func (s *Store) List(session string) ([]Info, error) {
 
 // Get returns one checkpoint's description.
 func (s *Store) Get(id string) (*Info, error) {
-	if !validID().MatchString(id) {
+	if !ValidID(id) {
 		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
 	}
 	b, err := os.ReadFile(filepath.Join(s.root, "refs", id+".json"))

@@ -113,7 +113,9 @@ func (s *Store) Dir(cwd string) string {
 // Path returns the transcript path of session id in cwd.
 func (s *Store) Path(cwd, id string) string { return filepath.Join(s.Dir(cwd), id+".jsonl") }
 
-var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) }) // compiled on first use, not at init
+// validID is compiled on first use, not at init; its length bound (128) is
+// checked apart, since a counted repetition compiles to nested groups.
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
 
 // Create starts a new, empty session for cwd.
 func (s *Store) Create(cwd string) (*Session, error) {
@@ -124,7 +126,7 @@ func (s *Store) Create(cwd string) (*Session, error) {
 // caller chose, such as the CLI's --session-id). An invalid id, or one
 // that exists already, is an error.
 func (s *Store) CreateID(cwd, id string) (*Session, error) {
-	if !validID().MatchString(id) || id == "." || id == ".." {
+	if len(id) > 128 || !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
 	sess, err := s.open(cwd, id, true)
@@ -137,7 +139,7 @@ func (s *Store) CreateID(cwd, id string) (*Session, error) {
 // Open resumes session id of cwd: its records are loaded and appends go to
 // the end of its file.
 func (s *Store) Open(cwd, id string) (*Session, error) {
-	if !validID().MatchString(id) || id == "." || id == ".." {
+	if len(id) > 128 || !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
 	return s.open(cwd, id, false)

@@ -155,7 +155,7 @@ func TestForkAndLatest(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	st := newTestStore(t)
-	for _, id := range []string{"", "..", "a/b", "../x", strings.Repeat("a", 200)} {
+	for _, id := range []string{"", "..", "a/b", "../x", strings.Repeat("a", 129), strings.Repeat("a", 200)} {
 		if _, err := st.Open("/w", id); err == nil {
 			t.Errorf("Open(%q) succeeded", id)
 		}

@@ -413,12 +413,15 @@ func checkOwnKeywords(s *jsonschema.Schema) error {
 	return nil
 }
 
-var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) }) // compiled on first use, not at init
+// validName is compiled on first use, not at init. The length bound is
+// checked apart: a counted repetition ({1,64}) compiles to 64 nested
+// optional groups, a recursion deep enough to grow the stack several times.
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]+$`) })
 
 // ValidName reports whether name is a usable tool name: 1–64 ASCII letters,
 // digits, underscores or hyphens (the intersection of what the model APIs
 // accept).
-func ValidName(name string) bool { return validName().MatchString(name) }
+func ValidName(name string) bool { return len(name) <= 64 && validName().MatchString(name) }
 
 // EmptyObjectSchema is the input schema of a tool without input.
 var EmptyObjectSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)

@@ -33,7 +33,9 @@ type Key struct {
 	Get func(s *settings.Settings) (any, settings.Scope)
 }
 
-var modelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`) }) // compiled on first use, not at init
+// modelName is compiled on first use, not at init; the length bound (128)
+// is checked apart, since a counted repetition compiles to nested groups.
+var modelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`) })
 
 // Keys is the allow-list: every key the Config tool knows. Nothing else is
 // settable.
@@ -43,7 +45,7 @@ var Keys = []Key{
 		Description: "the default model of new sessions (a model id, e.g. claude-sonnet-4-5); the --model flag and GANTRY_MODEL win over it",
 		Parse: func(v any) (any, error) {
 			s, ok := v.(string)
-			if !ok || !modelName().MatchString(s) {
+			if !ok || len(s) > 128 || !modelName().MatchString(s) {
 				return nil, errors.New("model must be a model id (letters, digits, . _ : / @ -)")
 			}
 			return s, nil

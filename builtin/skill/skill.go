@@ -60,7 +60,14 @@ type Skill struct {
 	Source string
 }
 
-var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`) }) // compiled on first use, not at init
+// validNameRE is compiled on first use, not at init. The length bound is
+// checked apart: a counted repetition ({0,63}) compiles to nested optional
+// groups, a deep recursion and a large program.
+var validNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`) })
+
+// validName reports whether name is a usable skill name: a letter or digit,
+// then letters, digits, - _ . :, at most 64 in all.
+func validName(name string) bool { return len(name) <= 64 && validNameRE().MatchString(name) }
 
 // frontMatter is the YAML header of SKILL.md.
 type frontMatter struct {
@@ -105,7 +112,7 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	if s.Name == "" {
 		s.Name = dirName
 	}
-	if !validName().MatchString(s.Name) {
+	if !validName(s.Name) {
 		return nil, fmt.Errorf("invalid skill name %q (letters, digits, - _ . :, at most 64)", s.Name)
 	}
 	if s.Description == "" {

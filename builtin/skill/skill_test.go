@@ -63,7 +63,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !validName().MatchString(s.Name) || s.Description == "" {
+		if !validName(s.Name) || s.Description == "" {
 			t.Fatalf("accepted an invalid skill: %+v", s)
 		}
 		for _, a := range s.AllowedTools {
@@ -270,5 +270,16 @@ func TestNoSkillsDisabled(t *testing.T) {
 	raw, _ := json.Marshal(Input{Skill: "a"})
 	if _, err := tl.Call(context.Background(), &tool.Env{}, raw); err == nil || !strings.Contains(err.Error(), "skill state") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestValidSkillName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"review": true, "a.b:c-d_e": true, "9lives": true, strings.Repeat("x", 64): true,
+		"": false, "-x": false, ".x": false, strings.Repeat("x", 65): false, "a b": false, "a/b": false,
+	} {
+		if got := validName(name); got != want {
+			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

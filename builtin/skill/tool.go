@@ -80,7 +80,7 @@ func Discover(opts Options, project string) ([]*Skill, []error) {
 	}
 	for _, s := range opts.Skills {
 		s := s
-		if !validName().MatchString(s.Name) || s.Description == "" {
+		if !validName(s.Name) || s.Description == "" {
 			problems = append(problems, fmt.Errorf("skill %q: needs a valid name and a description", s.Name))
 			continue
 		}
