@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -40,9 +42,10 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
-	// beforeRun, if set, runs before any command's own work, and not for
-	// --version or --help (which print and exit): the process-wide
-	// settings of a gantry process, left out of in-process tests.
+	// beforeRun, if set, runs before any command's own work (cmd is the
+	// command about to run), and not for --version or --help (which print
+	// and exit): the process-wide settings of a gantry process, left out of
+	// in-process tests.
 	beforeRun func(cmd *cobra.Command)
 }
 
@@ -175,18 +178,90 @@ func main() {
 	// command, and never returns.
 	sandbox.Main()
 	a := processApp()
-	a.beforeRun = func(cmd *cobra.Command) {
-		// A CLI run is bound by the network, not the collector: trade a
-		// little CPU for a smaller peak heap unless the user tuned GOGC.
-		// Not before: lowering the goal at start-up starts a collection
-		// at once, which `gantry --version` has no use for (~3 ms of CPU),
-		// nor a one-shot tool call (cpuBound: ~3 ms of a ~10 ms Grep).
-		if os.Getenv("GOGC") == "" && cmd.Annotations[cpuBound] == "" {
-			debug.SetGCPercent(50)
-		}
-	}
+	a.beforeRun = tuneMemory
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, a, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// The collector's settings of a gantry process (unless the user set GOGC or
+// GOMEMLIMIT). Not at start-up: lowering the GC goal then starts a
+// collection at once, which `gantry --version` has no use for (~3 ms of
+// CPU). See docs/design.md ("footprint at scale") for the figures.
+const (
+	// cliGCPercent is GOGC of a command: a CLI run is bound by the network,
+	// not the collector, so it trades a little CPU for a smaller peak heap.
+	cliGCPercent = 50
+	// oneShotLimit is the memory (as the runtime counts it: heap, stacks
+	// and its own metadata) below which a one-shot headless run does not
+	// collect at all. Such a run allocates ~5 MB in ten tool turns and
+	// exits; a collection there frees little and costs more than it frees
+	// (the sweeper's span sets, ~4 KB per size class and state, ~1.5 MB;
+	// the function metadata of every frame it scans, up to 1 MB of the
+	// binary's pages). Past the limit the first collection switches the
+	// process to cliGCPercent with no limit, as for any other command.
+	oneShotLimit = 16 << 20
+)
+
+// tuneMemory sets the collector for the command about to run. A one-shot
+// tool call (cpuBound) keeps Go's default: lowering the goal began a
+// collection at once (~3 ms of a ~10 ms Grep).
+func tuneMemory(cmd *cobra.Command) {
+	if os.Getenv("GOGC") != "" || cmd.Annotations[cpuBound] != "" {
+		return
+	}
+	if oneShot(cmd) && os.Getenv("GOMEMLIMIT") == "" {
+		collectFromLimit(oneShotLimit, cliGCPercent)
+		presizeStack()
+		return
+	}
+	debug.SetGCPercent(cliGCPercent)
+}
+
+// oneShot reports whether cmd is a headless run of one prompt (gantry -p
+// without stream-json input, which may carry many prompts).
+func oneShot(cmd *cobra.Command) bool {
+	if cmd != cmd.Root() {
+		return false
+	}
+	p, _ := cmd.Flags().GetBool("print")
+	in, _ := cmd.Flags().GetString("input-format")
+	return p && in != "stream-json"
+}
+
+// collectFromLimit turns the collector off below limit (a soft memory
+// limit with GOGC=off) and, once the first collection has run, sets GOGC
+// to percent and lifts the limit: a short run never collects, a long one
+// collects as usual from then on.
+func collectFromLimit(limit int64, percent int) {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(limit)
+	// The sentinel is unreachable at once; its finalizer runs after the
+	// first collection. (16 bytes: smaller pointer-free objects may share
+	// a block with others and never be finalized.)
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
+}
+
+type gcSentinel struct{ _ [2]*byte }
+
+// presizeIndex keeps presizeStack's frame from being optimised away.
+var presizeIndex = 1
+
+// presizeStack grows the calling goroutine's stack to 64 KB in one step,
+// while it is shallow. The agent's deepest paths (JSON encoding of nested
+// schemas, the SDK's reflection) need ~64 KB; grown by doubling from 8 KB,
+// each growth copies the stack and reads the metadata (stack maps, frame
+// sizes) of every function on it, deep in the run — ~1 MB of the binary's
+// function table a -p run touches for nothing else. With no collection
+// (collectFromLimit) the stack is not shrunk back either.
+//
+//go:noinline
+func presizeStack() byte {
+	var frame [48 << 10]byte
+	frame[presizeIndex] = 1
+	return frame[len(frame)-presizeIndex]
 }
