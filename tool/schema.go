@@ -47,9 +47,11 @@ func InferSchemaType(t reflect.Type) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("tool: marshal schema of %v: %w", t, err)
+	b, ok := appendInferred(nil, s)
+	if !ok {
+		if b, err = json.Marshal(s); err != nil {
+			return nil, fmt.Errorf("tool: marshal schema of %v: %w", t, err)
+		}
 	}
 	inferred.Store(t, json.RawMessage(b))
 	return bytes.Clone(b), nil
