@@ -430,6 +430,9 @@ type fileLines struct {
 	last    int         // last matched line number (count mode)
 	matched int
 	matches int
+	// base is added to the line numbers of a buffer searched after the
+	// first: its lines' count (the Go engine's chunked reads).
+	base int
 }
 
 func newFileLines(q *Query, o Options) *fileLines {

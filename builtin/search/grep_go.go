@@ -44,10 +44,11 @@ const (
 
 // searchFile searches one file and adds its result to c.
 func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
-	// In files mode a file larger than the buffer is searched a buffer of
-	// whole lines at a time (a match anywhere is enough): the buffer does
-	// not grow to hold it.
-	chunked := q.Mode == ModeFiles && !q.m.multiline
+	// A file larger than the buffer is searched a buffer of whole lines
+	// at a time, so that the buffer does not grow to hold it — but with
+	// multiline (one text) or context lines (which may lie in an earlier
+	// buffer).
+	chunked := !q.m.multiline && q.Before == 0 && q.After == 0
 	of, buf, more, ok := readFile(w, f, o.MaxFileSize, chunked)
 	defer func() {
 		if cap(w.buf) > bigBuffer {
@@ -58,43 +59,15 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 		return
 	}
 	defer of.close()
-	if more {
-		w.lines.reset(q, o)
-		if q.m.scanChunks(w, of, buf, o.MaxFileSize) {
-			c.add(FileResult{Path: f.path(), ModTime: of.modTime()})
-		}
-		return
-	}
-	// Binary files: a NUL byte in the first chunk skips the file; a later
-	// NUL ends the search before the line that holds it (ripgrep stops
-	// there too). With multiline the whole file is one chunk. With a
-	// literal prefilter the search runs first and only a file with a match
-	// is looked at for a NUL (most files have no match, so most are read
-	// by one pass over their bytes, not two); otherwise binary files are
-	// left out before the slower regexp runs over them.
 	fl := &w.lines
 	fl.reset(q, o)
 	first := q.Mode == ModeFiles
-	if q.m.pre == nil || q.m.multiline {
-		var binary bool
-		if buf, binary = cutBinary(buf, q.Multiline); binary || !q.m.scan(buf, w, first, fl) {
+	if more {
+		if !q.m.scanChunks(w, of, buf, o.MaxFileSize, first, fl) {
 			return
 		}
-	} else {
-		if !q.m.scan(buf, w, first, fl) {
-			return
-		}
-		cut, binary := cutBinary(buf, false)
-		if binary {
-			return
-		}
-		if len(cut) < len(buf) {
-			buf = cut
-			fl.reset(q, o)
-			if !q.m.scan(buf, w, first, fl) {
-				return
-			}
-		}
+	} else if !q.m.scanWhole(buf, w, first, fl) {
+		return
 	}
 	fr := FileResult{Path: f.path()}
 	switch q.Mode {
@@ -113,6 +86,40 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 	c.add(fr)
 }
 
+// scanWhole searches the whole file buf (see scan), applying the binary
+// rule: a NUL byte in the first chunk skips the file; a later NUL ends the
+// search before the line that holds it (ripgrep stops there too). With
+// multiline the whole file is one chunk. With a literal prefilter the
+// search runs first and only a file with a match is looked at for a NUL
+// (most files have no match, so most are read by one pass over their
+// bytes, not two); otherwise binary files are left out before the slower
+// regexp runs over them.
+func (m *matcher) scanWhole(buf []byte, w *worker, first bool, fl *fileLines) bool {
+	if m.pre == nil || m.multiline {
+		buf, binary := cutBinary(buf, m.multiline)
+		return !binary && m.scan(buf, w, first, fl)
+	}
+	if !m.scan(buf, w, first, fl) {
+		return false
+	}
+	cut, binary := cutBinary(buf, false)
+	if binary {
+		return false
+	}
+	if len(cut) < len(buf) {
+		fl.restart()
+		return m.scan(cut, w, first, fl)
+	}
+	return true
+}
+
+// restart forgets what f recorded of the current file.
+func (f *fileLines) restart() {
+	lines, nums := f.lines[:0], f.nums
+	clear(nums)
+	*f = fileLines{q: f.q, maxCols: f.maxCols, limit: f.limit, lines: lines, nums: nums}
+}
+
 // cutBinary applies the binary-file rule to buf: binary is true when a NUL
 // byte sits in the first binaryChunk bytes (or anywhere, with multiline);
 // otherwise buf is cut at the start of the line holding the first NUL.
@@ -127,14 +134,15 @@ func cutBinary(buf []byte, multiline bool) (cut []byte, binary bool) {
 	return buf[:bytes.LastIndexByte(buf[:i], '\n')+1], false
 }
 
-// scanChunks reports whether a file has a match, reading it on from of
-// into w's buffer: buf is the first full buffer. Each buffer's whole lines
-// are searched (a line longer than the buffer grows it), the rest is moved
-// to the front for the next read. A NUL byte ends the search before its
-// line, as cutBinary does (the first binaryChunk bytes have none: readFile
-// checked them).
-func (m *matcher) scanChunks(w *worker, of openFile, buf []byte, limit int64) bool {
-	total, more := int64(len(buf)), true
+// scanChunks searches a file larger than w's buffer like scan, reading it
+// on from of into the buffer: buf is the first full buffer. Each buffer's
+// whole lines are searched (a line longer than the buffer grows it), the
+// rest is moved to the front for the next read; line numbers go on from
+// buffer to buffer. A NUL byte ends the search before its line, as
+// cutBinary does (the first binaryChunk bytes have none: readFile checked
+// them).
+func (m *matcher) scanChunks(w *worker, of openFile, buf []byte, limit int64, first bool, fl *fileLines) bool {
+	total, more, found := int64(len(buf)), true, false
 	for {
 		end := len(buf)
 		if more {
@@ -145,11 +153,17 @@ func (m *matcher) scanChunks(w *worker, of openFile, buf []byte, limit int64) bo
 			if i := bytes.IndexByte(region, 0); i >= 0 {
 				region, last = region[:bytes.LastIndexByte(region[:i], '\n')+1], true
 			}
-			if m.scan(region, w, true, &w.lines) {
-				return true
+			if m.scan(region, w, first, fl) {
+				found = true
+				if first {
+					return true
+				}
 			}
-			if last {
-				return false
+			if last || fl.full() {
+				return found
+			}
+			if !first {
+				fl.base += bytes.Count(region, []byte{'\n'})
 			}
 		}
 		// Keep the partial last line, grow for a line longer than the
@@ -228,7 +242,7 @@ func (m *matcher) scan(buf []byte, w *worker, first bool, fl *fileLines) bool {
 			}
 			num += bytes.Count(buf[numPos:ls], []byte{'\n'})
 			numPos = ls
-			fl.addMatch(buf[ls:le], num, subs)
+			fl.addMatch(buf[ls:le], fl.base+num, subs)
 		}
 		pos = le + 1
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -216,6 +217,78 @@ func TestScanChunks(t *testing.T) {
 			name := strings.ReplaceAll(c.name, " ", "_")
 			if files, count := found[ModeFiles+":"+name], found[ModeCount+":"+name]; files != c.want || count != c.want {
 				t.Errorf("%s, %q: files mode %v, count mode %v, want %v", c.name, pattern, files, count, c.want)
+			}
+		}
+	}
+}
+
+// TestScanChunksContent checks content and count results of files larger
+// than the read buffer (line numbers going on from buffer to buffer, the
+// line limit, a NUL byte) against a line-by-line reference over the whole
+// file.
+func TestScanChunksContent(t *testing.T) {
+	var b strings.Builder
+	for i := range 30000 { // ~1 MB: four buffers
+		switch {
+		case i%997 == 0:
+			fmt.Fprintf(&b, "line %d needle needle\n", i)
+		case i == 12345:
+			b.WriteString(strings.Repeat("z", 2*minBuffer) + " needle\n") // longer than the buffer
+		default:
+			fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%50))
+		}
+	}
+	text := b.String()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "big"), []byte(text), 0o644)
+	nul := text[:len(text)/2] + "\x00\n" + text[len(text)/2:]
+	os.WriteFile(filepath.Join(dir, "nul"), []byte(nul), 0o644)
+	for _, pattern := range []string{"needle", `ne+dle`, `(?i)NEEDLE`, `\d+7 needle`} {
+		for _, f := range []struct{ name, text string }{{"big", text}, {"nul", nul}} {
+			data := []byte(f.text)
+			if i := bytes.IndexByte(data, 0); i >= 0 {
+				data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+			}
+			m, err := compilePattern(pattern, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := referenceLines(m.re, data)
+			lines := bytes.Split(data, []byte("\n"))
+			var wantNums []int
+			matches := 0
+			for n, subs := range ref {
+				wantNums = append(wantNums, n)
+				matches += len(subs)
+			}
+			slices.Sort(wantNums)
+			for _, limit := range []int{0, 7} {
+				q := &Query{Root: filepath.Join(dir, f.name), Pattern: pattern, Mode: ModeContent, LineNumbers: true, HeadLimit: limit}
+				r, err := Search(context.Background(), q, Options{Engine: EngineGo, MaxColumns: -1})
+				if err != nil || len(r.Files) != 1 {
+					t.Fatalf("%s %q: %v, %d files", f.name, pattern, err, len(r.Files))
+				}
+				want := wantNums
+				if limit > 0 {
+					want = want[:min(limit+1, len(want))] // the page and one more line, to tell that more follow
+				}
+				got := r.Files[0].Lines
+				if len(got) != len(want) {
+					t.Fatalf("%s %q limit %d: %d lines, want %d", f.name, pattern, limit, len(got), len(want))
+				}
+				for i, l := range got {
+					if l.Num != want[i] || l.Text != string(lines[want[i]-1]) {
+						t.Fatalf("%s %q: line %d is %d %.20q, want %d %.20q", f.name, pattern, i, l.Num, l.Text, want[i], lines[want[i]-1])
+					}
+				}
+			}
+			q := &Query{Root: filepath.Join(dir, f.name), Pattern: pattern, Mode: ModeCount, OnlyMatching: true}
+			r, err := Search(context.Background(), q, Options{Engine: EngineGo})
+			if err != nil || len(r.Files) != 1 {
+				t.Fatalf("%s %q count: %v", f.name, pattern, err)
+			}
+			if got := r.Files[0]; got.MatchedLines != len(ref) || got.Matches != matches {
+				t.Errorf("%s %q count: %d lines, %d matches; want %d, %d", f.name, pattern, got.MatchedLines, got.Matches, len(ref), matches)
 			}
 		}
 	}
