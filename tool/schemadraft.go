@@ -522,6 +522,12 @@ func (tr *translator) node(v any, d dialect, base *url.URL, res string, depth in
 			out[kw] = val
 		}
 	}
+	if ignoreSiblings {
+		if _, ok := m["dependencies"]; ok {
+			tr.changed = true
+		}
+		return out, nil
+	}
 	if err := tr.dependencies(m, out, d, base, res, depth); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ func TestDialects(t *testing.T) {
 		{"07 if then else", `{` + d07 + `"if":{"type":"string"},"then":{"minLength":3},"else":{"minimum":0}}`, []string{`"abc"`, `1`}, []string{`"ab"`, `-1`}},
 		{"07 ref siblings ignored", `{` + d07 + `"definitions":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/s","maxLength":1}}}`, []string{`{"a":"long"}`}, []string{`{"a":1}`}},
 		{"07 root ref with definitions", `{` + d07 + `"type":"object","$ref":"#/definitions/A","definitions":{"A":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}`, []string{`{"x":1}`}, []string{`{}`, `{"x":"1"}`}},
+		{"07 dependencies ignored beside $ref", `{` + d07 + `"definitions":{"o":{"type":"object"}},"properties":{"a":{"$ref":"#/definitions/o","dependencies":{"x":["y"]}}}}`, []string{`{"a":{"x":1}}`}, []string{`{"a":1}`}},
 		{"07 $id ignored beside $ref", `{` + d07 + `"definitions":{"s":{"type":"string"}},"properties":{"a":{"$id":"http://other.example/x","$ref":"#/definitions/s"}}}`, []string{`{"a":"x"}`}, []string{`{"a":1}`}},
 		{"07 $id with anchor", `{` + d07 + `"$id":"http://example.com/r.json","properties":{"a":{"$ref":"http://example.com/r.json#n"}},"definitions":{"n":{"$id":"#n","type":"integer"}}}`, []string{`{"a":1}`}, []string{`{"a":1.5}`}},
 		{"07 embedded resource", `{` + d07 + `"$id":"http://example.com/r.json","properties":{"a":{"$ref":"item.json"}},"definitions":{"i":{"$id":"item.json","type":"string"}}}`, []string{`{"a":"x"}`}, []string{`{"a":1}`}},
