@@ -80,7 +80,7 @@ func (x *explainer) clean(mode explainMode, v any, s *jsonschema.Schema, loc []s
 }
 
 func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
-	if s == nil || depth > maxExplainDepth {
+	if s == nil || depth > maxExplainDepth || (x.mode == formatsOnly && x.refs.plain[s]) {
 		return
 	}
 	loc = slices.Clip(loc)

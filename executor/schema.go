@@ -319,14 +319,22 @@ type refIndex struct {
 	root    *jsonschema.Schema
 	anchors map[string]*jsonschema.Schema
 	ids     map[string]*jsonschema.Schema
+	// plain holds the subschemas with neither a format nor a reference
+	// in them: a walk for formats skips them.
+	plain map[*jsonschema.Schema]bool
 }
 
 func newRefIndex(root *jsonschema.Schema) *refIndex {
-	r := &refIndex{root: root}
-	var visit func(s *jsonschema.Schema, depth int)
-	visit = func(s *jsonschema.Schema, depth int) {
-		if s == nil || depth > maxExplainDepth*4 {
-			return
+	r := &refIndex{root: root, plain: map[*jsonschema.Schema]bool{}}
+	// visit indexes s and reports whether a format may apply below it (a
+	// format, or a reference, which may lead to one).
+	var visit func(s *jsonschema.Schema, depth int) bool
+	visit = func(s *jsonschema.Schema, depth int) bool {
+		if s == nil {
+			return false
+		}
+		if depth > maxExplainDepth*4 {
+			return true
 		}
 		for _, a := range []string{s.Anchor, s.DynamicAnchor} {
 			if a != "" {
@@ -344,20 +352,25 @@ func newRefIndex(root *jsonschema.Schema) *refIndex {
 			}
 			r.ids[s.ID] = s
 		}
+		formats := s.Format != "" || s.Ref != "" || s.DynamicRef != ""
 		for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties, s.DependentSchemas} {
 			for _, sub := range m {
-				visit(sub, depth+1)
+				formats = visit(sub, depth+1) || formats
 			}
 		}
 		for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
 			for _, sub := range l {
-				visit(sub, depth+1)
+				formats = visit(sub, depth+1) || formats
 			}
 		}
 		for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
 			s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
-			visit(sub, depth+1)
+			formats = visit(sub, depth+1) || formats
 		}
+		if !formats {
+			r.plain[s] = true
+		}
+		return formats
 	}
 	visit(root, 0)
 	return r
