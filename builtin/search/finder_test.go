@@ -243,6 +243,7 @@ func TestPrefilter(t *testing.T) {
 		{`errors.New`, []string{"New"}},         // "N"…"w" is rarer than anything in "errors"
 		{`func \w+Error\(`, []string{"Error("}}, //
 		{`TODO|FIXME`, []string{"TODO", "FIXME"}},
+		{`(abc)+x{2}defg.(hij|klm)`, []string{"defg"}},
 		{`hello.QZ`, []string{"hello"}}, // a 2-byte literal would make the pattern slow in Go (fastInGo)
 		{`json.Marshal`, []string{"Marshal"}},
 		{`x\d+`, []string{"x"}},
@@ -257,6 +258,35 @@ func TestPrefilter(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%q: prefilter %q, want %q", c.pattern, got, c.want)
+		}
+	}
+}
+
+// TestRequiredLiterals checks the literals a candidate line must hold before
+// the regexp runs on it.
+func TestRequiredLiterals(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    []string
+	}{
+		{`errors.New`, []string{"errors"}}, // the prefilter looks for "New"
+		{`func \w+Error\(`, []string{"func "}},
+		{`(abc)+x{2}defg.(hij|klm)`, []string{"abc"}}, // the prefilter looks for "defg"
+		{`TODO|FIXME`, nil},
+		{`(?i)errors.new`, nil},
+		{`ab.cd`, nil},  // too short
+		{`needle`, nil}, // a plain literal needs no regexp
+	} {
+		m, err := compilePattern(c.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range m.req {
+			got = append(got, string(r))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: required %q, want %q", c.pattern, got, c.want)
 		}
 	}
 }

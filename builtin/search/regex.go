@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -32,6 +33,10 @@ type matcher struct {
 	// needed): pre[0]'s. With fold, lowFind finds it in a lower-cased line.
 	lit     []byte
 	lowFind *finder
+	// req are exact literals every match contains besides the prefilter's
+	// (up to maxRequired): a candidate line without one of them cannot
+	// match and the regexp does not run on it.
+	req [][]byte
 	// rust is the pattern in ripgrep's syntax, or "" with rustErr set when
 	// it cannot be translated.
 	rust    string
@@ -87,6 +92,13 @@ func compilePattern(pattern string, ignoreCase, multiline bool) (*matcher, error
 				}
 			}
 			m.literals = len(lits)
+			if m.lit == nil && m.pre != nil {
+				for _, r := range requiredLiterals(tree, nil) {
+					if len(m.pre) > 1 || string(r) != string(m.pre[0].lit) {
+						m.req = append(m.req, r)
+					}
+				}
+			}
 			if len(lits) == 1 && tree.Op == syntax.OpLiteral && whole {
 				m.lit = m.pre[0].lit
 				if fold {
@@ -158,6 +170,35 @@ func lineAnchors(re *syntax.Regexp) {
 	for _, s := range re.Sub {
 		lineAnchors(s)
 	}
+}
+
+// maxRequired bounds the required literals a line is checked for.
+const maxRequired = 3
+
+// requiredLiterals appends to dst the exact-case literals of at least 3
+// bytes that every match of re contains — the literal pieces of a
+// concatenation, through groups and repetitions of at least one — up to
+// maxRequired.
+func requiredLiterals(re *syntax.Regexp, dst [][]byte) [][]byte {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 && len(dst) < maxRequired {
+			if b := []byte(string(re.Rune)); len(b) >= 3 {
+				dst = append(dst, b)
+			}
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		dst = requiredLiterals(re.Sub[0], dst)
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			dst = requiredLiterals(re.Sub[0], dst)
+		}
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			dst = requiredLiterals(s, dst)
+		}
+	}
+	return dst
 }
 
 // maxLiterals bounds the literals of a prefilter: each is a pass over the
@@ -305,6 +346,11 @@ func (m *matcher) lineMatches(dst [][2]int, line, low []byte) [][2]int {
 			}
 			dst = append(dst, [2]int{i + j, i + j + len(m.lit)})
 			i += j + len(m.lit)
+		}
+	}
+	for _, r := range m.req {
+		if !bytes.Contains(line, r) {
+			return dst
 		}
 	}
 	for _, loc := range m.re.FindAllIndex(line, -1) {

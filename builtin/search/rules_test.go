@@ -137,6 +137,7 @@ func FuzzScan(f *testing.F) {
 	f.Add(`x(abc|defg)+y`, "xabcy xdefgabcy\nxdefy\n", true)
 	f.Add(`(?i)todo|fixme`, "ToDo\nFIXme\n", false)
 	f.Add(`errors.New`, "errors.New errorsXNew\nNew errors\nerrors\u00e9New\n", false)
+	f.Add(`(abc)+x{2}defg.(hij|klm)`, "abcxxdefg hij\nabcabcxxdefgZklm defg\nxxdefg.hij\n", false)
 	f.Fuzz(func(t *testing.T, pattern, text string, ignoreCase bool) {
 		m, err := compilePattern(pattern, ignoreCase, false)
 		if err != nil {
