@@ -28,7 +28,6 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/tool"
@@ -173,9 +172,12 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 	})
 }
 
-// newStream posts a request body and decodes the reply's events, as the
-// SDK's MessageService.NewStreaming does for params it encodes itself.
-func (p *Provider) newStream(ctx context.Context, body *llm.Body) *ssestream.Stream[sdk.MessageStreamEventUnion] {
+// post sends a request body through the SDK's client (its headers, auth,
+// base URL and middleware; its retries are off) and returns the response,
+// as the SDK's MessageService.NewStreaming does for params it encodes
+// itself. The reply's events are decoded by [Provider.attempt], not by the
+// SDK (see stream.go).
+func (p *Provider) post(ctx context.Context, body *llm.Body) (*http.Response, error) {
 	var raw *http.Response
 	err := p.client.Post(ctx, "v1/messages", body.Reader(), &raw, option.WithMiddleware(
 		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -183,158 +185,10 @@ func (p *Provider) newStream(ctx context.Context, body *llm.Body) *ssestream.Str
 			r.GetBody = func() (io.ReadCloser, error) { return body.Reader(), nil }
 			return next(r)
 		}))
-	return ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
-}
-
-func (p *Provider) attempt(ctx context.Context, body *llm.Body) iter.Seq2[llm.Event, error] {
-	return func(yield func(llm.Event, error) bool) {
-		stream := p.newStream(ctx, body)
-		defer stream.Close()
-		d := decoder{blocks: map[int]*toolBlock{}}
-		for stream.Next() {
-			llm.Touch(ctx) // the idle watchdog: the provider is alive (pings included)
-			out, ok, end := d.event(stream)
-			if !ok {
-				continue
-			}
-			if !d.emit(yield, out) || end {
-				return
-			}
-		}
-		yield(llm.Event{}, p.classify(ctx, stream.Err(), d.yielded))
+	if err == nil && (raw == nil || raw.Body == nil) {
+		err = errors.New("anthropic: a response without a body")
 	}
-}
-
-// decoder is the state of one attempt's event decoding. Its event method
-// copies the SDK's (large) event union in a frame of its own, so that the
-// goroutine waiting for the next event (or for the response) keeps a small
-// stack: a session's goroutine spends its life waiting there.
-type decoder struct {
-	yielded bool
-	start   *llm.Event // message_start, held until the next event
-	usage   llm.Usage
-	stop    llm.StopReason
-	blocks  map[int]*toolBlock
-}
-
-// emit yields ev, after the held message_start.
-func (d *decoder) emit(yield func(llm.Event, error) bool, ev llm.Event) bool {
-	if d.start != nil {
-		s := *d.start
-		d.start = nil
-		d.yielded = true
-		if !yield(s, nil) {
-			return false
-		}
-	}
-	d.yielded = true
-	return yield(ev, nil)
-}
-
-// event maps the stream's current event: ok says there is an event to
-// emit, end that it is the last (message_stop).
-func (d *decoder) event(stream *ssestream.Stream[sdk.MessageStreamEventUnion]) (out llm.Event, ok, end bool) {
-	ev := stream.Current()
-	i := int(ev.Index)
-	switch ev.Type {
-	case "message_start":
-		m := &ev.Message
-		d.usage = llm.Usage{
-			InputTokens:              int(m.Usage.InputTokens),
-			OutputTokens:             int(m.Usage.OutputTokens),
-			CacheCreationInputTokens: int(m.Usage.CacheCreationInputTokens),
-			CacheReadInputTokens:     int(m.Usage.CacheReadInputTokens),
-		}
-		d.start = &llm.Event{Type: llm.EventMessageStart, ID: m.ID, Model: string(m.Model), Usage: d.usage}
-	case "content_block_start":
-		cb := &ev.ContentBlock
-		switch cb.Type {
-		case "text":
-			if cb.Text == "" {
-				return out, false, false
-			}
-			return llm.Event{Type: llm.EventTextDelta, Index: i, Text: cb.Text}, true, false
-		case "thinking":
-			if cb.Thinking == "" && cb.Signature == "" {
-				return out, false, false
-			}
-			return llm.Event{Type: llm.EventThinkingDelta, Index: i, Text: cb.Thinking, Signature: cb.Signature}, true, false
-		case "redacted_thinking":
-			return llm.Event{Type: llm.EventRedactedThinking, Index: i, Redacted: cb.Data}, true, false
-		case "tool_use":
-			d.blocks[i] = &toolBlock{id: cb.ID, name: cb.Name}
-			return llm.Event{Type: llm.EventToolUseStart, Index: i, ID: cb.ID, Name: cb.Name}, true, false
-		case "web_search_tool_result":
-			return webSearchEvent(i, &cb.Content), true, false
-		}
-		// server tools and other blocks Gantry does not use
-	case "content_block_delta":
-		dl := &ev.Delta
-		switch dl.Type {
-		case "text_delta":
-			return llm.Event{Type: llm.EventTextDelta, Index: i, Text: dl.Text}, true, false
-		case "thinking_delta":
-			return llm.Event{Type: llm.EventThinkingDelta, Index: i, Text: dl.Thinking}, true, false
-		case "signature_delta":
-			return llm.Event{Type: llm.EventThinkingDelta, Index: i, Signature: dl.Signature}, true, false
-		case "input_json_delta":
-			b := d.blocks[i]
-			if b == nil {
-				return out, false, false
-			}
-			b.input = append(b.input, dl.PartialJSON...)
-			return llm.Event{Type: llm.EventToolUseDelta, Index: i, Text: dl.PartialJSON}, true, false
-		}
-		// citations
-	case "content_block_stop":
-		b := d.blocks[i]
-		if b == nil {
-			return out, false, false
-		}
-		delete(d.blocks, i)
-		in, ierr := llm.ParseInput(b.input)
-		return llm.Event{Type: llm.EventToolUseEnd, Index: i, ID: b.id, Name: b.name, Input: in, InputErr: ierr}, true, false
-	case "message_delta":
-		if ev.Delta.StopReason != "" {
-			d.stop = llm.StopReason(ev.Delta.StopReason)
-		}
-		u := &ev.Usage
-		d.usage.OutputTokens = int(u.OutputTokens)
-		if u.InputTokens > 0 {
-			d.usage.InputTokens = int(u.InputTokens)
-		}
-		if u.CacheCreationInputTokens > 0 {
-			d.usage.CacheCreationInputTokens = int(u.CacheCreationInputTokens)
-		}
-		if u.CacheReadInputTokens > 0 {
-			d.usage.CacheReadInputTokens = int(u.CacheReadInputTokens)
-		}
-	case "message_stop":
-		return llm.Event{Type: llm.EventMessageEnd, StopReason: d.stop, Usage: d.usage}, true, true
-	}
-	return out, false, false
-}
-
-// webSearchEvent maps a web_search_tool_result block: its results, or
-// the error code of a failed search.
-func webSearchEvent(i int, c *sdk.ContentBlockStartEventContentBlockUnionContent) llm.Event {
-	ev := llm.Event{Type: llm.EventWebSearchResult, Index: i}
-	if c.ErrorCode != "" {
-		ev.SearchError = c.ErrorCode
-		return ev
-	}
-	for _, r := range c.OfWebSearchResultBlockArray {
-		ev.SearchResults = append(ev.SearchResults, llm.WebSearchResult{Title: r.Title, URL: r.URL, PageAge: r.PageAge})
-	}
-	if ev.SearchResults == nil {
-		ev.SearchResults = []llm.WebSearchResult{}
-	}
-	return ev
-}
-
-type toolBlock struct {
-	id, name string
-	input    []byte
+	return raw, err
 }
 
 // classify turns an SDK error (or a stream that ended early, err == nil)
