@@ -99,6 +99,7 @@ var streamCases = []struct {
 	{name: "tool use with partial JSON", wire: toolReply},
 	{name: "thinking, redacted thinking, escapes, citations", wire: thinkingReply},
 	{name: "web search results and error", wire: searchReply},
+	{name: "a delta longer than the read buffer", wire: ev("message_start", msgStart) + ev("content_block_delta", delta("0", `{"type":"text_delta","text":"`+strings.Repeat(`long \"quoted\" text \u00e9 `, 1000)+`"}`)) + ev("message_stop", msgStop)},
 	{name: "stop reasons", wire: ev("message_start", msgStart) + ev("message_delta", stop("refusal")) + ev("message_delta", stop("stop_sequence")) + ev("message_stop", msgStop)},
 	{name: "context window stop", wire: ev("message_start", msgStart) + ev("message_delta", stop("model_context_window_exceeded")) + ev("message_stop", msgStop)},
 	{name: "message_delta without stop reason keeps the earlier one", wire: ev("message_start", msgStart) + ev("message_delta", stop("end_turn")) + ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":20}}`) + ev("message_stop", msgStop)},
