@@ -66,7 +66,7 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 		if !q.m.scanChunks(w, of, buf, o.MaxFileSize, first, fl) {
 			return
 		}
-	} else if !q.m.scanWhole(buf, w, first, fl) {
+	} else if buf, ok = q.m.scanWhole(buf, w, first, fl); !ok {
 		return
 	}
 	fr := FileResult{Path: f.path()}
@@ -93,24 +93,25 @@ func searchFile(q *Query, o Options, w *worker, f fileEntry, c *collector) {
 // search runs first and only a file with a match is looked at for a NUL
 // (most files have no match, so most are read by one pass over their
 // bytes, not two); otherwise binary files are left out before the slower
-// regexp runs over them.
-func (m *matcher) scanWhole(buf []byte, w *worker, first bool, fl *fileLines) bool {
+// regexp runs over them. It returns the text searched (buf, or buf cut
+// before a NUL byte's line), where context lines are taken from.
+func (m *matcher) scanWhole(buf []byte, w *worker, first bool, fl *fileLines) ([]byte, bool) {
 	if m.pre == nil || m.multiline {
 		buf, binary := cutBinary(buf, m.multiline)
-		return !binary && m.scan(buf, w, first, fl)
+		return buf, !binary && m.scan(buf, w, first, fl)
 	}
 	if !m.scan(buf, w, first, fl) {
-		return false
+		return nil, false
 	}
 	cut, binary := cutBinary(buf, false)
 	if binary {
-		return false
+		return nil, false
 	}
 	if len(cut) < len(buf) {
 		fl.restart()
-		return m.scan(cut, w, first, fl)
+		return cut, m.scan(cut, w, first, fl)
 	}
-	return true
+	return buf, true
 }
 
 // restart forgets what f recorded of the current file.

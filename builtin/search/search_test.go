@@ -399,4 +399,15 @@ func TestBinaryRule(t *testing.T) {
 			}
 		}
 	}
+	// Context lines stop before the NUL byte's line too.
+	q := &Query{Root: filepath.Join(root, "late.txt"), Pattern: "needle before", Mode: ModeContent, LineNumbers: true, After: 3}
+	r, err := Search(context.Background(), q, Options{Engine: EngineGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(pad, "\n") + 2
+	got := strings.ReplaceAll(r.Format(), root, "$ROOT")
+	if want := "$ROOT/late.txt:" + strconv.Itoa(n) + ":needle before"; got != want {
+		t.Errorf("-A 3 before a NUL line:\n%s\nwant:\n%s", got, want)
+	}
 }
