@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"strconv"
@@ -42,8 +43,10 @@ func dialectOf(uri string) (dialect, error) {
 	u := strings.TrimSuffix(uri, "#")
 	if rest, ok := strings.CutPrefix(u, "https://"); ok {
 		u = rest
+	} else if rest, ok := strings.CutPrefix(u, "http://"); ok {
+		u = rest
 	} else {
-		u = strings.TrimPrefix(u, "http://")
+		u = "?" + u // no scheme: not a meta-schema's URI
 	}
 	switch u {
 	case "json-schema.org/draft/2020-12/schema":
@@ -125,12 +128,43 @@ func schemaKeyword(kw string) bool {
 // true becomes.
 const recursiveAnchor = "gantry-recursive"
 
-// mayNeedTranslation reports whether raw could hold anything the
-// translation changes or checks, by looking for the keywords it reads. A schema
-// without any (most inferred and 2020-12 schemas) is compiled as it is.
-func mayNeedTranslation(raw []byte) bool {
-	for _, k := range []string{`"$schema"`, `"exclusiveM`, `"items"`, `"dependencies"`, `"$id"`, `"$recursive`, `"$ref"`, `"$dynamicRef"`} {
-		if bytes.Contains(raw, []byte(k)) {
+// isKeyword reports whether k is a keyword the validator reads or the
+// translation knows.
+func isKeyword(k string) bool {
+	switch k {
+	case "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
+		"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding",
+		"contentMediaType", "contentSchema", "default", "definitions", "dependencies", "dependentRequired",
+		"dependentSchemas", "deprecated", "description", "else", "enum", "examples", "exclusiveMaximum",
+		"exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties",
+		"maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf",
+		"pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly", "required", "then",
+		"title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly",
+		"id", "$recursiveRef", "$recursiveAnchor":
+		return true
+	}
+	return false
+}
+
+// keywordLike reports whether k is not a keyword but matches one without
+// regard to case ("$Ref", "Properties", "$reſ"): encoding/json, which the
+// validator decodes schemas with, would read it as that keyword, although
+// keywords are case-sensitive and k means nothing. The translation drops
+// such keys, so that what it checks (references, cycles) is what the
+// validator reads.
+func keywordLike(k string) bool {
+	if isKeyword(k) || len(k) > 64 {
+		return false
+	}
+	for _, kw := range [...]string{"$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
+		"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding",
+		"contentMediaType", "contentSchema", "default", "definitions", "dependencies", "dependentRequired",
+		"dependentSchemas", "deprecated", "description", "else", "enum", "examples", "exclusiveMaximum",
+		"exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties",
+		"maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf",
+		"pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly", "required", "then",
+		"title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly"} {
+		if strings.EqualFold(k, kw) {
 			return true
 		}
 	}
@@ -157,14 +191,17 @@ func mayNeedTranslation(raw []byte) bool {
 // A reference to anything outside the document is an error (Gantry never
 // loads a schema a tool names), as is an unknown "$schema".
 func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
-	if !mayNeedTranslation(raw) {
-		return raw, nil
+	if n := nesting(raw); n > 2*maxSchemaDepth {
+		return nil, fmt.Errorf("schema nested deeper than %d levels", maxSchemaDepth)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
 		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid character after the schema")
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
@@ -181,8 +218,11 @@ func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
 			return nil, err
 		}
 	}
-	tr := &translator{ids: map[string]resource{}}
-	if err := tr.collect(root, d, &url.URL{}, 0); err != nil {
+	tr := &translator{ids: map[string]resource{}, nodes: map[uintptr]*schemaNode{}, anchors: map[string]map[string]any{}, dynamic: map[string][]*schemaNode{}}
+	if err := tr.collect(root, d, &url.URL{}, 0, ""); err != nil {
+		return nil, err
+	}
+	if err := tr.checkCycles(); err != nil {
 		return nil, err
 	}
 	out, err := tr.node(root, d, &url.URL{}, "", 0)
@@ -200,14 +240,45 @@ func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // maxSchemaDepth bounds the translation's recursion (a schema nested
-// deeper is refused rather than exhausting the stack).
+// deeper is refused rather than exhausting the stack, or the time of the
+// validator's decoder, which reads each level again for every level above
+// it).
 const maxSchemaDepth = 256
+
+// nesting is the deepest nesting of JSON objects and arrays in raw.
+func nesting(raw []byte) int {
+	depth, most, inString := 0, 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			most = max(most, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return most
+}
 
 // translator holds one translation.
 type translator struct {
 	// ids maps the base URI of each schema resource of the document
 	// (fragment-free, resolved) to the resource; "" is the root.
-	ids     map[string]resource
+	ids map[string]resource
+	// nodes, anchors ("base#name") and dynamic (dynamic anchors by
+	// name) are for the cycle check (schemacycle.go).
+	nodes   map[uintptr]*schemaNode
+	anchors map[string]map[string]any
+	dynamic map[string][]*schemaNode
 	changed bool
 }
 
@@ -258,8 +329,9 @@ func idOf(m map[string]any, d dialect) (string, error) {
 
 // collect records the resources of the document (schemas with an $id)
 // under their resolved base URIs, before the translation rewrites
-// references into them.
-func (tr *translator) collect(v any, d dialect, base *url.URL, depth int) error {
+// references into them, and every schema object with its base, anchors
+// and dynamic anchors, for the cycle check.
+func (tr *translator) collect(v any, d dialect, base *url.URL, depth int, path string) error {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -279,11 +351,19 @@ func (tr *translator) collect(v any, d dialect, base *url.URL, depth int) error 
 	if err != nil {
 		return err
 	}
+	anchor := func(name string, dynamic bool) {
+		tr.anchors[base.String()+"#"+name] = m
+		if dynamic {
+			tr.dynamic[name] = append(tr.dynamic[name], tr.nodes[nodeKey(m)])
+		}
+	}
+	frag := ""
 	if id != "" {
 		u, err := url.Parse(id)
 		if err != nil {
 			return fmt.Errorf("$id %q: %v", id, err)
 		}
+		frag = u.Fragment
 		if u.Scheme != "" || u.Host != "" || u.Path != "" || u.Opaque != "" {
 			nb := base.ResolveReference(u)
 			nb.Fragment, nb.RawFragment = "", ""
@@ -291,7 +371,26 @@ func (tr *translator) collect(v any, d dialect, base *url.URL, depth int) error 
 			tr.ids[base.String()] = resource{m, d, rec}
 		}
 	}
-	return eachSubschema(m, func(_ []string, sub any) error { return tr.collect(sub, d, base, depth+1) })
+	tr.nodes[nodeKey(m)] = &schemaNode{m: m, dialect: d, base: base, path: path}
+	if frag != "" {
+		anchor(frag, false)
+	}
+	if a, ok := m["$anchor"].(string); ok && !droppedIn(d, "$anchor") {
+		anchor(a, false)
+	}
+	if a, ok := m["$dynamicAnchor"].(string); ok && !droppedIn(d, "$dynamicAnchor") {
+		anchor(a, true)
+	}
+	if rec {
+		anchor(recursiveAnchor, true)
+	}
+	return eachSubschema(m, func(p []string, sub any) error {
+		sp := path
+		for _, t := range p {
+			sp += "/" + strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+		}
+		return tr.collect(sub, d, base, depth+1, sp)
+	})
 }
 
 // eachSubschema calls f with every subschema of m and its path from m.
@@ -395,6 +494,10 @@ func (tr *translator) node(v any, d dialect, base *url.URL, res string, depth in
 		switch kw {
 		case "$schema", "$id", "id":
 			continue // done above ("id" is not a keyword after draft 04)
+		}
+		if keywordLike(kw) {
+			tr.changed = true
+			continue
 		}
 		if ignoreSiblings && !keptBesideRef(kw) {
 			tr.changed = true

@@ -89,6 +89,10 @@ func TestDialects(t *testing.T) {
 		{"none with boolean exclusive bound", `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"exclusiveMinimum":true}}}`, []string{`{"n":2}`}, []string{`{"n":1}`}},
 		{"none with items array", `{"items":[{"type":"string"}]}`, []string{`["a",1]`}, []string{`[1]`}},
 		{"none with fragment $id", `{"properties":{"a":{"$ref":"#n"}},"$defs":{"n":{"$id":"#n","type":"integer"}}}`, []string{`{"a":1}`}, []string{`{"a":"x"}`}},
+		{"recursion through properties", `{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#"}}}`, []string{`{"v":1,"next":{"v":2,"next":{}}}`}, []string{`{"next":{"v":"x"}}`}},
+		{"recursion through items of $defs", `{"type":"object","$defs":{"t":{"type":"array","items":{"$ref":"#/$defs/t"}}},"properties":{"t":{"$ref":"#/$defs/t"}}}`, []string{`{"t":[[],[[]]]}`}, []string{`{"t":[1]}`}},
+		{"keywords are case-sensitive", `{"type":"object","properties":{"a":{"TYPE":"string","MinLength":3,"$Ref":"#","aLLoF":[{"$ref":"#"}]}}}`, []string{`{"a":1}`}, []string{`1`}},
+		{"a key folding to a keyword by Unicode", "{\"type\":\"object\",\"$re\u017f\":\"#\"}", []string{`{}`}, nil},
 		{"nested $schema switches dialect", `{"$defs":{"old":{` + d04 + `"minimum":1,"exclusiveMinimum":true}},"properties":{"a":{"$ref":"#/$defs/old"}}}`, []string{`{"a":2}`}, []string{`{"a":1}`}},
 	}
 	for _, tt := range tests {
@@ -134,6 +138,18 @@ func TestDialectErrors(t *testing.T) {
 		{"missing anchor", `{"type":"object","properties":{"a":{"$ref":"#nope"}}}`, "nope"},
 		{"pointer beside ref", `{` + d07 + `"type":"object","properties":{"a":{"$ref":"#/definitions/x","properties":{"b":{}}},"c":{"$ref":"#/properties/a/properties/b"}},"definitions":{"x":{}}}`, "beside a $ref"},
 		{"recursiveRef not #", `{` + d2019 + `"type":"object","properties":{"a":{"$recursiveRef":"#/x"}}}`, "recursiveRef"},
+		{"cycle: root $ref", `{"type":"object","$ref":"#"}`, "refers back to itself"},
+		{"cycle: allOf", `{"type":"object","allOf":[{"$ref":"#"}]}`, "refers back to itself"},
+		{"cycle: $defs", `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, "refers back to itself"},
+		{"cycle: 07 anyOf", `{` + d07 + `"type":"object","definitions":{"a":{"$ref":"#/definitions/b"},"b":{"anyOf":[{"$ref":"#/definitions/a"}]}}}`, "refers back to itself"},
+		{"cycle: anchor and not", `{"type":"object","$defs":{"a":{"$anchor":"x","not":{"$ref":"#x"}}}}`, "refers back to itself"},
+		{"cycle: 04 id anchor", `{` + d04 + `"type":"object","definitions":{"a":{"id":"#x","allOf":[{"$ref":"#x"}]}}}`, "refers back to itself"},
+		{"cycle: dynamicRef", `{"$dynamicAnchor":"n","type":"object","allOf":[{"$dynamicRef":"#n"}]}`, "refers back to itself"},
+		{"cycle: recursiveRef", `{` + d2019 + `"$recursiveAnchor":true,"type":"object","anyOf":[{"$recursiveRef":"#"}]}`, "refers back to itself"},
+		{"cycle: embedded resource", `{"$id":"http://e.com/r","type":"object","allOf":[{"$ref":"i.json"}],"$defs":{"i":{"$id":"i.json","if":{"$ref":"r"}}}}`, "refers back to itself"},
+		{"deep nesting without translation", `{"type":"object","properties":{"a":` + strings.Repeat(`{"not":`, 600) + `{}` + strings.Repeat(`}`, 600) + `}}`, "deeper"},
+		{"trailing data", `{"type":"object","$ref":"#/$defs/a","$defs":{"a":{}}} x`, "after the schema"},
+		{"$schema without a scheme", `{"$schema":"json-schema.org/draft-07/schema#","type":"object"}`, "not a JSON Schema draft"},
 		{"deep nesting", `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 300) + `{}` + strings.Repeat(`}`, 300) + `}}`, "deeper"},
 	}
 	for _, tt := range tests {
@@ -171,12 +187,20 @@ func FuzzTranslateSchema(f *testing.F) {
 		`{` + d2019 + `"$recursiveAnchor":true,"items":{"$recursiveRef":"#"}}`,
 		`{"$id":"http://e.com/r","$defs":{"x":{"$id":"x.json#y"}},"$ref":"x.json"}`,
 		`{"type":"object"}`,
+		`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"properties":{"x":{"$ref":"#/$defs/a"}}}},"allOf":[{"$ref":"#/$defs/a"}]}`,
+		`{"$dynamicAnchor":"n","items":{"$dynamicRef":"#n"},"anyOf":[{"$ref":"#/items"}]}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if _, err := compileSchemaNow(json.RawMessage(s)); err != nil && !errors.Is(err, ErrBadSchema) {
+		rs, err := compileSchemaNow(json.RawMessage(s))
+		if err != nil && !errors.Is(err, ErrBadSchema) {
 			t.Fatalf("compile error does not wrap ErrBadSchema: %v", err)
+		}
+		if err == nil { // a compiled schema validates without running away (a reference cycle would overflow the stack)
+			for _, v := range []any{map[string]any{"a": map[string]any{"b": []any{1.0, "x"}}}, []any{nil, true}, "s", 1.5} {
+				_ = rs.Validate(v)
+			}
 		}
 		out, err := translateSchema(json.RawMessage(s))
 		if err != nil || string(out) == s {
