@@ -121,6 +121,17 @@ func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
 			return
 		}
 	}
+	if x.mode == formatsOnly { // the validator passed what follows; only strings' formats and what holds them remain
+		switch val := v.(type) {
+		case string:
+			x.walkFormat(val, s, loc)
+		case map[string]any:
+			x.walkObject(val, s, loc, depth)
+		case []any:
+			x.walkArray(val, s, loc, depth)
+		}
+		return
+	}
 	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return equalJSON(v, e) }) {
 		vals := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
@@ -181,6 +192,11 @@ func (x *explainer) walkString(v string, s *jsonschema.Schema, loc []string) {
 			x.add(loc, s, fmt.Sprintf("does not match the pattern %q", s.Pattern))
 		}
 	}
+	x.walkFormat(v, s, loc)
+}
+
+// walkFormat checks the format of a string (not in structureOnly walks).
+func (x *explainer) walkFormat(v string, s *jsonschema.Schema, loc []string) {
 	if s.Format != "" && x.mode != structureOnly {
 		if err := checkFormat(s.Format, v); err != nil {
 			x.addFormat(loc, s, fmt.Sprintf("not a valid %s: %v", s.Format, err))
@@ -254,6 +270,9 @@ func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []str
 		}
 		matched := false
 		for pat, ps := range s.PatternProperties {
+			if x.mode == formatsOnly && x.refs.plain[ps] && (s.AdditionalProperties == nil || x.refs.plain[s.AdditionalProperties]) {
+				continue // no format either way: whether it matches does not matter to a walk for formats
+			}
 			if re, err := regexp.Compile(pat); err == nil && re.MatchString(name) {
 				matched = true
 				x.walk(pv, ps, ploc, depth+1)
@@ -277,7 +296,7 @@ func (x *explainer) walkArray(v []any, s *jsonschema.Schema, loc []string, depth
 	if s.MaxItems != nil && len(v) > *s.MaxItems {
 		x.add(loc, s, fmt.Sprintf("must have at most %d items, got %d", *s.MaxItems, len(v)))
 	}
-	if s.UniqueItems {
+	if s.UniqueItems && x.mode != formatsOnly {
 	dup:
 		for i := range v {
 			for j := range i {

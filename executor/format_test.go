@@ -75,8 +75,11 @@ func TestFormatValidation(t *testing.T) {
 			"either":{"oneOf":[{"type":"string","format":"ipv4"},{"type":"integer"}]},
 			"pick":{"anyOf":[{"type":"string","format":"ipv4"},{"type":"string","format":"ipv6"}]},
 			"num":{"type":"number","format":"date"},
-			"any":{"format":"hostname"}
-		}}`
+			"any":{"format":"hostname"},
+			"meta":{"type":"object","patternProperties":{"^d_":{"format":"date"},"^n_":{"type":"string"}},"additionalProperties":{"type":"string","format":"email"}},
+			"cond":{"if":{"type":"string","maxLength":5},"then":{"format":"time"},"else":{"format":"duration"}}
+		},
+		"dependentSchemas":{"id":{"properties":{"by":{"format":"email"}}}}}`
 	c := compileSchema(json.RawMessage(schema))
 	if c.err != nil {
 		t.Fatal(c.err)
@@ -94,6 +97,11 @@ func TestFormatValidation(t *testing.T) {
 		{`{"either":"1.2.3"}`, []string{"/either: not a valid ipv4: must be an IPv4 address"}},
 		{`{"pick":"nonsense"}`, []string{"/pick: not a valid ipv4: must be an IPv4 address"}},
 		{`{"any":"-bad-"}`, []string{"/any: not a valid hostname: must be a host name"}},
+		{`{"meta":{"d_x":"2024-01-01","n_y":"free","e":"a@b.co"},"cond":"P1DT10H","by":"not checked without id"}`, nil},
+		{`{"meta":{"d_x":"2024-13-01","e":"nobody"}}`, []string{"/meta/d_x: not a valid date: must be an RFC 3339 date (2024-05-01)", "/meta/e: not a valid email: must be an email address"}},
+		{`{"cond":"1:00"}`, []string{"/cond: not a valid time: must be an RFC 3339 time with offset (13:45:00Z)"}},
+		{`{"cond":"one day"}`, []string{"/cond: not a valid duration: must be an ISO 8601 duration (P3DT4H)"}},
+		{`{"id":"123e4567-e89b-12d3-a456-426614174000","by":"me"}`, []string{"/by: not a valid email: must be an email address"}},
 	}
 	for _, tt := range tests {
 		v, err := decodeInput(json.RawMessage(tt.in))
