@@ -578,15 +578,16 @@ func (f *fileLines) cut(b []byte) string {
 // Format renders the result the way the model reads it.
 func (r *Result) Format() string {
 	q := r.Query
-	var entries []string
+	var entries []entry
 	summary := ""
 	switch q.Mode {
 	case ModeFiles:
 		if len(r.Files) == 0 {
 			return "No files found"
 		}
-		for _, f := range r.Files {
-			entries = append(entries, f.Path)
+		entries = make([]entry, len(r.Files))
+		for i := range r.Files {
+			entries[i] = entry{file: int32(i), line: entryPath}
 		}
 	case ModeCount:
 		if len(r.Files) == 0 {
@@ -594,13 +595,10 @@ func (r *Result) Format() string {
 		}
 		slices.SortFunc(r.Files, func(a, b FileResult) int { return cmp.Compare(a.Path, b.Path) })
 		total := 0
-		for _, f := range r.Files {
-			n := f.MatchedLines
-			if q.OnlyMatching {
-				n = f.Matches
-			}
-			total += n
-			entries = append(entries, f.Path+":"+strconv.Itoa(n))
+		entries = make([]entry, len(r.Files))
+		for i, f := range r.Files {
+			total += r.count(f)
+			entries[i] = entry{file: int32(i), line: entryCount}
 		}
 		what := "matching lines"
 		if q.OnlyMatching {
@@ -620,16 +618,22 @@ func (r *Result) Format() string {
 		end = min(start+q.HeadLimit, total)
 	}
 	paged := start > 0 || end < total || r.Truncated
+	page := entries[start:end]
+	if n := len(page); n > 0 && page[n-1].line == entrySep {
+		page = page[:n-1] // a group separator at the page's end separates nothing
+	}
+	// One allocation for the text: the page's size first.
+	size := 64
+	for _, e := range page {
+		size += r.entryLen(e) + 1
+	}
 	var b strings.Builder
+	b.Grow(size)
 	if q.Mode == ModeFiles {
 		fmt.Fprintf(&b, "Found %s\n", plural(total, "file"))
 	}
-	page := entries[start:end]
-	if n := len(page); n > 0 && page[n-1] == "--" {
-		page = page[:n-1] // a group separator at the page's end separates nothing
-	}
 	for _, e := range page {
-		b.WriteString(e)
+		r.writeEntry(&b, e)
 		b.WriteByte('\n')
 	}
 	if start >= end {
@@ -654,29 +658,115 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-func contentEntries(q *Query, files []FileResult) []string {
-	var out []string
+// entry is one line of Format's output, by reference into the result (the
+// page is cut before any text is built): a file (its path, or path and
+// count), a group separator, a line of a file, or one match of a line (-o).
+type entry struct {
+	file, line, part int32
+}
+
+// entry.line values that are not line indexes.
+const (
+	entrySep   = -1 // "--"
+	entryPath  = -2 // the file's path
+	entryCount = -3 // path:count
+)
+
+// count is a file's figure in count mode.
+func (r *Result) count(f FileResult) int {
+	if r.Query.OnlyMatching {
+		return f.Matches
+	}
+	return f.MatchedLines
+}
+
+// entryText returns the parts of an entry's text: the file's path, the
+// mark after it, the line number ("" without), and the text.
+func (r *Result) entryText(e entry) (path string, mark byte, num int, text string) {
+	f := &r.Files[e.file]
+	switch e.line {
+	case entryPath:
+		return f.Path, 0, -1, ""
+	case entryCount:
+		return f.Path, ':', -1, strconv.Itoa(r.count(*f))
+	}
+	l := &f.Lines[e.line]
+	mark = '-'
+	if l.Match {
+		mark = ':'
+	}
+	num = -1
+	if r.Query.LineNumbers {
+		num = l.Num
+	}
+	text = l.Text
+	if e.part >= 0 {
+		text = l.Parts[e.part]
+	}
+	return f.Path, mark, num, text
+}
+
+func (r *Result) entryLen(e entry) int {
+	if e.line == entrySep {
+		return 2
+	}
+	path, mark, num, text := r.entryText(e)
+	n := len(path) + len(text)
+	if mark != 0 {
+		n++
+	}
+	if num >= 0 {
+		n += decimalLen(num) + 1
+	}
+	return n
+}
+
+func (r *Result) writeEntry(b *strings.Builder, e entry) {
+	if e.line == entrySep {
+		b.WriteString("--")
+		return
+	}
+	path, mark, num, text := r.entryText(e)
+	b.WriteString(path)
+	if mark != 0 {
+		b.WriteByte(mark)
+	}
+	if num >= 0 {
+		var d [20]byte
+		b.Write(strconv.AppendInt(d[:0], int64(num), 10))
+		b.WriteByte(mark)
+	}
+	b.WriteString(text)
+}
+
+func decimalLen(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+func contentEntries(q *Query, files []FileResult) []entry {
+	n := 0
+	for _, f := range files {
+		n += len(f.Lines)
+	}
+	out := make([]entry, 0, n)
 	sep := q.Before > 0 || q.After > 0
 	for fi, f := range files {
 		for i, l := range f.Lines {
 			if sep && (i > 0 && l.Num != f.Lines[i-1].Num+1 || i == 0 && fi > 0) {
-				out = append(out, "--")
-			}
-			mark := "-"
-			if l.Match {
-				mark = ":"
-			}
-			prefix := f.Path + mark
-			if q.LineNumbers {
-				prefix += strconv.Itoa(l.Num) + mark
+				out = append(out, entry{line: entrySep})
 			}
 			if q.OnlyMatching && l.Match {
-				for _, p := range l.Parts {
-					out = append(out, prefix+p)
+				for p := range l.Parts {
+					out = append(out, entry{file: int32(fi), line: int32(i), part: int32(p)})
 				}
 				continue
 			}
-			out = append(out, prefix+l.Text)
+			out = append(out, entry{file: int32(fi), line: int32(i), part: -1})
 		}
 	}
 	return out

@@ -327,13 +327,14 @@ func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, 
 // "./…") is skipped. A file's lines arrive together (ripgrep buffers each
 // file's output); a path seen twice is an error.
 func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query, o Options, c *collector) (int, error) {
-	r := bufio.NewReaderSize(out, 256<<10)
+	r := bufio.NewReaderSize(out, 64<<10)
 	n := 0
 	var (
-		path string
-		fl   *fileLines
-		seen = map[string]bool{}
-		line []byte
+		path  string
+		fl    *fileLines
+		spare fileLines // one file's line storage, reused
+		seen  = map[string]bool{}
+		line  []byte
 	)
 	finish := func() {
 		if fl == nil {
@@ -343,6 +344,7 @@ func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query,
 			fr := FileResult{Path: path, MatchedLines: fl.matched, Matches: fl.matches}
 			if q.Mode == ModeContent {
 				fr.Lines = fl.finish()
+				fl.lines = nil // handed on
 			}
 			c.add(fr)
 			n++
@@ -367,7 +369,8 @@ func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query,
 				return n, &ripgrepError{msg: "output of " + path + " in two places"}
 			}
 			seen[path] = true
-			fl = newFileLines(q, o)
+			spare.reset(q, o)
+			fl = &spare
 			continue
 		}
 		l, err := readRecord(r, '\n', &line)

@@ -1,7 +1,9 @@
 package search
 
 import (
+	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -127,5 +129,54 @@ func TestSizeCapAgrees(t *testing.T) {
 		if strings.Contains(outs[0], "big") || !strings.Contains(outs[0], "small.txt") {
 			t.Errorf("%s: the cap was not applied:\n%s", in, outs[0])
 		}
+	}
+}
+
+// BenchmarkRipgrepOutput is the rg engine's work on ripgrep's output, without
+// ripgrep: parsing what rg printed for errors.New in Go's tree (captured
+// once), the size-cap stats, the result and its text.
+func BenchmarkRipgrepOutput(b *testing.B) {
+	root := goroot(b)
+	rg, err := findRipgrep(Options{})
+	if err != nil {
+		b.Skip("rg not on PATH")
+	}
+	for _, mode := range []string{ModeFiles, ModeContent} {
+		b.Run(mode, func(b *testing.B) {
+			q := &Query{Root: root, Pattern: "errors.New", Mode: mode, LineNumbers: mode == ModeContent}
+			o := Options{}.withDefaults()
+			m, err := compilePattern(q.Pattern, false, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q.m = m
+			cmd := exec.Command(rg, ripgrepArgs(q, o)...)
+			cmd.Dir = root
+			out, err := cmd.Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(out)))
+			b.ReportAllocs()
+			c0, _, ok := processCPU()
+			for b.Loop() {
+				c := newCollector(q, o)
+				var n int
+				if mode == ModeFiles {
+					n, err = parseRipgrepFiles(context.Background(), bytes.NewReader(out), root, o.MaxFileSize, c)
+				} else {
+					n, err = parseRipgrepPlain(context.Background(), bytes.NewReader(out), root, q, o, c)
+				}
+				if err != nil || n == 0 {
+					b.Fatal(n, err)
+				}
+				if s := c.result(EngineRipgrep).Format(); len(s) == 0 {
+					b.Fatal("no text")
+				}
+			}
+			if c1, _, ok1 := processCPU(); ok && ok1 {
+				b.ReportMetric(float64((c1-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			}
+		})
 	}
 }
