@@ -212,6 +212,7 @@ func isDuration(s string) bool {
 		return false
 	}
 	units := func(s, order string) bool {
+		first := false
 		for s != "" {
 			i := 0
 			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -221,9 +222,10 @@ func isDuration(s string) bool {
 				return false
 			}
 			k := strings.IndexByte(order, s[i])
-			if k < 0 {
-				return false
+			if k < 0 || (k > 0 && first) {
+				return false // units in order, and after the first one each next one (P1Y2D lacks M)
 			}
+			first = true
 			order = order[k+1:]
 			s = s[i+1:]
 		}
@@ -348,6 +350,15 @@ func isURI(s string, abs, iri bool) bool {
 			return false
 		}
 	}
+	if _, rest, ok := strings.Cut(s, "//"); ok && (strings.Index(s, "//") == 0 || strings.Index(s, ":") < strings.Index(s, "//")) {
+		authority := rest
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authority = rest[:i]
+		}
+		if strings.Count(authority, "@") > 1 {
+			return false
+		}
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return false
@@ -395,13 +406,13 @@ func isURITemplate(s string) bool {
 	for s != "" {
 		open := strings.IndexAny(s, "{}")
 		if open < 0 {
-			return isURI(s, false, true) || !strings.ContainsAny(s, " \"<>\\^`|")
+			return !strings.ContainsAny(s, " \"<>\\^`|\x7f") && strings.IndexFunc(s, unicode.IsControl) < 0
 		}
 		if s[open] == '}' {
 			return false
 		}
 		lit := s[:open]
-		if strings.ContainsAny(lit, " \"<>\\^`|") {
+		if strings.ContainsAny(lit, " \"<>\\^`|\x7f") || strings.IndexFunc(lit, unicode.IsControl) >= 0 {
 			return false
 		}
 		end := strings.IndexByte(s[open:], '}')
@@ -421,7 +432,7 @@ func isURITemplate(s string) bool {
 			if i := strings.IndexAny(v, ":*"); i >= 0 {
 				name, mod = v[:i], v[i:]
 			}
-			if name == "" {
+			if name == "" || name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..") {
 				return false
 			}
 			for i := 0; i < len(name); i++ {
@@ -478,6 +489,25 @@ func isRelativeJSONPointer(s string) bool {
 // pattern that is broken in both (an unclosed group or class, a repeat of
 // nothing, a bad range) is not.
 func checkRegex(s string) error {
+	// What Go (RE2) reads but ECMA-262 does not have: Python's named
+	// groups, comment groups, global inline flags, Go's own escapes.
+	for _, g := range []string{"(?P<", "(?P=", "(?#", `\a`, `\A`, `\z`, `\C`, `\Q`} {
+		if i := strings.Index(s, g); i >= 0 && !escaped(s, i) {
+			return fmt.Errorf("must be %s (%s is not ECMA-262)", formatName("regex"), g)
+		}
+	}
+	if i := strings.Index(s, "(?"); i >= 0 && !escaped(s, i) {
+		j := i + 2
+		for j < len(s) && strings.IndexByte("imsU-", s[j]) >= 0 {
+			j++
+		}
+		if j > i+2 && j < len(s) && s[j] == ')' {
+			return fmt.Errorf("must be %s (global inline flags are not ECMA-262)", formatName("regex"))
+		}
+	}
+	// ECMA-262's empty classes, which RE2 refuses: [] matches nothing,
+	// [^] any character.
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "[^]", `[\s\S]`), "[]", `[^\s\S]`)
 	_, err := syntax.Parse(s, syntax.Perl)
 	if err == nil {
 		return nil
@@ -491,4 +521,13 @@ func checkRegex(s string) error {
 		}
 	}
 	return nil
+}
+
+// escaped reports whether s[i] follows an odd number of backslashes.
+func escaped(s string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
 }

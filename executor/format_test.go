@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -221,4 +223,131 @@ func TestRefIndex(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("field errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestFormatSuite runs the official JSON Schema Test Suite's optional
+// format tests of 2020-12 (testdata/format-suite, a copy; its LICENSE is
+// beside it) through the executor's validation, formats asserted. The
+// cases listed in formatSuiteDeviations are known to differ, by choice
+// (said why there).
+func TestFormatSuite(t *testing.T) {
+	files, _ := filepath.Glob("testdata/format-suite/*.json")
+	if len(files) == 0 {
+		t.Fatal("no format suite")
+	}
+	cases, deviations := 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []struct {
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Tests       []struct {
+				Description string          `json:"description"`
+				Data        json.RawMessage `json:"data"`
+				Valid       bool            `json:"valid"`
+			} `json:"tests"`
+		}
+		if err := json.Unmarshal(b, &groups); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, g := range groups {
+			// The suite's schemas are not object schemas; wrap them.
+			c := compileSchema(json.RawMessage(`{"type":"object","properties":{"v":` + string(g.Schema) + `}}`))
+			if c.err != nil {
+				t.Fatalf("%s: %v", g.Description, c.err)
+			}
+			for _, tc := range g.Tests {
+				cases++
+				name := filepath.Base(f) + ": " + tc.Description
+				v, err := decodeInput(json.RawMessage(`{"v":` + string(tc.Data) + `}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := c.schema.Validate(v) == nil
+				if formatSuiteDeviations[name] {
+					deviations++
+					if got == tc.Valid {
+						t.Errorf("%s: listed as a deviation but agrees with the suite now", name)
+					}
+					continue
+				}
+				if got != tc.Valid {
+					t.Errorf("%q: %s: valid = %v, want %v", name, tc.Data, got, tc.Valid)
+				}
+			}
+		}
+	}
+	t.Logf("%d cases, %d known deviations", cases, deviations)
+}
+
+// formatSuiteDeviations are the suite's format cases Gantry answers
+// otherwise, by file and description.
+var formatSuiteDeviations = map[string]bool{
+	// IDNA (RFC 5890–5893): A-labels are not decoded and U-labels are not
+	// checked against the IDNA tables, the contextual rules or the Bidi
+	// rule, and only "." separates labels. The standard library has no
+	// IDNA tables (golang.org/x/net/idna would add them to every binary);
+	// hostname and idn-hostname are checked for shape.
+	"hostname.json: invalid Punycode":                                                          true,
+	"hostname.json: contains illegal char U+302E Hangul single dot tone mark":                  true,
+	"hostname.json: Begins with a Spacing Combining Mark":                                      true,
+	"hostname.json: Begins with a Nonspacing Mark":                                             true,
+	"hostname.json: Begins with an Enclosing Mark":                                             true,
+	"hostname.json: Exceptions that are DISALLOWED, right-to-left chars":                       true,
+	"hostname.json: Exceptions that are DISALLOWED, left-to-right chars":                       true,
+	"hostname.json: MIDDLE DOT with no preceding 'l'":                                          true,
+	"hostname.json: MIDDLE DOT with nothing preceding":                                         true,
+	"hostname.json: MIDDLE DOT with no following 'l'":                                          true,
+	"hostname.json: MIDDLE DOT with nothing following":                                         true,
+	"hostname.json: Greek KERAIA not followed by Greek":                                        true,
+	"hostname.json: Greek KERAIA not followed by anything":                                     true,
+	"hostname.json: Hebrew GERESH not preceded by Hebrew":                                      true,
+	"hostname.json: Hebrew GERESH not preceded by anything":                                    true,
+	"hostname.json: Hebrew GERSHAYIM not preceded by Hebrew":                                   true,
+	"hostname.json: Hebrew GERSHAYIM not preceded by anything":                                 true,
+	"hostname.json: KATAKANA MIDDLE DOT with no Hiragana, Katakana, or Han":                    true,
+	"hostname.json: KATAKANA MIDDLE DOT with no other characters":                              true,
+	"hostname.json: Arabic-Indic digits mixed with Extended Arabic-Indic digits":               true,
+	"hostname.json: ZERO WIDTH JOINER not preceded by Virama":                                  true,
+	"hostname.json: ZERO WIDTH JOINER not preceded by anything":                                true,
+	"idn-hostname.json: illegal first char U+302E Hangul single dot tone mark":                 true,
+	"idn-hostname.json: contains illegal char U+302E Hangul single dot tone mark":              true,
+	"idn-hostname.json: invalid Punycode":                                                      true,
+	"idn-hostname.json: U-label contains \"--\" in the 3rd and 4th position":                   true,
+	"idn-hostname.json: Begins with a Spacing Combining Mark":                                  true,
+	"idn-hostname.json: Begins with a Nonspacing Mark":                                         true,
+	"idn-hostname.json: Exceptions that are PVALID, left-to-right chars":                       true,
+	"idn-hostname.json: Exceptions that are PVALID, right-to-left chars":                       true,
+	"idn-hostname.json: Exceptions that are DISALLOWED, right-to-left chars":                   true,
+	"idn-hostname.json: Exceptions that are DISALLOWED, left-to-right chars":                   true,
+	"idn-hostname.json: MIDDLE DOT with surrounding 'l's":                                      true,
+	"idn-hostname.json: Greek KERAIA followed by Greek":                                        true,
+	"idn-hostname.json: Hebrew GERESH preceded by Hebrew":                                      true,
+	"idn-hostname.json: Hebrew GERSHAYIM preceded by Hebrew":                                   true,
+	"idn-hostname.json: KATAKANA MIDDLE DOT with Hiragana":                                     true,
+	"idn-hostname.json: KATAKANA MIDDLE DOT with Katakana":                                     true,
+	"idn-hostname.json: KATAKANA MIDDLE DOT with Han":                                          true,
+	"idn-hostname.json: Arabic-Indic digits mixed with Extended Arabic-Indic digits":           true,
+	"idn-hostname.json: ZERO WIDTH JOINER preceded by Virama":                                  true,
+	"idn-hostname.json: ZERO WIDTH NON-JOINER preceded by Virama":                              true,
+	"idn-hostname.json: ZERO WIDTH NON-JOINER not preceded by Virama but matches regexp":       true,
+	"idn-hostname.json: Bidi domain name with a digit-first label is invalid":                  true,
+	"idn-hostname.json: label starting with a digit before a right-to-left letter is invalid":  true,
+	"idn-hostname.json: left-to-right label containing a right-to-left letter is invalid":      true,
+	"idn-hostname.json: right-to-left label mixing both digit types is invalid":                true,
+	"idn-hostname.json: A-label that decodes to a disallowed code point is invalid":            true,
+	"idn-hostname.json: A-label that decodes to a Bidi rule violation is invalid":              true,
+	"idn-hostname.json: non-canonical Punycode that does not re-encode to itself is invalid":   true,
+	"idn-hostname.json: ideographic full stop as label separator":                              true,
+	"idn-hostname.json: fullwidth full stop as label separator":                                true,
+	"idn-hostname.json: halfwidth ideographic full stop as label separator":                    true,
+	"idn-hostname.json: label too long if separator ignored (full stop)":                       true,
+	"idn-hostname.json: label too long if separator ignored (ideographic full stop)":           true,
+	"idn-hostname.json: label too long if separator ignored (fullwidth full stop)":             true,
+	"idn-hostname.json: label too long if separator ignored (halfwidth ideographic full stop)": true,
+	// An IPvFuture host ("[v1.x]"): net/url does not parse it.
+	"iri.json: an IPvFuture host with an uppercase version letter is valid": true,
 }
