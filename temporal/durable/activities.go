@@ -62,6 +62,14 @@ type WorkerOptions struct {
 	// (text deltas for the API's followers; nil = none published). See
 	// [Publisher].
 	Live Publisher
+	// EncodingCacheBytes bounds the memory of the encoded messages the
+	// worker keeps between the model calls of its runs, so that a turn
+	// encodes only the messages it adds (0 = DefaultEncodingCacheBytes;
+	// negative = none kept: every model call encodes the whole
+	// conversation). A run's cache goes with its runtime; over the bound,
+	// the caches of the runs used least recently are emptied first. See
+	// encodings.go.
+	EncodingCacheBytes int64
 	// CronJobs keeps the durable jobs the runs' CronCreate, CronList and
 	// CronDelete tools act on (nil = durable jobs are not available to
 	// runs); gantry-temporal worker gives the Temporal Schedules ([Jobs]).
@@ -76,6 +84,7 @@ type Activities struct {
 
 	mu       sync.Mutex
 	runtimes map[string]*runtime
+	encClock uint64 // counts model calls, for the LRU order of the message caches
 }
 
 // runtime is what a worker holds for a run between activities.
@@ -89,6 +98,11 @@ type runtime struct {
 	grants *grants
 	// epoch is the compaction count of the run's last tool call here.
 	epoch int
+	// enc keeps the messages of the run's last model call here as the
+	// provider encoded them (encodings.go); encUsed orders the runs for
+	// eviction.
+	enc     llm.MessageEncodings
+	encUsed uint64
 }
 
 // NewActivities returns the activities over opts.
@@ -104,6 +118,9 @@ func NewActivities(opts WorkerOptions) (*Activities, error) {
 	}
 	if opts.IdleRuntime <= 0 {
 		opts.IdleRuntime = DefaultIdleRuntime
+	}
+	if opts.EncodingCacheBytes == 0 {
+		opts.EncodingCacheBytes = DefaultEncodingCacheBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -283,11 +300,14 @@ func (a *Activities) Model(ctx context.Context, in modelInput) (*modelOutput, er
 	defer done()
 	pool := rt.ws.Pool()
 	pool.Load(in.Loaded...)
+	enc := a.encodings(rt)
+	defer a.trimEncodings()
 	req := &llm.Request{
 		Model:     a.model(in.Spec),
 		MaxTokens: in.Spec.MaxTokens,
 		System:    []llm.SystemBlock{{Text: in.System, Cache: true}},
-		Messages:  mergeRoles(in.Messages),
+		Messages:  enc.Intern(mergeRoles(in.Messages)),
+		Encodings: enc,
 		Tools:     pool.Specs(),
 		Cache:     llm.CacheHints{Tools: true, LastUserMessage: true},
 	}
