@@ -20,8 +20,8 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/llm/texttools"
-	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/temporal/internal/fakemodel"
+	"github.com/gantry-dev/gantry/tool"
 )
 
 // conversation is a durable run's conversation of turns tool calls, each
