@@ -96,6 +96,8 @@ func BenchmarkTurnAt30(b *testing.B) {
 		{"api=anthropic/server=discard/tools=text", false, false, false, 30, true},
 		{"api=openai/server=discard/tools=text", true, false, false, 30, true},
 		{"api=anthropic/server=discard/tools=text/turns=100", false, false, false, 100, true},
+		{"api=openai/server=discard/turns=100", true, false, false, 100, false},
+		{"api=openai/server=discard/tools=text/turns=100", true, false, false, 100, true},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			var opts []llmtest.Option

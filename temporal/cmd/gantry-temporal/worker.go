@@ -21,6 +21,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	var provider, model string
 	var live []string
 	var liveTokenFile string
+	var encodingCacheMB int64
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Poll the task queue and execute runs (model calls and tool calls happen here)",
@@ -48,6 +49,12 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 			defer cl.Close()
 			wopts := durable.WorkerOptions{Provider: p, Model: m, Getenv: a.getenv, IdleRuntime: idle, Live: pubs,
 				CronJobs: durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})}
+			switch {
+			case encodingCacheMB < 0:
+				wopts.EncodingCacheBytes = -1
+			case encodingCacheMB > 0:
+				wopts.EncodingCacheBytes = encodingCacheMB << 20
+			}
 			acts, err := durable.NewActivities(wopts)
 			if err != nil {
 				return err
@@ -74,6 +81,7 @@ or OPENAI_BASE_URL an OpenAI-compatible server. Stop with Ctrl-C or SIGTERM.`,
 	fl.IntVar(&maxRuns, "max-concurrent-runs", 0, "most model and tool calls this worker runs at once (0 = the SDK's default, 1000); runs waiting for an answer do not count")
 	fl.DurationVar(&sticky, "sticky-timeout", 2*time.Second, "how long a run's next step waits for this worker before any worker may take it")
 	fl.DurationVar(&idle, "idle-runtime", durable.DefaultIdleRuntime, "how long the runtime of a run (tool pool, MCP servers, permission state) is kept between its steps")
+	fl.Int64Var(&encodingCacheMB, "encoding-cache-mb", durable.DefaultEncodingCacheBytes>>20, "memory bound, over all runs, of the encoded messages kept between a run's model calls (so that a turn encodes only what it adds); negative keeps none")
 	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
 	fl.StringArrayVar(&live, "live", nil, "URL of a gantry-temporal serve to stream the model calls' events to (its SSE followers see text deltas as they are written); repeatable")
 	fl.StringVar(&liveTokenFile, "live-token-file", "", "file holding that serve's bearer token (default: GANTRY_SERVE_TOKEN)")
