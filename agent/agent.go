@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/permission"
@@ -290,6 +291,13 @@ type Agent struct {
 // pool for the session's environment, builds the executor and the system
 // prompt.
 func New(ctx context.Context, opts Options) (*Agent, error) {
+	// The assembly is deep (the workspace's frames are large): off the
+	// caller's stack, which is often the session's (see package offstack).
+	return offstack.Call(func() (*Agent, error) { return newAgent(ctx, &opts) })
+}
+
+func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
+	opts := *optsp
 	if opts.Provider == nil {
 		return nil, errors.New("agent: Options.Provider is required")
 	}

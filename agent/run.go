@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
+	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
@@ -564,7 +565,9 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 					preErrs[ev.ID] = tool.Errorf("The input of this %s call is invalid (%v). Send the call again with a valid input.", ev.Name, ev.InputErr)
 					continue
 				}
-				stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input})
+				// Validation recurses deep (jsonschema-go's frames are 4 KB):
+				// off the session's stack (see package offstack).
+				offstack.Do(func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
 			}
 			r.drain()
 			if r.stopped {

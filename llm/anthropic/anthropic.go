@@ -29,6 +29,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -163,7 +164,9 @@ func defaultHTTPClient() *http.Client {
 // The request body is assembled from pieces the SDK encodes (see
 // [Provider.Body]); every attempt sends the same bytes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	body, err := p.body(req)
+	// The SDK's encoder recurses ~9 KB deep for a tool result: off the
+	// caller's stack (see package offstack).
+	body, err := offstack.Call(func() (*llm.Body, error) { return p.body(req) })
 	if err != nil {
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
 	}

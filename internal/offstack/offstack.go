@@ -1,0 +1,48 @@
+// Package offstack runs a deep call on a goroutine of its own while the
+// caller waits, so that the caller's stack does not grow for it.
+//
+// Why: a goroutine's stack grows (doubles) when a call goes deeper than it,
+// and shrinks again only at a collection that finds three quarters of it
+// unused. A session's goroutine spends its life waiting for the model some
+// 6–7 KB deep in the HTTP client; once one deep call (the SDK's reflective
+// JSON encoder, a recursive schema validator, the session's assembly) has
+// pushed it past 8 KB, it keeps a 16 KB stack for good, which with thousands
+// of sessions is megabytes. Run on a short-lived goroutine, the deep call's
+// stack is freed when it returns.
+//
+// The cost is a goroutine start and switch (~1–2 µs) and the helper's own
+// stack growth; use it for calls that are deep, not for hot loops.
+package offstack
+
+// Call runs f on a new goroutine and returns its results. A panic in f is
+// raised again on the caller's goroutine.
+func Call[T any](f func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+		p   any
+		ok  bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if !ok {
+				p = recover()
+			}
+		}()
+		v, err = f()
+		ok = true
+	}()
+	<-done
+	if !ok {
+		panic(p)
+	}
+	return v, err
+}
+
+// Do runs f on a new goroutine and waits for it. A panic in f is raised
+// again on the caller's goroutine.
+func Do(f func()) {
+	_, _ = Call(func() (struct{}, error) { f(); return struct{}{}, nil })
+}

@@ -1,0 +1,59 @@
+package offstack
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestCall(t *testing.T) {
+	boom := errors.New("boom")
+	v, err := Call(func() (int, error) { return 7, boom })
+	if v != 7 || err != boom {
+		t.Fatalf("Call = %v, %v", v, err)
+	}
+	ran := false
+	Do(func() { ran = true })
+	if !ran {
+		t.Fatal("Do did not run f")
+	}
+}
+
+func TestPanicReachesCaller(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "deep" {
+			t.Fatalf("recovered %v, want the panic of f", r)
+		}
+	}()
+	Do(func() { panic("deep") })
+	t.Fatal("Do returned after a panic")
+}
+
+// deep recurses n levels with a frame of ~1 KB each.
+func deep(n int) int {
+	var pad [1024]byte
+	pad[n%len(pad)] = byte(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return deep(n-1) + int(pad[n%len(pad)])
+}
+
+// BenchmarkCall is the cost of moving a call off the stack: a goroutine
+// start, a switch, and the helper's stack growth for a 16 KB deep call.
+func BenchmarkCall(b *testing.B) {
+	b.Run("shallow", func(b *testing.B) {
+		for b.Loop() {
+			Do(func() {})
+		}
+	})
+	b.Run("16KB-deep", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = Call(func() (int, error) { return deep(16), nil })
+		}
+	})
+	b.Run("16KB-deep-inline", func(b *testing.B) {
+		for b.Loop() {
+			_ = deep(16)
+		}
+	})
+}
