@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin"
 	"github.com/gantry-dev/gantry/internal/benchcpu"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
@@ -78,7 +79,10 @@ func BenchmarkTurn(b *testing.B) {
 //   - turns=100: a 101-turn conversation, reporting turn 100 too;
 //   - tools=text: the text tool protocol (llm/texttools): the tools
 //     described in the system prompt, calls written as tags in the reply's
-//     text, results sent back as text envelopes.
+//     text, results sent back as text envelopes;
+//   - builtins: the built-in tools (one registry, as a program shares it)
+//     in the pool beside the test's tool, so that every request carries
+//     ~40 tool definitions (or, with tools=text, their ~21 KB description).
 func BenchmarkTurnAt30(b *testing.B) {
 	for _, v := range []struct {
 		name       string
@@ -87,17 +91,20 @@ func BenchmarkTurnAt30(b *testing.B) {
 		transcript bool
 		turns      int
 		text       bool // the text tool protocol (llm/texttools)
+		builtins   bool // the built-in tools in the pool too (~40)
 	}{
-		{"api=anthropic/server=decode", false, true, false, 30, false},
-		{"api=anthropic/server=discard", false, false, false, 30, false},
-		{"api=anthropic/server=discard/transcript", false, false, true, 30, false},
-		{"api=openai/server=discard", true, false, false, 30, false},
-		{"api=anthropic/server=discard/transcript/turns=100", false, false, true, 100, false},
-		{"api=anthropic/server=discard/tools=text", false, false, false, 30, true},
-		{"api=openai/server=discard/tools=text", true, false, false, 30, true},
-		{"api=anthropic/server=discard/tools=text/turns=100", false, false, false, 100, true},
-		{"api=openai/server=discard/turns=100", true, false, false, 100, false},
-		{"api=openai/server=discard/tools=text/turns=100", true, false, false, 100, true},
+		{"api=anthropic/server=decode", false, true, false, 30, false, false},
+		{"api=anthropic/server=discard", false, false, false, 30, false, false},
+		{"api=anthropic/server=discard/transcript", false, false, true, 30, false, false},
+		{"api=openai/server=discard", true, false, false, 30, false, false},
+		{"api=anthropic/server=discard/transcript/turns=100", false, false, true, 100, false, false},
+		{"api=anthropic/server=discard/tools=text", false, false, false, 30, true, false},
+		{"api=openai/server=discard/tools=text", true, false, false, 30, true, false},
+		{"api=anthropic/server=discard/tools=text/turns=100", false, false, false, 100, true, false},
+		{"api=openai/server=discard/turns=100", true, false, false, 100, false, false},
+		{"api=openai/server=discard/tools=text/turns=100", true, false, false, 100, true, false},
+		{"api=anthropic/server=discard/builtins", false, false, false, 30, false, true},
+		{"api=anthropic/server=discard/tools=text/builtins", false, false, false, 30, true, true},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			var opts []llmtest.Option
@@ -105,6 +112,10 @@ func BenchmarkTurnAt30(b *testing.B) {
 				opts = append(opts, llmtest.WithoutDecoding())
 			}
 			f := &fixture{srv: llmtest.NewServer(b, opts...), dir: b.TempDir(), openai: v.openai}
+			reg, err := builtin.Registry(builtin.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
 			marks := []int{2, 30}
 			if v.turns > 30 {
 				marks = append(marks, v.turns)
@@ -127,6 +138,9 @@ func BenchmarkTurnAt30(b *testing.B) {
 				}
 				if v.text {
 					o.ToolProtocol = texttools.Text
+				}
+				if v.builtins {
+					o.Pool.Registry = reg
 				}
 				if v.transcript {
 					o.Store = sessionStore(b)

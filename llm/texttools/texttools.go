@@ -117,9 +117,15 @@ func LacksNativeTools(model string) bool {
 }
 
 // Provider is the text tool protocol over another provider. Create it with
-// [New]; it is safe for concurrent use.
+// [New]; it is safe for concurrent use. Share one between sessions, as the
+// provider it wraps: it renders each tool's description once per content
+// and keeps it for every request, turn and session that sends the tool.
 type Provider struct {
 	inner llm.Provider
+	// sections holds each tool's part of the prompt (its Markdown
+	// section, variant sectionVariant; its first required parameter,
+	// variant paramVariant), rendered once per tool content.
+	sections llm.ToolEncodings
 }
 
 // New returns the text tool protocol over p.
@@ -131,7 +137,7 @@ func (t *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 	if len(req.Tools) == 0 && !hasToolBlocks(req.Messages) {
 		return t.inner.Stream(ctx, req)
 	}
-	r, names := Rewrite(req)
+	r, names := rewrite(req, &t.sections)
 	inner := t.inner.Stream(ctx, r)
 	return func(yield func(llm.Event, error) bool) {
 		c := converter{p: newParser(names), remap: map[int]int{}, text: -1}
@@ -223,12 +229,16 @@ func newID() string {
 // a system block after req.System, no native tools, earlier calls written
 // as tags and tool results as text envelopes. names are the tools whose
 // calls the reply may hold (none under [llm.ToolChoiceNone]).
-func Rewrite(req *llm.Request) (out *llm.Request, names []string) {
+func Rewrite(req *llm.Request) (out *llm.Request, names []string) { return rewrite(req, nil) }
+
+// rewrite is [Rewrite], with the tools' sections of the prompt taken from
+// sections (nil: rendered afresh).
+func rewrite(req *llm.Request, sections *llm.ToolEncodings) (out *llm.Request, names []string) {
 	r := *req
 	r.Tools, r.ToolChoice = nil, llm.ToolChoice{}
 	r.Cache.Tools = false
 	if len(req.Tools) > 0 && req.ToolChoice.Mode != llm.ToolChoiceNone {
-		r.System = append(slices.Clip(req.System), llm.SystemBlock{Text: Prompt(req.Tools, req.ToolChoice)})
+		r.System = append(slices.Clip(req.System), llm.SystemBlock{Text: prompt(req.Tools, req.ToolChoice, sections)})
 		for _, s := range req.Tools {
 			names = append(names, s.Name)
 		}
@@ -239,7 +249,31 @@ func Rewrite(req *llm.Request) (out *llm.Request, names []string) {
 
 // Prompt returns the system prompt section of the text protocol: how to
 // call, then the tools in Markdown.
-func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string {
+func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string { return prompt(specs, choice, nil) }
+
+// The variants of a tool's entries in [Provider.sections].
+const (
+	sectionVariant uint8 = iota
+	paramVariant
+)
+
+// prompt is [Prompt], with each tool's Markdown section and first
+// parameter taken from sections (nil: rendered afresh).
+func prompt(specs []*tool.Spec, choice llm.ToolChoice, sections *llm.ToolEncodings) string {
+	get := func(s *tool.Spec, variant uint8) []byte {
+		render := func(s *tool.Spec) ([]byte, error) {
+			if variant == paramVariant {
+				return []byte(firstParam(s)), nil
+			}
+			return []byte(strings.TrimPrefix(toolset.Markdown([]*tool.Spec{s}), markdownHead)), nil
+		}
+		if sections == nil {
+			b, _ := render(s)
+			return b
+		}
+		b, _ := sections.Get(s, variant, render) // render never fails
+		return b
+	}
 	var b strings.Builder
 	b.WriteString("# Tool use\n\nYou can call tools. Tool calls are written in your reply as XML-style tags: the tool's name as the outer tag and one tag per parameter:\n\n")
 	b.WriteString(Syntax)
@@ -247,8 +281,8 @@ func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string {
 	name, param := "tool_name", "parameter_name"
 	if len(specs) > 0 {
 		name = specs[0].Name
-		if p := firstParam(specs[0]); p != "" {
-			param = p
+		if p := get(specs[0], paramVariant); len(p) > 0 {
+			param = string(p)
 		}
 	}
 	fmt.Fprintf(&b, "%s>\n<%s>value</%s>\n</%s>\n\n", name, param, param, name)
@@ -269,9 +303,24 @@ func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string {
 		b.WriteString("- Make at most one call per reply.\n")
 	}
 	b.WriteString("\n")
-	b.WriteString(toolset.Markdown(specs))
+	// toolset.Markdown(specs), one section a tool.
+	parts := make([][]byte, len(specs))
+	n := b.Len() + len(markdownHead)
+	for i, s := range specs {
+		parts[i] = get(s, sectionVariant)
+		n += len(parts[i])
+	}
+	b.Grow(n - b.Len())
+	b.WriteString(markdownHead)
+	for _, p := range parts {
+		b.Write(p)
+	}
 	return b.String()
 }
+
+// markdownHead starts toolset.Markdown's rendering; each tool's section
+// follows it.
+const markdownHead = "# Available tools\n"
 
 func firstParam(s *tool.Spec) string {
 	var sch struct {
