@@ -22,13 +22,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 	want = append(want, "Skill", "Config")                                       // the specialist tools
 	want = append(want, "CronCreate", "CronDelete", "CronList", "RemoteTrigger") // scheduling
 	slices.Sort(want)
-	var got []string
-	for _, e := range r.Entries() {
-		got = append(got, e.Name)
-		if e.Tier != Tier(e.Name) {
-			t.Errorf("%s tier %v", e.Name, e.Tier)
-		}
-	}
+	got := entryNames(t, r)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("builtins = %v, want %v", got, want)
@@ -55,6 +49,19 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 			t.Errorf("%s schema type %v", tl.Spec().Name, s["type"])
 		}
 	}
+}
+
+// entryNames returns the names of r's entries, checking each one's tier.
+func entryNames(t *testing.T, r *toolset.Registry) []string {
+	t.Helper()
+	var names []string
+	for _, e := range r.Entries() {
+		names = append(names, e.Name)
+		if e.Tier != Tier(e.Name) {
+			t.Errorf("%s tier %v", e.Name, e.Tier)
+		}
+	}
+	return names
 }
 
 func TestCoreTierPool(t *testing.T) {
@@ -170,14 +177,7 @@ func TestRegistryOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, e := range r.Entries() {
-			got = append(got, e.Name)
-			if e.Tier != Tier(e.Name) {
-				t.Errorf("%s tier %v", e.Name, e.Tier)
-			}
-		}
-		if !slices.Equal(got, c.want) {
+		if got := entryNames(t, r); !slices.Equal(got, c.want) {
 			t.Errorf("Only %v: registry %v, want %v", c.only, got, c.want)
 		}
 		for _, n := range c.only {
