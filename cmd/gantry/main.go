@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -185,23 +184,24 @@ func main() {
 	os.Exit(code)
 }
 
-// The collector's settings of a gantry process (unless the user set GOGC or
-// GOMEMLIMIT). Not at start-up: lowering the GC goal then starts a
-// collection at once, which `gantry --version` has no use for (~3 ms of
-// CPU). See docs/design.md ("footprint at scale") for the figures.
+// The collector's settings of a gantry process (unless the user set GOGC).
+// Not at start-up: lowering the GC goal then starts a collection at once,
+// which `gantry --version` has no use for (~3 ms of CPU). See
+// docs/design.md ("footprint at scale") for the figures.
 const (
 	// cliGCPercent is GOGC of a command: a CLI run is bound by the network,
 	// not the collector, so it trades a little CPU for a smaller peak heap.
 	cliGCPercent = 50
-	// oneShotLimit is the memory (as the runtime counts it: heap, stacks
-	// and its own metadata) below which a one-shot headless run does not
-	// collect at all. Such a run allocates ~5 MB in ten tool turns and
-	// exits; a collection there frees little and costs more than it frees
-	// (the sweeper's span sets, ~4 KB per size class and state, ~1.5 MB;
-	// the function metadata of every frame it scans, up to 1 MB of the
-	// binary's pages). Past the limit the first collection switches the
-	// process to cliGCPercent with no limit, as for any other command.
-	oneShotLimit = 16 << 20
+	// oneShotGCPercent is GOGC of a one-shot headless run until its first
+	// collection. Go's heap minimum scales with GOGC (4 MB at 100), so
+	// the first collection comes at ~8 MB of heap instead of ~2 MB: a
+	// run of ten tool turns (~5 MB allocated, start-up included) never
+	// collects. A collection there frees little and costs more than it
+	// frees: the sweeper's span sets (~4 KB per size class and state,
+	// ~1.5 MB) and the metadata of every frame it scans (up to 1 MB of
+	// the binary's function table). After the first collection the
+	// process runs at cliGCPercent, as any other command.
+	oneShotGCPercent = 200
 )
 
 // tuneMemory sets the collector for the command about to run. A one-shot
@@ -211,8 +211,8 @@ func tuneMemory(cmd *cobra.Command) {
 	if os.Getenv("GOGC") != "" || cmd.Annotations[cpuBound] != "" {
 		return
 	}
-	if oneShot(cmd) && os.Getenv("GOMEMLIMIT") == "" {
-		collectFromLimit(oneShotLimit, cliGCPercent)
+	if oneShot(cmd) {
+		collectLate(oneShotGCPercent, cliGCPercent)
 		presizeStack()
 		return
 	}
@@ -230,20 +230,14 @@ func oneShot(cmd *cobra.Command) bool {
 	return p && in != "stream-json"
 }
 
-// collectFromLimit turns the collector off below limit (a soft memory
-// limit with GOGC=off) and, once the first collection has run, sets GOGC
-// to percent and lifts the limit: a short run never collects, a long one
-// collects as usual from then on.
-func collectFromLimit(limit int64, percent int) {
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(limit)
+// collectLate sets GOGC to first until the first collection has run, then
+// to then.
+func collectLate(first, then int) {
+	debug.SetGCPercent(first)
 	// The sentinel is unreachable at once; its finalizer runs after the
-	// first collection. (16 bytes: smaller pointer-free objects may share
-	// a block with others and never be finalized.)
-	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(math.MaxInt64)
-	})
+	// first collection. (16 bytes with pointers: a smaller pointer-free
+	// object may share a block with others and never be finalized.)
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { debug.SetGCPercent(then) })
 }
 
 type gcSentinel struct{ _ [2]*byte }

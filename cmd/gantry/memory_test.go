@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -38,32 +37,26 @@ func TestOneShot(t *testing.T) {
 	}
 }
 
-// TestCollectFromLimit: no collection by the GC percentage until the
-// first one (here forced); then the percentage is set and the limit
-// lifted.
-func TestCollectFromLimit(t *testing.T) {
-	oldPercent := debug.SetGCPercent(100)
-	oldLimit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() {
-		debug.SetGCPercent(oldPercent)
-		debug.SetMemoryLimit(oldLimit)
-	})
-	collectFromLimit(256<<20, 37)
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Fatalf("GC percent %d before the first collection, want -1 (off)", p)
-	}
-	if l := debug.SetMemoryLimit(-1); l != 256<<20 {
-		t.Fatalf("memory limit %d before the first collection, want %d", l, 256<<20)
+// TestCollectLate: GOGC is the first value until the first collection
+// (here forced), then the second.
+func TestCollectLate(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	collectLate(400, 37)
+	if p := debug.SetGCPercent(400); p != 400 {
+		t.Fatalf("GC percent %d before the first collection, want 400", p)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		if time.Now().After(deadline) {
-			t.Fatal("the limit was not lifted after a collection")
-		}
+	for {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
-	}
-	if p := debug.SetGCPercent(37); p != 37 {
-		t.Fatalf("GC percent %d after the first collection, want 37", p)
+		p := debug.SetGCPercent(400)
+		if p == 37 {
+			debug.SetGCPercent(37)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GC percent %d after collections, want 37", p)
+		}
 	}
 }
