@@ -10,12 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +56,7 @@ func (l *Landlock) Check() error {
 	if abi < MinLandlockABI {
 		return fmt.Errorf("landlock ABI %d is older than the %d this backend needs (Linux 6.7+)", abi, MinLandlockABI)
 	}
-	if !seccomp.Supported() {
+	if !seccompSupported() {
 		return errors.New("seccomp filters are not supported by this kernel")
 	}
 	if _, err := helperPath(l.Helper); err != nil {
@@ -322,25 +319,54 @@ var deniedSyscalls = []string{
 	"open_by_handle_at", "name_to_handle_at", "keyctl", "add_key", "request_key", "acct",
 	"io_uring_setup", "io_uring_enter", "io_uring_register", "personality",
 	// Landlock does not control ownership and extended attributes.
-	"chown", "fchown", "lchown", "fchownat", "setxattr", "lsetxattr", "fsetxattr",
-	"removexattr", "lremovexattr", "fremovexattr",
+	"chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32", "setxattr", "lsetxattr",
+	"fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 }
 
 // loadSeccomp installs the filter on every thread.
 func loadSeccomp(n Network, localBinding bool) error {
-	var conds []seccomp.NameWithConditions
+	native, err := nativeAudit()
+	if err != nil {
+		return err
+	}
+	rules, err := seccompRules(n, localBinding)
+	if err != nil {
+		return err
+	}
+	prog, err := assembleFilter(native, runtime.GOARCH == "amd64", rules)
+	if err != nil {
+		return err
+	}
+	return installFilter(prog)
+}
+
+// seccompRules are the filter's rules: deniedSyscalls, namespace flags of
+// clone and the socket families and types of the network mode fail with
+// EPERM; clone3 with ENOSYS (its flags are in memory, out of a filter's
+// reach: libc falls back to clone, which is checked). A call this
+// architecture does not have is left out (arm64 has no chown, only
+// fchownat; the 32-bit chown32 family exists only on 386 and arm).
+func seccompRules(n Network, localBinding bool) ([]seccompRule, error) {
+	eperm, enosys := retErrno(unix.EPERM), retErrno(unix.ENOSYS)
+	var rules []seccompRule
+	add := func(name string, ret uint32, conds ...argCond) {
+		if nr, ok := seccompNumber(name); ok {
+			rules = append(rules, seccompRule{nr: nr, conds: conds, ret: ret})
+		}
+	}
+	for _, name := range deniedSyscalls {
+		add(name, eperm)
+	}
 	for _, flag := range []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER,
 		unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME} {
-		conds = append(conds, seccomp.NameWithConditions{Name: "clone",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: flag}}})
+		add("clone", eperm, argCond{0, opAnyBits, flag})
 	}
 	domains := []uint64{unix.AF_PACKET}
 	if n == NetworkNone && !localBinding {
 		domains = append(domains, unix.AF_INET, unix.AF_INET6)
 	}
 	for _, d := range domains {
-		conds = append(conds, seccomp.NameWithConditions{Name: "socket",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: d}}})
+		add("socket", eperm, argCond{0, opEqual, d})
 	}
 	if n != NetworkFull {
 		// Only plain TCP, which Landlock controls: no UDP, raw, SCTP,
@@ -348,59 +374,21 @@ func loadSeccomp(n Network, localBinding bool) error {
 		// or 2), and no protocol but 0 or IPPROTO_TCP (MPTCP and SCTP
 		// escape Landlock's TCP rules).
 		for _, d := range []uint64{unix.AF_INET, unix.AF_INET6} {
-			for _, c := range []seccomp.ArgumentConditions{
-				{{Argument: 1, Operation: seccomp.BitsSet, Value: 2}},
-				{{Argument: 1, Operation: seccomp.BitsSet, Value: 4}},
-				{{Argument: 2, Operation: seccomp.GreaterThan, Value: unix.IPPROTO_TCP}},
-				{{Argument: 2, Operation: seccomp.NotEqual, Value: 0}, {Argument: 2, Operation: seccomp.LessThan, Value: unix.IPPROTO_TCP}},
+			for _, c := range [][]argCond{
+				{{1, opAnyBits, 2}},
+				{{1, opAnyBits, 4}},
+				{{2, opGreater, unix.IPPROTO_TCP}},
+				{{2, opNotEqual, 0}, {2, opLess, unix.IPPROTO_TCP}},
 			} {
-				conds = append(conds, seccomp.NameWithConditions{Name: "socket",
-					Conditions: append(seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: d}}, c...)})
+				add("socket", eperm, append([]argCond{{0, opEqual, d}}, c...)...)
 			}
 		}
 	}
-	pol := seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Action: seccomp.ActionErrno, Names: deniedSyscalls, NamesWithCondtions: conds},
-			// clone3's flags are in memory, out of a filter's reach:
-			// ENOSYS makes libc fall back to clone, which is checked.
-			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-		},
+	add("clone3", enosys)
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("seccomp: no system call numbers for %s", runtime.GOARCH)
 	}
-	insts, err := pol.Assemble()
-	if err != nil {
-		return err
-	}
-	// The library lets system calls of a foreign architecture (i386 on
-	// amd64) through unfiltered; refuse them first.
-	native, err := nativeAudit()
-	if err != nil {
-		return err
-	}
-	insts = append([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: native, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-	}, insts...)
-	raw, err := bpf.Assemble(insts)
-	if err != nil {
-		return err
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
-	}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-	runtime.KeepAlive(filter)
-	if errno != 0 {
-		return errno
-	}
-	return nil
+	return rules, nil
 }
 
 func nativeAudit() (uint32, error) {
