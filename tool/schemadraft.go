@@ -128,23 +128,17 @@ func schemaKeyword(kw string) bool {
 // true becomes.
 const recursiveAnchor = "gantry-recursive"
 
-// isKeyword reports whether k is a keyword the validator reads or the
-// translation knows.
-func isKeyword(k string) bool {
-	switch k {
-	case "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
-		"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding",
-		"contentMediaType", "contentSchema", "default", "definitions", "dependencies", "dependentRequired",
-		"dependentSchemas", "deprecated", "description", "else", "enum", "examples", "exclusiveMaximum",
-		"exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties",
-		"maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf",
-		"pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly", "required", "then",
-		"title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly",
-		"id", "$recursiveRef", "$recursiveAnchor":
-		return true
-	}
-	return false
-}
+// keywords are the keywords the validator reads or the translation knows.
+// An array, not a map: nothing is built at init.
+var keywords = [...]string{"$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
+	"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding",
+	"contentMediaType", "contentSchema", "default", "definitions", "dependencies", "dependentRequired",
+	"dependentSchemas", "deprecated", "description", "else", "enum", "examples", "exclusiveMaximum",
+	"exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties",
+	"maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf",
+	"pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly", "required", "then",
+	"title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly",
+	"id", "$recursiveRef", "$recursiveAnchor"}
 
 // keywordLike reports whether k is not a keyword but matches one without
 // regard to case ("$Ref", "Properties", "$reſ"): encoding/json, which the
@@ -153,22 +147,17 @@ func isKeyword(k string) bool {
 // such keys, so that what it checks (references, cycles) is what the
 // validator reads.
 func keywordLike(k string) bool {
-	if isKeyword(k) || len(k) > 64 {
+	if len(k) > 64 {
 		return false
 	}
-	for _, kw := range [...]string{"$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$ref", "$schema", "$vocabulary",
-		"additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "contentEncoding",
-		"contentMediaType", "contentSchema", "default", "definitions", "dependencies", "dependentRequired",
-		"dependentSchemas", "deprecated", "description", "else", "enum", "examples", "exclusiveMaximum",
-		"exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties",
-		"maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf",
-		"pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly", "required", "then",
-		"title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly"} {
-		if strings.EqualFold(k, kw) {
-			return true
+	like := false
+	for _, kw := range keywords {
+		if k == kw {
+			return false
 		}
+		like = like || strings.EqualFold(k, kw)
 	}
-	return false
+	return like
 }
 
 // translateSchema returns raw in the 2020-12 form of what it means in its
