@@ -178,7 +178,11 @@ func keywordLike(k string) bool {
 //     rewritten to the new place.
 //
 // A reference to anything outside the document is an error (Gantry never
-// loads a schema a tool names), as is an unknown "$schema".
+// loads a schema a tool names), as is an unknown "$schema", and so is
+// what would harm the process: a reference cycle that never descends into
+// the input (schemacycle.go), nesting past maxSchemaDepth, data after the
+// schema. Keys matching a keyword only without regard to case are dropped
+// (keywordLike).
 func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if n := nesting(raw); n > 2*maxSchemaDepth {
 		return nil, fmt.Errorf("schema nested deeper than %d levels", maxSchemaDepth)
