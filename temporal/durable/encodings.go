@@ -50,45 +50,56 @@ func (a *Activities) encodings(rt *runtime) *llm.MessageEncodings {
 }
 
 // trimEncodings empties the caches of the runs whose model calls are
-// oldest until the worker's estimate is within EncodingCacheBytes.
+// oldest until the worker's estimate is within EncodingCacheBytes. The
+// sizes are read outside the worker's lock: a run's cache is locked while
+// its request is encoded.
 func (a *Activities) trimEncodings() {
 	if a.opts.EncodingCacheBytes < 0 {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	type held struct {
 		rt   *runtime
+		used uint64
 		size int64
 	}
-	var all []held
-	var total int64
+	a.mu.Lock()
+	all := make([]held, 0, len(a.runtimes))
 	for _, rt := range a.runtimes {
-		if n := 2 * rt.enc.Size(); n > 0 {
-			all = append(all, held{rt, n})
-			total += n
-		}
+		all = append(all, held{rt: rt, used: rt.encUsed})
+	}
+	a.mu.Unlock()
+	var total int64
+	for i := range all {
+		all[i].size = 2 * all[i].rt.enc.Size()
+		total += all[i].size
 	}
 	if total <= a.opts.EncodingCacheBytes {
 		return
 	}
-	slices.SortFunc(all, func(x, y held) int { return cmp.Compare(x.rt.encUsed, y.rt.encUsed) })
+	slices.SortFunc(all, func(x, y held) int { return cmp.Compare(x.used, y.used) })
 	for _, h := range all {
 		if total <= a.opts.EncodingCacheBytes {
 			break
 		}
-		h.rt.enc.Reset()
-		total -= h.size
+		if h.size > 0 {
+			h.rt.enc.Reset()
+			total -= h.size
+		}
 	}
 }
 
-// EncodingCacheBytes returns the estimate of the memory the worker's
-// message caches hold (twice their encoded bytes).
-func (a *Activities) EncodingCacheBytes() int64 {
+// HeldEncodingBytes returns the estimate of the memory the worker's
+// message caches hold (twice their encoded bytes), which
+// [WorkerOptions.EncodingCacheBytes] bounds.
+func (a *Activities) HeldEncodingBytes() int64 {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	var total int64
+	rts := make([]*runtime, 0, len(a.runtimes))
 	for _, rt := range a.runtimes {
+		rts = append(rts, rt)
+	}
+	a.mu.Unlock()
+	var total int64
+	for _, rt := range rts {
 		total += 2 * rt.enc.Size()
 	}
 	return total

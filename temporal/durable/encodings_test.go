@@ -142,10 +142,10 @@ func TestModelEncodings(t *testing.T) {
 				}
 				check(fmt.Sprintf("turn %d", k/2), conv[:k], false, ws...)
 			}
-			if n := cached.a.EncodingCacheBytes(); n == 0 {
+			if n := cached.a.HeldEncodingBytes(); n == 0 {
 				t.Error("the worker keeps no encodings")
 			}
-			if n := small.a.EncodingCacheBytes(); n > 4<<10 {
+			if n := small.a.HeldEncodingBytes(); n > 4<<10 {
 				t.Errorf("the bounded worker holds %d bytes, over its 4 KiB bound", n)
 			}
 			// The compaction summary request: the conversation and a
@@ -170,7 +170,7 @@ func TestModelEncodings(t *testing.T) {
 			if err := cached.a.Release(t.Context(), "run-1", nil); err != nil {
 				t.Fatal(err)
 			}
-			if n := cached.a.EncodingCacheBytes(); n != 0 {
+			if n := cached.a.HeldEncodingBytes(); n != 0 {
 				t.Errorf("%d bytes held after Release", n)
 			}
 		})
@@ -197,7 +197,7 @@ func TestEncodingCacheLRU(t *testing.T) {
 	probe := newModelWorker(t, p, 0)
 	srv.Script(llmtest.TextReply("ok"))
 	probe.call(t, modelInput{RunID: "probe", Spec: testSpec(t.TempDir()), System: "s", Messages: conv})
-	one := probe.a.EncodingCacheBytes()
+	one := probe.a.HeldEncodingBytes()
 	w := newModelWorker(t, p, one*5/2)
 	for _, run := range []string{"a", "b", "c", "a"} {
 		srv.Script(llmtest.TextReply("ok"))
@@ -212,7 +212,7 @@ func TestEncodingCacheLRU(t *testing.T) {
 	if held["a"] == 0 || held["c"] == 0 || held["b"] != 0 {
 		t.Errorf("held %v: want a and c kept, b (least recently used) emptied", held)
 	}
-	if n := w.a.EncodingCacheBytes(); n > one*5/2 {
+	if n := w.a.HeldEncodingBytes(); n > one*5/2 {
 		t.Errorf("%d bytes held, over the bound %d", n, one*5/2)
 	}
 }
