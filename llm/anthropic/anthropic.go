@@ -1,9 +1,11 @@
 // Package anthropic is the [llm.Provider] for the Anthropic Messages API,
 // over the official SDK (github.com/anthropics/anthropic-sdk-go).
 //
-// It streams replies (Messages.NewStreaming), sets prompt-cache breakpoints
-// from [llm.CacheHints] (the last tool, the last system block, the last
-// block of the last user message), turns on extended thinking from
+// It sends requests through the SDK's client (as Messages.NewStreaming
+// does) and decodes the streamed reply itself, without the SDK's reflective
+// event union; sets prompt-cache breakpoints from [llm.CacheHints] (the
+// last tool, the last system block, the last block of the last user
+// message), turns on extended thinking from
 // [llm.Request.ThinkingBudget], and sends tool results with their text and
 // image blocks and is_error.
 //
