@@ -296,6 +296,16 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 	return offstack.Call(func() (*Agent, error) { return newAgent(ctx, &opts) })
 }
 
+// InlineDeepCalls makes the deep calls a session runs on a short-lived
+// goroutine of their own — the request body, the session's assembly, a tool
+// call's validation, so that an idle session's stack stays small — run on
+// the calling goroutine instead. It is a process-wide setting (like those of
+// runtime/debug) for a process that runs one session and exits, such as
+// `gantry -p`: there is no idle stack to keep small, and each helper
+// goroutine's stack growth reads the function metadata of every frame on it
+// (~1.3 MB of the binary's pages in ten tool turns).
+func InlineDeepCalls(on bool) { offstack.SetInline(on) }
+
 func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	opts := *optsp
 	if opts.Provider == nil {

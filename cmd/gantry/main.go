@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/procenv"
 	"github.com/gantry-dev/gantry/sandbox"
 )
@@ -214,6 +215,7 @@ func tuneMemory(cmd *cobra.Command) {
 	if oneShot(cmd) {
 		collectLate(oneShotGCPercent, cliGCPercent)
 		presizeStack()
+		agent.InlineDeepCalls(true) // one session: no idle stack to keep small
 		return
 	}
 	debug.SetGCPercent(cliGCPercent)

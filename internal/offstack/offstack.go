@@ -14,9 +14,26 @@
 // stack growth; use it for calls that are deep, not for hot loops.
 package offstack
 
+import "sync/atomic"
+
+// inline, when set, makes Call and Do run f on the caller's goroutine.
+var inline atomic.Bool
+
+// SetInline sets whether Call and Do run f on the caller's goroutine, for
+// the whole process (a process setting, like those of runtime/debug). A
+// process that runs one session and exits (gantry -p) has no idle stacks to
+// keep small, and there each helper goroutine's stack growth — from 2 KB,
+// as the collector has not yet sized new stacks — reads the stack maps and
+// frame sizes of every function on it: ~1.3 MB more of the binary's pages
+// in a run of ten tool turns.
+func SetInline(on bool) { inline.Store(on) }
+
 // Call runs f on a new goroutine and returns its results. A panic in f is
 // raised again on the caller's goroutine.
 func Call[T any](f func() (T, error)) (T, error) {
+	if inline.Load() {
+		return f()
+	}
 	var (
 		v   T
 		err error

@@ -2,6 +2,8 @@ package offstack
 
 import (
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +58,30 @@ func BenchmarkCall(b *testing.B) {
 			_ = deep(16)
 		}
 	})
+}
+
+// TestSetInline: inline, f runs on the caller's goroutine (its caller's
+// frame is on f's stack); not inline, on a goroutine of its own.
+func TestSetInline(t *testing.T) {
+	onCallersStack := func() bool {
+		pcs := make([]uintptr, 64)
+		frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+		for {
+			fr, more := frames.Next()
+			if strings.HasSuffix(fr.Function, ".TestSetInline") {
+				return true
+			}
+			if !more {
+				return false
+			}
+		}
+	}
+	t.Cleanup(func() { SetInline(false) })
+	for _, on := range []bool{true, false} {
+		SetInline(on)
+		got, _ := Call(func() (bool, error) { return onCallersStack(), nil })
+		if got != on {
+			t.Errorf("SetInline(%v): f ran on the caller's stack = %v", on, got)
+		}
+	}
 }
