@@ -293,18 +293,20 @@ type Agent struct {
 func New(ctx context.Context, opts Options) (*Agent, error) {
 	// The assembly is deep (the workspace's frames are large): off the
 	// caller's stack, which is often the session's (see package offstack).
-	return offstack.Call(func() (*Agent, error) { return newAgent(ctx, &opts) })
+	return offstack.Call(ctx, func() (*Agent, error) { return newAgent(ctx, &opts) })
 }
 
-// InlineDeepCalls makes the deep calls a session runs on a short-lived
-// goroutine of their own — the request body, the session's assembly, a tool
-// call's validation, so that an idle session's stack stays small — run on
-// the calling goroutine instead. It is a process-wide setting (like those of
-// runtime/debug) for a process that runs one session and exits, such as
-// `gantry -p`: there is no idle stack to keep small, and each helper
-// goroutine's stack growth reads the function metadata of every frame on it
-// (~1.3 MB of the binary's pages in ten tool turns).
-func InlineDeepCalls(on bool) { offstack.SetInline(on) }
+// InlineDeepCalls returns a copy of ctx under which the deep calls a session
+// runs on a short-lived goroutine of their own — the request body, the
+// session's assembly, a tool call's validation, so that an idle session's
+// stack stays small — run on the calling goroutine instead. Pass it to
+// [New] and [Agent.Prompt] (the provider sees the prompt's context) in a
+// process that runs one session and exits, such as `gantry -p`: there is no
+// idle stack to keep small, and each helper goroutine's stack growth reads
+// the function metadata of every frame on it (~1.3 MB of the binary's
+// pages in ten tool turns). Without it (the default) deep calls run off the
+// session's stack.
+func InlineDeepCalls(ctx context.Context) context.Context { return offstack.Inline(ctx) }
 
 func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	opts := *optsp

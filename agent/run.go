@@ -567,7 +567,7 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 				}
 				// Validation recurses deep (jsonschema-go's frames are 4 KB):
 				// off the session's stack (see package offstack).
-				offstack.Do(func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
+				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
 			}
 			r.drain()
 			if r.stopped {

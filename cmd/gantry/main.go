@@ -215,7 +215,7 @@ func tuneMemory(cmd *cobra.Command) {
 	if oneShot(cmd) {
 		collectLate(oneShotGCPercent, cliGCPercent)
 		presizeStack()
-		agent.InlineDeepCalls(true) // one session: no idle stack to keep small
+		cmd.SetContext(agent.InlineDeepCalls(cmd.Context())) // one session: no idle stack to keep small
 		return
 	}
 	debug.SetGCPercent(cliGCPercent)

@@ -14,24 +14,32 @@
 // stack growth; use it for calls that are deep, not for hot loops.
 package offstack
 
-import "sync/atomic"
+import "context"
 
-// inline, when set, makes Call and Do run f on the caller's goroutine.
-var inline atomic.Bool
+// inlineKey is the context key of Inline.
+type inlineKey struct{}
 
-// SetInline sets whether Call and Do run f on the caller's goroutine, for
-// the whole process (a process setting, like those of runtime/debug). A
-// process that runs one session and exits (gantry -p) has no idle stacks to
-// keep small, and there each helper goroutine's stack growth — from 2 KB,
-// as the collector has not yet sized new stacks — reads the stack maps and
-// frame sizes of every function on it: ~1.3 MB more of the binary's pages
-// in a run of ten tool turns.
-func SetInline(on bool) { inline.Store(on) }
+// Inline returns a copy of ctx under which Call and Do run f on the
+// caller's goroutine. A process that runs one session and exits (gantry -p)
+// has no idle stacks to keep small, and there each helper goroutine's stack
+// growth — from 2 KB, as the collector has not yet sized new stacks — reads
+// the stack maps and frame sizes of every function on it: ~1.3 MB more of
+// the binary's pages in a run of ten tool turns.
+func Inline(ctx context.Context) context.Context {
+	return context.WithValue(ctx, inlineKey{}, true)
+}
 
-// Call runs f on a new goroutine and returns its results. A panic in f is
-// raised again on the caller's goroutine.
-func Call[T any](f func() (T, error)) (T, error) {
-	if inline.Load() {
+// inlined reports whether ctx was made by Inline.
+func inlined(ctx context.Context) bool {
+	on, _ := ctx.Value(inlineKey{}).(bool)
+	return on
+}
+
+// Call runs f on a new goroutine and returns its results, or on the
+// caller's goroutine when ctx was made by Inline. A panic in f is raised
+// again on the caller's goroutine.
+func Call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if inlined(ctx) {
 		return f()
 	}
 	var (
@@ -58,8 +66,9 @@ func Call[T any](f func() (T, error)) (T, error) {
 	return v, err
 }
 
-// Do runs f on a new goroutine and waits for it. A panic in f is raised
-// again on the caller's goroutine.
-func Do(f func()) {
-	_, _ = Call(func() (struct{}, error) { f(); return struct{}{}, nil })
+// Do runs f on a new goroutine and waits for it, or on the caller's
+// goroutine when ctx was made by Inline. A panic in f is raised again on
+// the caller's goroutine.
+func Do(ctx context.Context, f func()) {
+	_, _ = Call(ctx, func() (struct{}, error) { f(); return struct{}{}, nil })
 }

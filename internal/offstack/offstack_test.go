@@ -1,6 +1,7 @@
 package offstack
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -9,12 +10,12 @@ import (
 
 func TestCall(t *testing.T) {
 	boom := errors.New("boom")
-	v, err := Call(func() (int, error) { return 7, boom })
+	v, err := Call(context.Background(), func() (int, error) { return 7, boom })
 	if v != 7 || err != boom {
 		t.Fatalf("Call = %v, %v", v, err)
 	}
 	ran := false
-	Do(func() { ran = true })
+	Do(context.Background(), func() { ran = true })
 	if !ran {
 		t.Fatal("Do did not run f")
 	}
@@ -26,7 +27,7 @@ func TestPanicReachesCaller(t *testing.T) {
 			t.Fatalf("recovered %v, want the panic of f", r)
 		}
 	}()
-	Do(func() { panic("deep") })
+	Do(context.Background(), func() { panic("deep") })
 	t.Fatal("Do returned after a panic")
 }
 
@@ -45,12 +46,12 @@ func deep(n int) int {
 func BenchmarkCall(b *testing.B) {
 	b.Run("shallow", func(b *testing.B) {
 		for b.Loop() {
-			Do(func() {})
+			Do(context.Background(), func() {})
 		}
 	})
 	b.Run("16KB-deep", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = Call(func() (int, error) { return deep(16), nil })
+			_, _ = Call(context.Background(), func() (int, error) { return deep(16), nil })
 		}
 	})
 	b.Run("16KB-deep-inline", func(b *testing.B) {
@@ -60,15 +61,15 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
-// TestSetInline: inline, f runs on the caller's goroutine (its caller's
+// TestInline: inline, f runs on the caller's goroutine (its caller's
 // frame is on f's stack); not inline, on a goroutine of its own.
-func TestSetInline(t *testing.T) {
+func TestInline(t *testing.T) {
 	onCallersStack := func() bool {
 		pcs := make([]uintptr, 64)
 		frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
 		for {
 			fr, more := frames.Next()
-			if strings.HasSuffix(fr.Function, ".TestSetInline") {
+			if strings.HasSuffix(fr.Function, ".TestInline") {
 				return true
 			}
 			if !more {
@@ -76,12 +77,14 @@ func TestSetInline(t *testing.T) {
 			}
 		}
 	}
-	t.Cleanup(func() { SetInline(false) })
 	for _, on := range []bool{true, false} {
-		SetInline(on)
-		got, _ := Call(func() (bool, error) { return onCallersStack(), nil })
+		ctx := context.Background()
+		if on {
+			ctx = Inline(ctx)
+		}
+		got, _ := Call(ctx, func() (bool, error) { return onCallersStack(), nil })
 		if got != on {
-			t.Errorf("SetInline(%v): f ran on the caller's stack = %v", on, got)
+			t.Errorf("inline %v: f ran on the caller's stack = %v", on, got)
 		}
 	}
 }
