@@ -160,10 +160,12 @@ func (c *conn) read(r *bufio.Reader) {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	// Done before the waiting calls hear of it: a caller that retries on
+	// ErrClosed must already see the connection as ended.
+	close(c.done)
 	for _, ch := range pending {
 		ch <- nil
 	}
-	close(c.done)
 }
 
 func (c *conn) readLoop(r *bufio.Reader) error {

@@ -424,7 +424,12 @@ func (m *Manager) call(ctx context.Context, env *tool.Env, path, method string, 
 		case err == nil:
 			return s, nil
 		case errors.Is(err, ErrClosed) && attempt == 0:
-			continue // crashed: restart and retry once
+			// Crashed: restart and retry once. A failed write can come
+			// before the reader sees the end, so wait until the death is
+			// visible to open (bounded: a server that closed its input but
+			// keeps running is killed).
+			m.awaitDeath(ctx, s.srv)
+			continue
 		case timedOut:
 			return nil, fmt.Errorf("lsp: %s: no answer from %s within %v", method, s.name, m.opts.RequestTimeout)
 		}
@@ -434,6 +439,22 @@ func (m *Manager) call(ctx context.Context, env *tool.Env, path, method string, 
 		}
 		return nil, fmt.Errorf("lsp: %s: %w", s.name, err)
 	}
+}
+
+// awaitDeath waits until srv is seen as dead by alive, killing it if that
+// takes longer than the request timeout or ctx ends first.
+func (m *Manager) awaitDeath(ctx context.Context, srv *server) {
+	t := time.NewTimer(m.opts.RequestTimeout)
+	defer t.Stop()
+	select {
+	case <-srv.conn.Done():
+		return
+	case <-srv.exit:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	srv.kill()
 }
 
 // Close shuts every server down (shutdown + exit, then kill) and waits for
