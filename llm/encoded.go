@@ -2,9 +2,7 @@ package llm
 
 import (
 	"bytes"
-	"errors"
 	"hash/maphash"
-	"io"
 	"slices"
 	"sync"
 	"unsafe"
@@ -35,6 +33,8 @@ type ToolEncodings struct {
 	mu   sync.RWMutex
 	m    map[uint64][]*encodedTool
 	n    int
+
+	arrays toolArrays // joined arrays of encodings (see [ToolEncodings.Array])
 }
 
 type encodedTool struct {
@@ -151,116 +151,6 @@ func (c *ToolEncodings) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.n
-}
-
-// Body is a request body assembled from byte slices without copying them:
-// pre-encoded pieces shared across requests (see [ToolEncodings]) are
-// referenced, not duplicated, so a request in flight holds only what is
-// its own. It can be read any number of times (one reader per attempt).
-// The zero value is an empty body.
-type Body struct {
-	parts [][]byte
-	n     int64
-}
-
-// Append adds p to the body; p must not be modified afterwards.
-func (b *Body) Append(p []byte) {
-	if len(p) > 0 {
-		b.parts = append(b.parts, p)
-		b.n += int64(len(p))
-	}
-}
-
-// AppendString adds s to the body.
-func (b *Body) AppendString(s string) { b.Append([]byte(s)) }
-
-// Len returns the body's length in bytes.
-func (b *Body) Len() int64 { return b.n }
-
-// Reader returns a new reader of the whole body.
-func (b *Body) Reader() io.ReadCloser { return &bodyReader{parts: b.parts} }
-
-// bodyReader reads a [Body]'s parts in order without consuming them, so
-// that every reader starts from the whole body.
-type bodyReader struct {
-	parts  [][]byte
-	i, off int // the part and the offset in it to read next
-}
-
-func (r *bodyReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) && r.i < len(r.parts) {
-		c := copy(p[n:], r.parts[r.i][r.off:])
-		n += c
-		r.off += c
-		if r.off == len(r.parts[r.i]) {
-			r.i, r.off = r.i+1, 0
-		}
-	}
-	if n == 0 && r.i >= len(r.parts) && len(p) > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-// WriteTo writes the rest of the body to w, part by part.
-func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
-	var total int64
-	for r.i < len(r.parts) {
-		n, err := w.Write(r.parts[r.i][r.off:])
-		total += int64(n)
-		r.off += n
-		if err != nil {
-			return total, err
-		}
-		r.i, r.off = r.i+1, 0
-	}
-	return total, nil
-}
-
-func (r *bodyReader) Close() error { return nil }
-
-// Bytes returns the body as one slice (a copy).
-func (b *Body) Bytes() []byte { return bytes.Join(b.parts, nil) }
-
-// StreamBody splices a streaming request body from encoded pieces: head
-// (the request's other fields as one JSON object), then a "messages"
-// array of the encoded messages, then a "tools" array when there are
-// tools, then "stream": true. The pieces are referenced, not copied, and
-// must not be modified afterwards. Each adapter encodes the pieces in its
-// own provider's format; the splice is shared.
-func StreamBody(head []byte, messages, tools [][]byte) (*Body, error) {
-	head = bytes.TrimSpace(head)
-	if len(head) < 2 || head[0] != '{' || head[len(head)-1] != '}' {
-		return nil, errors.New("llm: request head is not a JSON object")
-	}
-	b := Body{parts: make([][]byte, 0, 2*(len(messages)+len(tools))+6)}
-	open := head[:len(head)-1] // without the closing brace
-	b.Append(open)
-	sep := ","
-	if len(bytes.TrimSpace(open)) == 1 { // "{}": no fields before ours
-		sep = ""
-	}
-	b.appendArray(sep, "messages", messages)
-	if len(tools) > 0 {
-		b.appendArray(",", "tools", tools)
-	}
-	b.AppendString(`,"stream":true}`)
-	return &b, nil
-}
-
-var comma, closeBracket = []byte(","), []byte("]") // shared, never modified
-
-// appendArray appends sep"key":[items…].
-func (b *Body) appendArray(sep, key string, items [][]byte) {
-	b.AppendString(sep + `"` + key + `":[`)
-	for i, it := range items {
-		if i > 0 {
-			b.Append(comma)
-		}
-		b.Append(it)
-	}
-	b.Append(closeBracket)
 }
 
 // MessageEncodings keeps the wire encoding of one conversation's messages

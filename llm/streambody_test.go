@@ -18,24 +18,28 @@ func TestStreamBody(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name        string
-		head        string
-		msgs, tools [][]byte
-		want        string
-		wantErr     bool
+		name    string
+		head    string
+		msgs    [][]byte
+		tools   string
+		want    string
+		wantErr bool
 	}{
-		{"fields and tools", `{"model":"m"}`, b(`{"a":1}`, `{"b":2}`), b(`{"t":1}`),
+		{"fields and tools", `{"model":"m"}`, b(`{"a":1}`, `{"b":2}`), `[{"t":1}]`,
 			`{"model":"m","messages":[{"a":1},{"b":2}],"tools":[{"t":1}],"stream":true}`, false},
-		{"no tools", `{"model":"m"}`, b(`{"a":1}`), nil,
+		{"no tools", `{"model":"m"}`, b(`{"a":1}`), "",
 			`{"model":"m","messages":[{"a":1}],"stream":true}`, false},
-		{"empty head", `{}`, nil, nil, `{"messages":[],"stream":true}`, false},
-		{"padded head", " {\"model\":\"m\"}\n", nil, nil, `{"model":"m","messages":[],"stream":true}`, false},
-		{"not an object", `[1]`, nil, nil, "", true},
-		{"empty", ``, nil, nil, "", true},
+		{"three messages", `{"model":"m"}`, b(`{"a":1}`, `{"b":2}`, `{"c":3}`), `[{"t":1},{"u":2}]`,
+			`{"model":"m","messages":[{"a":1},{"b":2},{"c":3}],"tools":[{"t":1},{"u":2}],"stream":true}`, false},
+		{"empty head", `{}`, nil, "", `{"messages":[],"stream":true}`, false},
+		{"empty head, tools", `{ }`, nil, `[1]`, `{ "messages":[],"tools":[1],"stream":true}`, false},
+		{"padded head", " {\"model\":\"m\"}\n", nil, "", `{"model":"m","messages":[],"stream":true}`, false},
+		{"not an object", `[1]`, nil, "", "", true},
+		{"empty", ``, nil, "", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := StreamBody([]byte(tt.head), tt.msgs, tt.tools)
+			got, err := StreamBody([]byte(tt.head), tt.msgs, []byte(tt.tools))
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("StreamBody(%q) = %s, want an error", tt.head, got.Bytes())

@@ -246,9 +246,10 @@ func (p *Provider) Params(req *llm.Request) (sdk.MessageNewParams, error) {
 // Body returns the JSON request body [Provider.Stream] sends for req: the
 // parameters of [Provider.Params] with "stream": true. The SDK encodes
 // every piece; the tool definitions are encoded once per distinct content
-// and provider (see [llm.ToolEncodings]) and spliced in, so a turn does not
-// re-encode the tool list, and a request in flight references them rather
-// than holding a copy.
+// and provider (see [llm.ToolEncodings]) and the tools array once per
+// distinct list ([llm.ToolEncodings.Array]), which is spliced in, so a
+// turn does not re-encode the tool list, and a request in flight
+// references the shared array rather than holding a copy.
 func (p *Provider) Body(req *llm.Request) ([]byte, error) {
 	b, err := p.body(req)
 	if err != nil {
@@ -274,7 +275,7 @@ func (p *Provider) body(req *llm.Request) (*llm.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := llm.StreamBody(hb, encMsgs, encTools)
+	b, err := llm.StreamBody(hb, encMsgs, p.tools.Array(encTools))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}

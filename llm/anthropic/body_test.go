@@ -82,6 +82,9 @@ func TestToolsEncodedOnce(t *testing.T) {
 	if n := anthropic.EncodedTools(p); n != 3 {
 		t.Fatalf("after three requests of the same three tools: %d encodings, want 3", n)
 	}
+	if n := anthropic.ToolArrays(p); n != 1 {
+		t.Fatalf("after three requests of the same three tools: %d tools arrays, want 1", n)
+	}
 	changed := specs("A", "B", "C")
 	changed[0].Description = "changed"
 	body, err := p.Body(req(changed))
@@ -97,6 +100,21 @@ func TestToolsEncodedOnce(t *testing.T) {
 	}
 	if n := anthropic.EncodedTools(p); n != 6 {
 		t.Errorf("%d encodings, want 6 (A, B, C-cached, changed A, C, A-cached)", n)
+	}
+	if n := anthropic.ToolArrays(p); n != 3 {
+		t.Errorf("%d tools arrays, want 3 (ABC, changed ABC, CBA)", n)
+	}
+	// The web search tool is encoded for each request: its array is found
+	// by content, not made again.
+	ws := req(specs("A"))
+	ws.WebSearch = &llm.WebSearchTool{MaxUses: 1}
+	for range 3 {
+		if _, err := p.Body(ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := anthropic.ToolArrays(p); n != 4 {
+		t.Errorf("%d tools arrays after three web-search requests, want 4", n)
 	}
 }
 

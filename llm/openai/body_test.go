@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,5 +60,26 @@ func TestBodyMatchesParams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolArrayShared: sessions that send the same tool list share one
+// tools array, whatever spec values they were built from.
+func TestToolArrayShared(t *testing.T) {
+	p := openai.New(openai.WithAPIKey("k"), openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	for i := range 4 {
+		req := &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText(fmt.Sprint("hi ", i))}, Tools: specs("Read", "Grep")}
+		if _, err := p.Body(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := openai.ToolArrays(p); n != 1 {
+		t.Errorf("%d tools arrays for one list, want 1", n)
+	}
+	if _, err := p.Body(&llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}, Tools: specs("Grep")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := openai.ToolArrays(p); n != 2 {
+		t.Errorf("%d tools arrays for two lists, want 2", n)
 	}
 }
