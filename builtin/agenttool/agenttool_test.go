@@ -182,3 +182,32 @@ func TestDefinitionOutputSchema(t *testing.T) {
 		t.Fatal("a list schema was accepted")
 	}
 }
+
+func TestCatalogReplacesBuiltin(t *testing.T) {
+	c, err := NewCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Names(); !slices.Equal(got, []string{GeneralPurpose, Explore, Plan}) {
+		t.Fatalf("order %v", got)
+	}
+	if d, ok := c.Get(Explore); !ok || d.Model != ModelFast {
+		t.Fatalf("built-in Explore: %+v %v", d, ok)
+	}
+	if _, ok := c.Get("nope"); ok {
+		t.Fatal("unknown type found")
+	}
+	if err := c.Add(Definition{Name: Explore, Description: "Mine.", Prompt: "P"}); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := c.Get(Explore); !ok || d.Description != "Mine." {
+		t.Fatalf("replaced Explore: %+v", d)
+	}
+	list := c.List()
+	if len(list) != 3 || list[1].Name != Explore || list[1].Description != "Mine." {
+		t.Fatalf("list after replacing a built-in: %+v", list)
+	}
+	if other, _ := NewCatalog(); other.List()[1].Description == "Mine." {
+		t.Fatal("a replacement leaked into another catalog")
+	}
+}

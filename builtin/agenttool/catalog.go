@@ -69,7 +69,11 @@ Your reply is all the other agent sees.`,
 // the Agent tool's description — and the prompt cache — do not change from
 // request to request. It is safe for concurrent use.
 type Catalog struct {
-	mu      sync.RWMutex
+	mu sync.RWMutex
+	// defs holds the definitions added, not the built-in types: those are
+	// looked up in [Builtins] unless a definition of the same name
+	// replaces them, so that a session's catalog costs nothing until a
+	// type is added (one per session in a many-sessions program).
 	defs    map[string]Definition
 	version int
 }
@@ -78,10 +82,7 @@ type Catalog struct {
 // definition named like a built-in replaces it). It fails on an invalid
 // definition.
 func NewCatalog(defs ...Definition) (*Catalog, error) {
-	c := &Catalog{defs: map[string]Definition{}}
-	for _, d := range Builtins() {
-		c.defs[d.Name] = d
-	}
+	c := &Catalog{}
 	if err := c.Add(defs...); err != nil {
 		return nil, err
 	}
@@ -100,6 +101,9 @@ func (c *Catalog) Add(defs ...Definition) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, d := range defs {
+		if c.defs == nil {
+			c.defs = map[string]Definition{}
+		}
 		c.defs[d.Name] = d
 	}
 	if len(defs) > 0 {
@@ -112,8 +116,15 @@ func (c *Catalog) Add(defs ...Definition) error {
 func (c *Catalog) Get(name string) (Definition, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	d, ok := c.defs[name]
-	return d, ok
+	if d, ok := c.defs[name]; ok {
+		return d, true
+	}
+	for _, d := range Builtins() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Definition{}, false
 }
 
 // List returns every type in the catalog's order.
@@ -135,7 +146,13 @@ func (c *Catalog) listLocked() []Definition {
 		}
 		return 3
 	}
-	out := make([]Definition, 0, len(c.defs))
+	builtins := Builtins()
+	out := make([]Definition, 0, len(builtins)+len(c.defs))
+	for _, d := range builtins {
+		if _, replaced := c.defs[d.Name]; !replaced {
+			out = append(out, d)
+		}
+	}
 	for _, d := range c.defs {
 		out = append(out, d)
 	}

@@ -265,6 +265,20 @@ func TestNoSkillsDisabled(t *testing.T) {
 	if tool.IsEnabled(context.Background(), tl, &tool.Env{}) {
 		t.Fatal("Skill enabled with no skills")
 	}
+	// Sessions without skills share one disabled tool; a session with
+	// skills gets its own.
+	f := Factory(opts)
+	a, _ := f(context.Background(), &tool.Env{WorkDir: t.TempDir()})
+	b, _ := f(context.Background(), &tool.Env{WorkDir: t.TempDir()})
+	if a != b {
+		t.Fatal("sessions without skills built a Skill tool each")
+	}
+	withSkills := Factory(Options{NoUser: true, NoProject: true, Skills: []Skill{{Name: "pdf", Description: "Fill PDF forms."}}})
+	c, _ := withSkills(context.Background(), &tool.Env{WorkDir: t.TempDir()})
+	d, _ := withSkills(context.Background(), &tool.Env{WorkDir: t.TempDir()})
+	if c == d || !tool.IsEnabled(context.Background(), c, &tool.Env{}) || !strings.Contains(c.Spec().Description, "pdf") {
+		t.Fatalf("sessions with skills share a tool or got a disabled one: %q", c.Spec().Description)
+	}
 	// Without the Turn service a call fails clearly.
 	tl = New([]*Skill{{Name: "a", Description: "d"}}, opts)
 	raw, _ := json.Marshal(Input{Skill: "a"})

@@ -287,11 +287,19 @@ func inside(env *tool.Env, dir string) bool {
 // Factory returns a toolset factory building the Skill tool for a session:
 // the skills visible from the session's working directory.
 func Factory(opts Options) func(ctx context.Context, env *tool.Env) (tool.Tool, error) {
+	// A session without skills gets the disabled tool, which depends on
+	// opts alone: built once and shared by every session of the registry
+	// (most sessions of a server have no skills; a tool per session was
+	// ~1.3 KB each).
+	none := sync.OnceValue(func() tool.Tool { return New(nil, opts) })
 	return func(_ context.Context, env *tool.Env) (tool.Tool, error) {
 		if env == nil {
 			return nil, errors.New("skill: no environment")
 		}
 		skills, _ := Discover(opts, env.WorkDir)
+		if len(skills) == 0 {
+			return none(), nil
+		}
 		return New(skills, opts), nil
 	}
 }

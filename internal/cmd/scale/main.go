@@ -208,6 +208,11 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 		{Name: "/memory/classes/total:bytes"},
 	}
 	peakMem := make([]int64, len(samples))
+	// The split of the Go runtime's memory at its peak (mapped and not
+	// released: what the memory limit counts, and most of the RSS).
+	classes := memClasses()
+	atPeak := make([]int64, len(classes))
+	var peakHeld int64
 	go func() { // sample goroutines and in-flight sessions
 		defer close(sampled)
 		t := time.NewTicker(5 * time.Millisecond)
@@ -224,6 +229,13 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 				for i, sm := range samples {
 					if v := int64(sm.Value.Uint64()); v > peakMem[i] {
 						peakMem[i] = v
+					}
+				}
+				metrics.Read(classes)
+				if held := memHeld(classes); held > peakHeld {
+					peakHeld = held
+					for i, c := range classes {
+						atPeak[i] = int64(c.Value.Uint64())
 					}
 				}
 				if i := inflight.Load(); i > peakIn.Load() {
@@ -277,6 +289,12 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 		"peak_heap_goal_mb": float64(peakMem[2]) / (1 << 20), "peak_go_total_mb": float64(peakMem[3]) / (1 << 20),
 		"http": map[bool]string{true: "h2c", false: "http/1.1"}[h2],
 	}
+	split := map[string]float64{}
+	for i, c := range classes {
+		split[strings.TrimSuffix(strings.TrimPrefix(c.Name, "/memory/classes/"), ":bytes")] = float64(atPeak[i]) / (1 << 20)
+	}
+	out["at_peak_held_mb"] = float64(peakHeld) / (1 << 20)
+	out["at_peak_split_mb"] = split
 	if errText != "" {
 		out["first_error"] = errText
 	}
@@ -324,7 +342,9 @@ func snapshot(inflight int64) map[string]any {
 	metrics.Read(s)
 	heap, stacks := float64(s[0].Value.Uint64()), float64(s[1].Value.Uint64())
 	g := runtime.NumGoroutine()
+	anon, file := rssSplit()
 	return map[string]any{
+		"rss_anon_mb": float64(anon) / (1 << 20), "rss_file_mb": float64(file) / (1 << 20),
 		"inflight": inflight, "goroutines": g,
 		"live_heap_mb": heap / (1 << 20), "stacks_mb": stacks / (1 << 20),
 		"live_heap_per_session_kb": heap / 1024 / float64(inflight),
@@ -372,4 +392,53 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// memClasses returns a sample for every /memory/classes metric but the
+// total.
+func memClasses() []metrics.Sample {
+	var s []metrics.Sample
+	for _, d := range metrics.All() {
+		if strings.HasPrefix(d.Name, "/memory/classes/") && d.Name != "/memory/classes/total:bytes" {
+			s = append(s, metrics.Sample{Name: d.Name})
+		}
+	}
+	return s
+}
+
+// memHeld is the memory the runtime holds from the OS: every class but
+// the released heap.
+func memHeld(classes []metrics.Sample) int64 {
+	var n int64
+	for _, c := range classes {
+		if c.Name != "/memory/classes/heap/released:bytes" {
+			n += int64(c.Value.Uint64())
+		}
+	}
+	return n
+}
+
+// rssSplit returns this process's resident anonymous memory (heap, stacks,
+// the runtime's own) and resident file-backed memory (the binary's pages)
+// in bytes, from /proc/self/smaps_rollup.
+func rssSplit() (anon, file int64) {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		return 0, 0
+	}
+	var rss int64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Rss:":
+			rss = kb << 10
+		case "Anonymous:":
+			anon = kb << 10
+		}
+	}
+	return anon, rss - anon
 }
