@@ -33,6 +33,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/llm/internal/httpclient"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -88,7 +89,8 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 
 // WithHTTPClient sets the HTTP client (default: a clone of
 // http.DefaultTransport with 64 idle connections per host, no overall
-// timeout: streams are long).
+// timeout: streams are long; a request body sent over plain-TCP HTTP/1.1
+// is copied through a pooled buffer rather than a new one per request).
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithModel sets the model of requests that name none (default
@@ -132,7 +134,7 @@ func New(opts ...Option) *Provider {
 	}
 	hc := c.httpClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = httpclient.New()
 	}
 	ropts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -146,19 +148,6 @@ func New(opts ...Option) *Provider {
 	ropts = append(ropts, c.extra...)
 	client := sdk.NewClient(ropts...)
 	return &Provider{client: client, model: c.model, maxTokens: c.maxTokens, retry: c.retry, now: c.now}
-}
-
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		// Many sessions share one provider: keep enough idle connections
-		// for their HTTP/1.1 requests (the default, 2, closes and redials
-		// all but two after every burst).
-		t.MaxIdleConnsPerHost = 64
-		return &http.Client{Transport: t}
-	}
-	return &http.Client{}
 }
 
 // Stream sends req and streams the reply; see [llm.Provider].
