@@ -207,7 +207,9 @@ const (
 
 // tuneMemory sets the collector for the command about to run. A one-shot
 // tool call (cpuBound) keeps Go's default: lowering the goal began a
-// collection at once (~3 ms of a ~10 ms Grep).
+// collection at once (~3 ms of a ~10 ms Grep). A one-shot headless run
+// also unmaps the binary's pages its start-up touched
+// (dropStartupPages): they are mapped again as the run needs them.
 func tuneMemory(cmd *cobra.Command) {
 	if os.Getenv("GOGC") != "" || cmd.Annotations[cpuBound] != "" {
 		return
@@ -215,6 +217,8 @@ func tuneMemory(cmd *cobra.Command) {
 	if oneShot(cmd) {
 		collectLate(oneShotGCPercent, cliGCPercent)
 		presizeStack()
+		// Best effort: on failure the pages stay mapped.
+		dropStartupPages()
 		cmd.SetContext(agent.InlineDeepCalls(cmd.Context())) // one session: no idle stack to keep small
 		return
 	}
