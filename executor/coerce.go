@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/gantry-dev/gantry/tool"
 )
 
 // maxCoerceDepth bounds the recursion of coercion (through nested values and
@@ -30,12 +32,12 @@ const maxCoerceDepth = 64
 // changed. coerce reports whether it changed anything; v is modified in
 // place (maps and slices) and the new root is returned.
 func coerce(v any, s *inputSchema) (any, bool) {
-	c := coercer{refs: s.refs}
+	c := coercer{cs: s.cs}
 	return c.value(v, s.root(), 0)
 }
 
-// coercer walks a value along its schema; refs resolves $ref.
-type coercer struct{ refs *refIndex }
+// coercer walks a value along its schema; cs says where $ref points.
+type coercer struct{ cs *tool.CompiledSchema }
 
 func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 	if s == nil || depth > maxCoerceDepth {
@@ -45,7 +47,7 @@ func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 	// allOf branches and a $ref next to other keywords all apply.
 	if s.Ref != "" {
 		var c bool
-		v, c = co.value(v, co.refs.resolve(s.Ref), depth+1)
+		v, c = co.value(v, co.cs.Ref(s), depth+1)
 		changed = changed || c
 	}
 	for _, sub := range s.AllOf {
@@ -92,7 +94,7 @@ func (co coercer) value(v any, s *jsonschema.Schema, depth int) (any, bool) {
 // rejectsNull reports whether a property schema declares types and null is
 // not one of them.
 func (co coercer) rejectsNull(s *jsonschema.Schema) bool {
-	s = co.refs.deref(s)
+	s = deref(co.cs, s)
 	if s == nil || schemaTypes(s) == nil {
 		return false
 	}

@@ -27,9 +27,13 @@ const maxExplainDepth = 64
 // walk's own verdict (the validator reads them as annotations): see
 // [formatsOnly].
 type explainer struct {
-	refs *refIndex
+	in   *inputSchema
 	mode explainMode
 	out  []FieldError
+	// scope is the dynamic scope of the walk (the schema resources it
+	// passed through), kept only for a schema with dynamic references
+	// ([tool.CompiledSchema.Scoped]).
+	scope []*jsonschema.Schema
 }
 
 // explainMode says what a walk reports.
@@ -74,21 +78,27 @@ func (x *explainer) record(loc []string, s *jsonschema.Schema, msg string) {
 // clean reports whether a walk in mode finds nothing wrong with v
 // against s.
 func (x *explainer) clean(mode explainMode, v any, s *jsonschema.Schema, loc []string, depth int) bool {
-	sub := &explainer{refs: x.refs, mode: mode}
+	sub := &explainer{in: x.in, mode: mode, scope: x.scope}
 	sub.walk(v, s, loc, depth)
 	return len(sub.out) == 0
 }
 
 func (x *explainer) walk(v any, s *jsonschema.Schema, loc []string, depth int) {
-	if s == nil || depth > maxExplainDepth || (x.mode == formatsOnly && x.refs.plain[s]) {
+	if s == nil || depth > maxExplainDepth || (x.mode == formatsOnly && x.in.plain[s]) {
 		return
+	}
+	cs := x.in.cs
+	if cs.Scoped() {
+		n := len(x.scope)
+		x.scope = cs.Enter(x.scope, s)
+		defer func() { x.scope = x.scope[:n] }()
 	}
 	loc = slices.Clip(loc)
 	if s.Ref != "" {
-		x.walk(v, x.refs.resolve(s.Ref), loc, depth+1)
+		x.walk(v, cs.Ref(s), loc, depth+1)
 	}
 	if s.DynamicRef != "" {
-		x.walk(v, x.refs.resolve(s.DynamicRef), loc, depth+1)
+		x.walk(v, cs.DynamicRef(s, x.scope), loc, depth+1)
 	}
 	for _, sub := range s.AllOf {
 		x.walk(v, sub, loc, depth+1)
@@ -238,7 +248,7 @@ func (x *explainer) walkNumber(v json.Number, s *jsonschema.Schema, loc []string
 func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []string, depth int) {
 	for _, name := range s.Required {
 		if _, ok := v[name]; !ok {
-			x.add(append(loc, name), x.refs.deref(s.Properties[name]), "required property is missing")
+			x.add(append(loc, name), deref(x.in.cs, s.Properties[name]), "required property is missing")
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.DependentRequired)) {
@@ -247,7 +257,7 @@ func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []str
 		}
 		for _, req := range s.DependentRequired[name] {
 			if _, ok := v[req]; !ok {
-				x.add(append(loc, req), x.refs.deref(s.Properties[req]), "required property is missing")
+				x.add(append(loc, req), deref(x.in.cs, s.Properties[req]), "required property is missing")
 			}
 		}
 	}
@@ -270,7 +280,7 @@ func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []str
 		}
 		matched := false
 		for pat, ps := range s.PatternProperties {
-			if x.mode == formatsOnly && x.refs.plain[ps] && (s.AdditionalProperties == nil || x.refs.plain[s.AdditionalProperties]) {
+			if x.mode == formatsOnly && x.in.plain[ps] && (s.AdditionalProperties == nil || x.in.plain[s.AdditionalProperties]) {
 				continue // no format either way: whether it matches does not matter to a walk for formats
 			}
 			if re, err := regexp.Compile(pat); err == nil && re.MatchString(name) {

@@ -160,42 +160,6 @@ func TestSchemaDrafts(t *testing.T) {
 	}
 }
 
-func TestResolveRef(t *testing.T) {
-	c := compileSchema(json.RawMessage(`{"type":"object","$defs":{"a/b":{"type":"string"},"t~":{"type":"integer"}},
-		"properties":{"p":{"type":"array","items":{"type":"boolean"}},"q":{"allOf":[{"type":"null"}]}}}`))
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	root := c.schema.root()
-	for ref, want := range map[string]string{
-		"#": "object", "#/$defs/a~1b": "string", "#/$defs/t~0": "integer", "#/$defs/a%2Fb": "string",
-		"#/properties/p/items": "boolean", "#/properties/q/allOf/0": "null",
-		"#/properties/q/allOf/1": "", "#/nothing": "", "other.json#/x": "", "#anchor": "", "#/properties": "", "#/properties/q/allOf/x": "",
-	} {
-		s := resolveRef(root, ref)
-		got := ""
-		if s != nil {
-			got = s.Type
-		}
-		if got != want {
-			t.Errorf("resolveRef(%q) type %q, want %q", ref, got, want)
-		}
-	}
-}
-
-func FuzzResolveRef(f *testing.F) {
-	c := compileSchema(json.RawMessage(`{"type":"object","$defs":{"a":{"type":"array","prefixItems":[{"type":"string"}],"items":{"not":{}}}},"properties":{"p":{"$ref":"#/$defs/a"}}}`))
-	if c.err != nil {
-		f.Fatal(c.err)
-	}
-	for _, s := range []string{"#", "#/$defs/a/prefixItems/0", "#/properties/p/items/not", "#/$defs/%zz", "#/items/-1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, ref string) {
-		resolveRef(c.schema.root(), ref)
-	})
-}
-
 // FuzzFieldErrors: whatever the input, an invalid one gets at least one
 // field error and a valid one passes.
 func FuzzFieldErrors(f *testing.F) {

@@ -178,6 +178,7 @@ func BenchmarkValidateInput(b *testing.B) {
 	for _, bc := range []struct{ name, schema string }{
 		{"plain", `{"type":"object","properties":{"id":{"type":"string"},"at":{"type":"string"},"url":{"type":"string"},"ips":{"type":"array","items":{"type":"string"}},"n":{"type":"integer","minimum":0}},"required":["id","at"],"additionalProperties":false}`},
 		{"formats", `{"type":"object","properties":{"id":{"type":"string","format":"uuid"},"at":{"type":"string","format":"date-time"},"url":{"type":"string","format":"uri"},"ips":{"type":"array","items":{"type":"string","format":"ipv4"}},"n":{"type":"integer","minimum":0}},"required":["id","at"],"additionalProperties":false}`},
+		{"refs", refsBenchSchema},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := compileSchema(json.RawMessage(bc.schema))
@@ -196,6 +197,34 @@ func BenchmarkValidateInput(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// refsBenchSchema is the formats schema with its fields behind references
+// (pointers, an anchor), as generated schemas write them.
+const refsBenchSchema = `{"type":"object","$defs":{"id":{"type":"string","format":"uuid"},"at":{"$anchor":"at","type":"string","format":"date-time"},"ip":{"type":"string","format":"ipv4"}},"properties":{"id":{"$ref":"#/$defs/id"},"at":{"$ref":"#at"},"url":{"type":"string","format":"uri"},"ips":{"type":"array","items":{"$ref":"#/$defs/ip"}},"n":{"type":"integer","minimum":0}},"required":["id","at"],"additionalProperties":false}`
+
+// BenchmarkExplainInput: naming the violations of an invalid input whose
+// fields sit behind references (the walk follows each $ref).
+func BenchmarkExplainInput(b *testing.B) {
+	c := compileSchema(json.RawMessage(refsBenchSchema))
+	if c.err != nil {
+		b.Fatal(c.err)
+	}
+	v, err := decodeInput(json.RawMessage(`{"id":"x","at":"yesterday","url":"https://example.com/a?b=c","ips":["10.0.0.1",7],"n":-3}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	verr := c.schema.Validate(v)
+	if verr == nil {
+		b.Fatal("accepted")
+	}
+	b.ReportAllocs()
+	defer benchcpu.Start(b)()
+	for b.Loop() {
+		if fe := fieldErrors(c.schema, verr); len(fe) < 4 {
+			b.Fatalf("field errors %v", fe)
+		}
 	}
 }
 
@@ -222,6 +251,46 @@ func TestRefIndex(t *testing.T) {
 	want := []string{"/a: got integer, want string", "/b: got string, want integer", "/c: got number, want integer"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("field errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDynamicRefFormats: the walk for formats follows a $dynamicRef the
+// way the validator does, through the dynamic scope: a generic list whose
+// items are "$dynamicRef": "#item" takes its item schema from the
+// outermost resource of the scope that defines the dynamic anchor (the
+// "emails" resource, with a format), and the list's own default when
+// reached directly.
+func TestDynamicRefFormats(t *testing.T) {
+	const overridden = `{"$id":"http://example.com/root","type":"object",
+		"$defs":{"emails":{"$id":"emails","$ref":"list","$defs":{"item":{"$dynamicAnchor":"item","type":"string","format":"email"}}},
+			"list":{"$id":"list","type":"array","items":{"$dynamicRef":"#item"},"$defs":{"default":{"$dynamicAnchor":"item"}}}},
+		"properties":{"to":{"$ref":"emails"},"any":{"$ref":"list"}}}`
+	c := compileSchema(json.RawMessage(overridden))
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	for _, tc := range []struct {
+		in   string
+		want string // "" valid
+	}{
+		{`{"to":["joe@example.com"]}`, ""},
+		{`{"to":["joe"]}`, "/to/0: not a valid email: must be an email address (expected string)"},
+		{`{"any":["joe"]}`, ""}, // the list's own default item: anything
+		{`{"to":[1]}`, "/to/0: got integer, want string"},
+	} {
+		v, _ := decodeInput(json.RawMessage(tc.in))
+		err := c.schema.Validate(v)
+		got := ""
+		if err != nil {
+			var msgs []string
+			for _, f := range fieldErrors(c.schema, err) {
+				msgs = append(msgs, f.String())
+			}
+			got = strings.Join(msgs, "; ")
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,25 +75,31 @@ func compileSchema(raw json.RawMessage) *compiled {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &compiled{err: errors.New("empty input schema")}
 	}
-	rs, err := tool.CompileSchema(raw)
+	cs, err := tool.CompileSchemaIndex(raw)
 	if err != nil {
 		return &compiled{err: fmt.Errorf("input schema does not compile: %w", err)}
 	}
-	s := &inputSchema{rs: rs, refs: newRefIndex(rs.Schema()), formats: bytes.Contains(raw, []byte(`"format"`))}
+	s := &inputSchema{cs: cs}
+	if bytes.Contains(raw, []byte(`"format"`)) {
+		s.formats, s.plain = true, plainSchemas(cs.Schema())
+	}
 	return &compiled{schema: s, emptyOK: s.Validate(map[string]any{}) == nil}
 }
 
 // inputSchema is a compiled input schema (google/jsonschema-go, through
-// [tool.CompileSchema]): immutable, safe for concurrent use.
+// [tool.CompileSchema]): immutable, safe for concurrent use. Where its
+// references point is the compiled schema's to say ([tool.CompiledSchema]).
 type inputSchema struct {
-	rs   *jsonschema.Resolved
-	refs *refIndex
+	cs *tool.CompiledSchema
 	// formats is set when the schema may hold a "format" (its bytes
 	// name the keyword): only then does Validate walk for formats.
 	formats bool
+	// plain holds the subschemas with neither a format nor a reference
+	// in them (with formats only): a walk for formats skips them.
+	plain map[*jsonschema.Schema]bool
 }
 
-func (s *inputSchema) root() *jsonschema.Schema { return s.rs.Schema() }
+func (s *inputSchema) root() *jsonschema.Schema { return s.cs.Schema() }
 
 // Validate checks v, a value as [decodeInput] returns it (numbers as
 // json.Number). The validator reads a json.Number as a string, so it
@@ -103,11 +108,11 @@ func (s *inputSchema) root() *jsonschema.Schema { return s.rs.Schema() }
 // accepts is then walked for them ([formatsOnly]). The error is a
 // *validationError, which keeps v for [fieldErrors].
 func (s *inputSchema) Validate(v any) error {
-	if err := s.rs.Validate(plainNumbers(v)); err != nil {
+	if err := s.cs.Validate(plainNumbers(v)); err != nil {
 		return &validationError{instance: v, err: err}
 	}
 	if s.formats {
-		x := &explainer{refs: s.refs, mode: formatsOnly}
+		x := &explainer{in: s, mode: formatsOnly}
 		x.walk(v, s.root(), nil, 0)
 		if len(x.out) > 0 {
 			return &validationError{instance: v, err: errors.New(x.out[0].String())}
@@ -264,7 +269,7 @@ func fieldErrors(s *inputSchema, err error) []FieldError {
 	if !errors.As(err, &ve) {
 		return []FieldError{{Message: err.Error()}}
 	}
-	x := &explainer{refs: s.refs}
+	x := &explainer{in: s}
 	x.walk(ve.instance, s.root(), nil, 0)
 	out := x.out
 	if len(out) == 0 {
@@ -309,102 +314,34 @@ func jsonPointer(tokens []string) string {
 	return b.String()
 }
 
-// refIndex resolves the references of a compiled schema for the walks:
-// JSON pointers, anchors ($anchor, $dynamicAnchor — older drafts' "$id":
-// "#name" arrives translated to $anchor) and the $ids of embedded
-// resources. The validator resolves references itself (exactly, with base
-// URIs); the walks' resolution is by name, which for the schemas tools
-// publish is the same.
-type refIndex struct {
-	root    *jsonschema.Schema
-	anchors map[string]*jsonschema.Schema
-	ids     map[string]*jsonschema.Schema
-	// plain holds the subschemas with neither a format nor a reference
-	// in them: a walk for formats skips them.
-	plain map[*jsonschema.Schema]bool
-}
-
-func newRefIndex(root *jsonschema.Schema) *refIndex {
-	r := &refIndex{root: root, plain: map[*jsonschema.Schema]bool{}}
-	// visit indexes s and reports whether a format may apply below it (a
-	// format, or a reference, which may lead to one).
+// plainSchemas lists the subschemas of root with neither a format nor a
+// reference in them, nor below them: a walk for formats skips them.
+func plainSchemas(root *jsonschema.Schema) map[*jsonschema.Schema]bool {
+	plain := map[*jsonschema.Schema]bool{}
+	// visit reports whether a format may apply below s (a format, or a
+	// reference, which may lead to one).
 	var visit func(s *jsonschema.Schema, depth int) bool
 	visit = func(s *jsonschema.Schema, depth int) bool {
-		if s == nil {
-			return false
-		}
 		if depth > maxExplainDepth*4 {
 			return true
 		}
-		for _, a := range []string{s.Anchor, s.DynamicAnchor} {
-			if a != "" {
-				if r.anchors == nil {
-					r.anchors = map[string]*jsonschema.Schema{}
-				}
-				if _, dup := r.anchors[a]; !dup {
-					r.anchors[a] = s
-				}
-			}
-		}
-		if s.ID != "" && depth > 0 {
-			if r.ids == nil {
-				r.ids = map[string]*jsonschema.Schema{}
-			}
-			r.ids[s.ID] = s
-		}
 		formats := s.Format != "" || s.Ref != "" || s.DynamicRef != ""
-		for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties, s.DependentSchemas} {
-			for _, sub := range m {
-				formats = visit(sub, depth+1) || formats
-			}
-		}
-		for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
-			for _, sub := range l {
-				formats = visit(sub, depth+1) || formats
-			}
-		}
-		for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
-			s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		for sub := range tool.Subschemas(s) {
 			formats = visit(sub, depth+1) || formats
 		}
 		if !formats {
-			r.plain[s] = true
+			plain[s] = true
 		}
 		return formats
 	}
 	visit(root, 0)
-	return r
-}
-
-// resolve resolves ref; nil when it cannot (the walks read nil as
-// "nothing known").
-func (r *refIndex) resolve(ref string) *jsonschema.Schema {
-	doc, frag, _ := strings.Cut(ref, "#")
-	base := r.root
-	if doc != "" && doc != r.root.ID {
-		base = r.ids[doc]
-		if base == nil {
-			for id, s := range r.ids { // an $id written relative to an absolute base
-				if strings.HasSuffix(id, "/"+doc) {
-					base = s
-					break
-				}
-			}
-		}
-		if base == nil {
-			return nil
-		}
-	}
-	if frag != "" && frag[0] != '/' {
-		return r.anchors[frag]
-	}
-	return resolveRef(base, "#"+frag)
+	return plain
 }
 
 // deref follows $ref from s while s says nothing of its type.
-func (r *refIndex) deref(s *jsonschema.Schema) *jsonschema.Schema {
+func deref(cs *tool.CompiledSchema, s *jsonschema.Schema) *jsonschema.Schema {
 	for i := 0; s != nil && s.Ref != "" && schemaTypes(s) == nil && i < 32; i++ {
-		s = r.resolve(s.Ref)
+		s = cs.Ref(s)
 	}
 	return s
 }
@@ -430,99 +367,4 @@ func schemaTypes(s *jsonschema.Schema) []string {
 		return []string{s.Type}
 	}
 	return s.Types
-}
-
-// resolveRef resolves a reference within root: "#" or a JSON pointer
-// fragment ("#/$defs/x"). Other references give nil ([refIndex.resolve]
-// resolves those).
-func resolveRef(root *jsonschema.Schema, ref string) *jsonschema.Schema {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil
-	}
-	if frag == "" {
-		return root
-	}
-	if frag[0] != '/' {
-		return nil
-	}
-	s := root
-	toks := strings.Split(frag[1:], "/")
-	for i := 0; i < len(toks) && s != nil; i++ {
-		next := func() (string, bool) {
-			if i+1 >= len(toks) {
-				return "", false
-			}
-			i++
-			return unescapePointer(toks[i]), true
-		}
-		index := func(l []*jsonschema.Schema) *jsonschema.Schema {
-			t, ok := next()
-			n, err := strconv.Atoi(t)
-			if !ok || err != nil || n < 0 || n >= len(l) {
-				return nil
-			}
-			return l[n]
-		}
-		key := func(m map[string]*jsonschema.Schema) *jsonschema.Schema {
-			t, ok := next()
-			if !ok {
-				return nil
-			}
-			return m[t]
-		}
-		switch unescapePointer(toks[i]) {
-		case "$defs":
-			s = key(s.Defs)
-		case "definitions":
-			s = key(s.Definitions)
-		case "properties":
-			s = key(s.Properties)
-		case "patternProperties":
-			s = key(s.PatternProperties)
-		case "dependentSchemas":
-			s = key(s.DependentSchemas)
-		case "items":
-			if s.ItemsArray != nil {
-				s = index(s.ItemsArray)
-			} else {
-				s = s.Items
-			}
-		case "prefixItems":
-			s = index(s.PrefixItems)
-		case "allOf":
-			s = index(s.AllOf)
-		case "anyOf":
-			s = index(s.AnyOf)
-		case "oneOf":
-			s = index(s.OneOf)
-		case "additionalProperties":
-			s = s.AdditionalProperties
-		case "additionalItems":
-			s = s.AdditionalItems
-		case "not":
-			s = s.Not
-		case "if":
-			s = s.If
-		case "then":
-			s = s.Then
-		case "else":
-			s = s.Else
-		case "contains":
-			s = s.Contains
-		case "propertyNames":
-			s = s.PropertyNames
-		default:
-			return nil
-		}
-	}
-	return s
-}
-
-// unescapePointer decodes one JSON pointer token of a URI fragment.
-func unescapePointer(t string) string {
-	if u, err := url.PathUnescape(t); err == nil {
-		t = u
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
 }

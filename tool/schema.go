@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -241,7 +240,7 @@ var compiledSchemas = struct {
 }{m: make(map[string]compiledSchema)}
 
 type compiledSchema struct {
-	s   *jsonschema.Resolved
+	s   *CompiledSchema
 	err error
 	// topErr is set when the schema compiles but is not an input schema
 	// (its top-level type is not "object"): see [CheckSchema].
@@ -258,7 +257,17 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if c.topErr != nil {
 		return nil, c.topErr
 	}
-	return c.s, nil
+	return c.s.rs, nil
+}
+
+// CompileSchemaIndex is [CompileSchema] with the index of where each
+// reference of the compiled schema points ([CompiledSchema.Ref],
+// [CompiledSchema.DynamicRef]): the one resolution of references, which
+// the executor's walks follow. It comes from the same memo. Errors wrap
+// [ErrBadSchema].
+func CompileSchemaIndex(raw json.RawMessage) (*CompiledSchema, error) {
+	c := compileMemo(raw)
+	return c.s, c.err
 }
 
 // CompileSchema compiles a JSON Schema for validation. The dialect is the
@@ -274,7 +283,8 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 // patterns that compile — and that every reference ($ref, $dynamicRef)
 // resolves within the document (by JSON pointer, $anchor or the $id of an
 // embedded resource): a reference to anything else is an error, since a
-// tool runtime never loads a schema a tool names. It returns the resolved
+// tool runtime never loads a schema a tool names, and so is a reference
+// cycle that never descends into the input. It returns the resolved
 // schema, immutable and safe for concurrent use, from the memo when the
 // same bytes were compiled before. The validator is google/jsonschema-go,
 // whose package initialisation is cheap (see docs/scale.md); it validates
@@ -284,7 +294,10 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 // wrap [ErrBadSchema].
 func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	c := compileMemo(raw)
-	return c.s, c.err
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.s.rs, nil
 }
 
 // compileMemo is CompileSchema's memo lookup.
@@ -322,7 +335,7 @@ func checkTopLevel(raw json.RawMessage) error {
 }
 
 // compileSchemaNow is CompileSchema without the memo.
-func compileSchemaNow(raw json.RawMessage) (*jsonschema.Resolved, error) {
+func compileSchemaNow(raw json.RawMessage) (*CompiledSchema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadSchema)
 	}
@@ -337,11 +350,18 @@ func compileSchemaNow(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if err := checkKeywords(&s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
+	// The index comes before the validator's resolution: it refuses a
+	// reference leaving the document (which the validator would try to
+	// load) and a reference cycle, with Gantry's messages.
+	idx, err := indexSchema(&s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
+	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
 	}
-	return rs, nil
+	return &CompiledSchema{rs: rs, idx: idx}, nil
 }
 
 // checkKeywords checks, in s and its subschemas, what the meta-schema says
@@ -354,22 +374,7 @@ func checkKeywords(s *jsonschema.Schema) error {
 	if err := checkOwnKeywords(s); err != nil {
 		return err
 	}
-	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.DependencySchemas, s.Properties, s.PatternProperties, s.DependentSchemas} {
-		for _, name := range slices.Sorted(maps.Keys(m)) {
-			if err := checkKeywords(m[name]); err != nil {
-				return err
-			}
-		}
-	}
-	for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
-		for _, sub := range l {
-			if err := checkKeywords(sub); err != nil {
-				return err
-			}
-		}
-	}
-	for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
-		s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+	for sub := range Subschemas(s) {
 		if err := checkKeywords(sub); err != nil {
 			return err
 		}

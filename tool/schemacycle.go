@@ -2,10 +2,9 @@ package tool
 
 import (
 	"fmt"
-	"net/url"
-	"reflect"
-	"strconv"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // A schema whose references lead back to the same schema without
@@ -15,150 +14,106 @@ import (
 // the process (it cannot be recovered). Such a schema from an MCP server
 // would crash Gantry at the first call, so it is refused when compiled.
 // A cycle through properties, items and the other keywords that apply to
-// parts of the input is fine: the input's depth bounds it.
+// parts of the input is fine: the input's depth bounds it. The check runs
+// on the compiled 2020-12 schema, along the references as the index
+// (schemaref.go) resolved them: what it follows is what the validator
+// follows.
 
-// nodeKey identifies a schema object of the decoded document.
-func nodeKey(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
-
-// schemaNode is what the cycle check knows of a schema object.
-type schemaNode struct {
-	m       map[string]any
-	dialect dialect
-	base    *url.URL
-	// path is the node's JSON pointer in the document, for messages.
-	path string
+// inPlace calls f with the subschemas of s that apply to the same
+// instance as s (besides references): the applicators that do not
+// descend.
+func inPlace(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
+	for _, l := range [...][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, sub := range l {
+			f(sub)
+		}
+	}
+	for _, sub := range [...]*jsonschema.Schema{s.Not, s.If, s.Then, s.Else} {
+		if sub != nil {
+			f(sub)
+		}
+	}
+	for _, m := range [...]map[string]*jsonschema.Schema{s.DependentSchemas, s.DependencySchemas} {
+		for _, sub := range m {
+			f(sub)
+		}
+	}
 }
 
-// inPlace lists the subschemas of m that apply to the same instance as m
-// (besides references): the applicators that do not descend.
-func inPlace(m map[string]any, d dialect) []any {
-	if _, ref := m["$ref"]; ref && d >= draft07 {
-		return nil // its siblings are ignored
-	}
-	var out []any
-	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-		if l, ok := m[kw].([]any); ok && !droppedIn(d, kw) {
-			out = append(out, l...)
-		}
-	}
-	for _, kw := range []string{"not", "if", "then", "else"} {
-		if v, ok := m[kw]; ok && !droppedIn(d, kw) {
-			out = append(out, v)
-		}
-	}
-	for _, kw := range []string{"dependentSchemas", "dependencies"} {
-		if mm, ok := m[kw].(map[string]any); ok && !droppedIn(d, kw) {
-			for _, v := range mm {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
-// checkCycles refuses a document whose in-place applicators and
-// references form a cycle. nodes are every schema object of the document
-// (collected with their base URI), anchors the anchors by resource base
-// and name, dynamic the schemas with a $dynamicAnchor or a 2019-09
-// $recursiveAnchor, by name.
-func (tr *translator) checkCycles() error {
+// checkCycles refuses a schema whose in-place applicators and references
+// form a cycle. A "$dynamicRef" to an anchor name counts every schema
+// with a dynamic anchor of that name as a target (where a dynamic scope
+// may send it), besides its lexical target: conservative, since the
+// scope is not known before validation.
+func (ix *indexer) checkCycles(idx *schemaIndex) error {
 	const (
 		white = iota
 		grey
 		black
 	)
-	color := make(map[uintptr]int, len(tr.nodes))
-	var visit func(n *schemaNode) error
-	visit = func(n *schemaNode) error {
-		k := nodeKey(n.m)
-		switch color[k] {
+	color := make(map[*jsonschema.Schema]int, len(ix.all))
+	var visit func(s *jsonschema.Schema) error
+	visit = func(s *jsonschema.Schema) error {
+		switch color[s] {
 		case grey:
-			return fmt.Errorf("the schema at %q refers back to itself without descending into the input (through $ref, allOf, anyOf, oneOf, not, if/then/else or dependent schemas): validating it would never end", "#"+n.path)
+			return fmt.Errorf("the schema at %q refers back to itself without descending into the input (through $ref, allOf, anyOf, oneOf, not, if/then/else or dependent schemas): validating it would never end", "#"+ix.pathOf(s))
 		case black:
 			return nil
 		}
-		color[k] = grey
-		var next []*schemaNode
-		for _, sub := range inPlace(n.m, n.dialect) {
-			if m, ok := sub.(map[string]any); ok {
-				if sn := tr.nodes[nodeKey(m)]; sn != nil {
-					next = append(next, sn)
-				}
+		color[s] = grey
+		var next []*jsonschema.Schema
+		inPlace(s, func(sub *jsonschema.Schema) { next = append(next, sub) })
+		if t := idx.ref[s]; t != nil {
+			next = append(next, t)
+		}
+		if d, ok := idx.dynamic[s]; ok {
+			next = append(next, d.lexical)
+			if _, frag, _ := strings.Cut(s.DynamicRef, "#"); frag != "" && frag[0] != '/' {
+				next = append(next, ix.byName[frag]...)
 			}
 		}
-		for _, kw := range []string{"$ref", "$dynamicRef", "$recursiveRef"} {
-			ref, ok := n.m[kw].(string)
-			if !ok || droppedIn(n.dialect, kw) {
-				continue
-			}
-			next = append(next, tr.targets(n, kw, ref)...)
-		}
-		for _, sn := range next {
-			if err := visit(sn); err != nil {
+		for _, sub := range next {
+			if err := visit(sub); err != nil {
 				return err
 			}
 		}
-		color[k] = black
+		color[s] = black
 		return nil
 	}
-	for _, n := range tr.nodes {
-		if err := visit(n); err != nil {
+	for _, s := range ix.all {
+		if err := visit(s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// targets resolves a reference of n in the original document: by JSON
-// pointer or anchor within a resource; a dynamic reference also reaches
-// every schema with a dynamic anchor of its name (where dynamic scope may
-// send it). Unresolvable references give nothing (they are reported by
-// the translation and the compiler).
-func (tr *translator) targets(n *schemaNode, kw, ref string) []*schemaNode {
-	u, err := url.Parse(ref)
-	if err != nil {
-		return nil
-	}
-	target := n.base.ResolveReference(u)
-	frag := target.Fragment
-	target.Fragment, target.RawFragment = "", ""
-	res, ok := tr.ids[target.String()]
-	if !ok {
-		return nil
-	}
-	var out []*schemaNode
-	switch kw {
-	case "$recursiveRef":
-		out = append(out, tr.dynamic[recursiveAnchor]...)
-	case "$dynamicRef":
-		if frag != "" && frag[0] != '/' {
-			out = append(out, tr.dynamic[frag]...)
+// pathOf is the JSON pointer of s in the document, for messages.
+func (ix *indexer) pathOf(target *jsonschema.Schema) string {
+	var path []string
+	var find func(s *jsonschema.Schema) bool
+	find = func(s *jsonschema.Schema) bool {
+		if s == target {
+			return true
 		}
-	}
-	var v any = res.node
-	if frag != "" && frag[0] != '/' {
-		v = tr.anchors[target.String()+"#"+frag]
-	} else if frag != "" {
-		for _, t := range strings.Split(frag[1:], "/") {
-			t = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-			switch x := v.(type) {
-			case map[string]any:
-				v = x[t]
-			case []any:
-				i, err := strconv.Atoi(t)
-				if err != nil || i < 0 || i >= len(x) {
-					return out
-				}
-				v = x[i]
-			default:
-				return out
+		return !eachSubschema(s, func(kw, key string, sub *jsonschema.Schema) bool {
+			n := len(path)
+			path = append(path, kw)
+			if key != "" {
+				path = append(path, key)
 			}
-		}
+			if find(sub) {
+				return false
+			}
+			path = path[:n]
+			return true
+		})
 	}
-	if m, ok := v.(map[string]any); ok {
-		if sn := tr.nodes[nodeKey(m)]; sn != nil {
-			out = append(out, sn)
-		}
+	find(ix.root)
+	var b strings.Builder
+	for _, t := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
 	}
-	return out
+	return b.String()
 }

@@ -177,12 +177,11 @@ func keywordLike(k string) bool {
 //     JSON pointer in a "$ref" that passes through a renamed keyword is
 //     rewritten to the new place.
 //
-// A reference to anything outside the document is an error (Gantry never
-// loads a schema a tool names), as is an unknown "$schema", and so is
-// what would harm the process: a reference cycle that never descends into
-// the input (schemacycle.go), nesting past maxSchemaDepth, data after the
-// schema. Keys matching a keyword only without regard to case are dropped
-// (keywordLike).
+// An unknown "$schema" is an error, and so is what would harm the
+// process: nesting past maxSchemaDepth, data after the schema. Keys
+// matching a keyword only without regard to case are dropped
+// (keywordLike). Where references point — and whether they stay in the
+// document — is decided on the compiled result (schemaref.go), not here.
 func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if n := nesting(raw); n > 2*maxSchemaDepth {
 		return nil, fmt.Errorf("schema nested deeper than %d levels", maxSchemaDepth)
@@ -211,11 +210,8 @@ func translateSchema(raw json.RawMessage) (json.RawMessage, error) {
 			return nil, err
 		}
 	}
-	tr := &translator{ids: map[string]resource{}, nodes: map[uintptr]*schemaNode{}, anchors: map[string]map[string]any{}, dynamic: map[string][]*schemaNode{}}
-	if err := tr.collect(root, d, &url.URL{}, 0, ""); err != nil {
-		return nil, err
-	}
-	if err := tr.checkCycles(); err != nil {
+	tr := &translator{ids: map[string]resource{}}
+	if err := tr.collect(root, d, &url.URL{}, 0); err != nil {
 		return nil, err
 	}
 	out, err := tr.node(root, d, &url.URL{}, "", 0)
@@ -265,13 +261,11 @@ func nesting(raw []byte) int {
 // translator holds one translation.
 type translator struct {
 	// ids maps the base URI of each schema resource of the document
-	// (fragment-free, resolved) to the resource; "" is the root.
-	ids map[string]resource
-	// nodes, anchors ("base#name") and dynamic (dynamic anchors by
-	// name) are for the cycle check (schemacycle.go).
-	nodes   map[uintptr]*schemaNode
-	anchors map[string]map[string]any
-	dynamic map[string][]*schemaNode
+	// (fragment-free, resolved) to the resource; "" is the root. The
+	// translation needs them to rewrite JSON pointers in references
+	// through renamed keywords, and to know where 2019-09's
+	// "$recursiveAnchor" is set.
+	ids     map[string]resource
 	changed bool
 }
 
@@ -322,9 +316,8 @@ func idOf(m map[string]any, d dialect) (string, error) {
 
 // collect records the resources of the document (schemas with an $id)
 // under their resolved base URIs, before the translation rewrites
-// references into them, and every schema object with its base, anchors
-// and dynamic anchors, for the cycle check.
-func (tr *translator) collect(v any, d dialect, base *url.URL, depth int, path string) error {
+// references into them.
+func (tr *translator) collect(v any, d dialect, base *url.URL, depth int) error {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -344,19 +337,11 @@ func (tr *translator) collect(v any, d dialect, base *url.URL, depth int, path s
 	if err != nil {
 		return err
 	}
-	anchor := func(name string, dynamic bool) {
-		tr.anchors[base.String()+"#"+name] = m
-		if dynamic {
-			tr.dynamic[name] = append(tr.dynamic[name], tr.nodes[nodeKey(m)])
-		}
-	}
-	frag := ""
 	if id != "" {
 		u, err := url.Parse(id)
 		if err != nil {
 			return fmt.Errorf("$id %q: %v", id, err)
 		}
-		frag = u.Fragment
 		if u.Scheme != "" || u.Host != "" || u.Path != "" || u.Opaque != "" {
 			nb := base.ResolveReference(u)
 			nb.Fragment, nb.RawFragment = "", ""
@@ -364,53 +349,25 @@ func (tr *translator) collect(v any, d dialect, base *url.URL, depth int, path s
 			tr.ids[base.String()] = resource{m, d, rec}
 		}
 	}
-	tr.nodes[nodeKey(m)] = &schemaNode{m: m, dialect: d, base: base, path: path}
-	if frag != "" {
-		anchor(frag, false)
-	}
-	if a, ok := m["$anchor"].(string); ok && !droppedIn(d, "$anchor") {
-		anchor(a, false)
-	}
-	if a, ok := m["$dynamicAnchor"].(string); ok && !droppedIn(d, "$dynamicAnchor") {
-		anchor(a, true)
-	}
-	if rec {
-		anchor(recursiveAnchor, true)
-	}
-	return eachSubschema(m, func(p []string, sub any) error {
-		sp := path
-		for _, t := range p {
-			sp += "/" + strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
-		}
-		return tr.collect(sub, d, base, depth+1, sp)
-	})
-}
-
-// eachSubschema calls f with every subschema of m and its path from m.
-func eachSubschema(m map[string]any, f func(path []string, sub any) error) error {
 	for kw, v := range m {
+		var subs []any
 		switch {
 		case schemaMapKeyword(kw) || kw == "dependencies":
 			mm, _ := v.(map[string]any)
-			for name, sub := range mm {
-				if err := f([]string{kw, name}, sub); err != nil {
-					return err
-				}
+			for _, sub := range mm {
+				subs = append(subs, sub)
 			}
 		case schemaListKeyword(kw) || kw == "items":
 			if l, ok := v.([]any); ok {
-				for i, sub := range l {
-					if err := f([]string{kw, strconv.Itoa(i)}, sub); err != nil {
-						return err
-					}
-				}
+				subs = l
 			} else if schemaKeyword(kw) {
-				if err := f([]string{kw}, v); err != nil {
-					return err
-				}
+				subs = []any{v}
 			}
 		case schemaKeyword(kw):
-			if err := f([]string{kw}, v); err != nil {
+			subs = []any{v}
+		}
+		for _, sub := range subs {
+			if err := tr.collect(sub, d, base, depth+1); err != nil {
 				return err
 			}
 		}
@@ -687,10 +644,10 @@ func asList(v any) []any {
 	return l
 }
 
-// ref checks and translates a reference: it must point into the document
-// (a JSON pointer or an anchor, possibly after the $id of a resource of
-// the document); a JSON pointer through a keyword the translation renames
-// is rewritten.
+// ref translates a reference: a JSON pointer through a keyword the
+// translation renames is rewritten. A reference that does not name a
+// resource of the document is left as it is (the index of the compiled
+// schema refuses it, schemaref.go).
 func (tr *translator) ref(ref string, base *url.URL) (string, error) {
 	u, err := url.Parse(ref)
 	if err != nil {
@@ -700,10 +657,7 @@ func (tr *translator) ref(ref string, base *url.URL) (string, error) {
 	frag := target.Fragment
 	target.Fragment, target.RawFragment = "", ""
 	res, ok := tr.ids[target.String()]
-	if !ok {
-		return "", fmt.Errorf("$ref %q points outside the schema: Gantry never loads schemas a tool names (only references into the same document resolve: #/$defs/…, #/definitions/…, anchors)", ref)
-	}
-	if frag == "" || frag[0] != '/' {
+	if !ok || frag == "" || frag[0] != '/' {
 		return ref, nil // the resource itself, or an anchor (kept under its name)
 	}
 	toks := strings.Split(frag[1:], "/")
