@@ -6,7 +6,6 @@
 package serveapi
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/sse"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/store"
 )
@@ -340,43 +340,37 @@ func (c *Client) stream(ctx context.Context, id string, after *int64, yield func
 	if resp.StatusCode != http.StatusOK {
 		return false, 0, decodeError(resp, nil)
 	}
+	r := sse.NewReader(resp.Body)
+	defer r.Close()
+	r.SetMaxLine(maxEventLine)
 	n := 0
-	var ev runqueue.Event
-	var data []byte
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.Type == "end" {
-				return true, n, nil
-			}
-			if len(data) > 0 && ev.Seq > 0 {
-				ev.Data = json.RawMessage(data)
-				n++
-				*after = ev.Seq
-				if !yield(ev, nil) {
-					return false, n, errStop
-				}
-			}
-			ev, data = runqueue.Event{}, nil
-		case strings.HasPrefix(line, "id:"):
-			ev.Seq, _ = strconv.ParseInt(strings.TrimSpace(line[3:]), 10, 64)
-		case strings.HasPrefix(line, "event:"):
-			ev.Type = strings.TrimSpace(line[6:])
-		case strings.HasPrefix(line, "data:"):
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, strings.TrimPrefix(line[5:], " ")...)
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return false, n, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return false, n, err
+		}
+		if string(ev.Name) == "end" {
+			return true, n, nil
+		}
+		seq, _ := strconv.ParseInt(strings.TrimSpace(string(ev.ID)), 10, 64)
+		data := ev.Text()
+		if len(data) == 0 || seq <= *after { // no event, or one already delivered
+			continue
+		}
+		n++
+		*after = seq
+		e := runqueue.Event{Seq: seq, Type: strings.TrimSpace(string(ev.Name)), Data: json.RawMessage(bytes.Clone(data))}
+		if !yield(e, nil) {
+			return false, n, errStop
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return false, n, err
-	}
-	return false, n, io.ErrUnexpectedEOF
 }
+
+// maxEventLine is the longest line of an event stream the client reads.
+const maxEventLine = 64 << 20
 
 // Answer implements [runqueue.Engine].
 func (c *Client) Answer(ctx context.Context, runID, askID string, a interaction.Answer) error {

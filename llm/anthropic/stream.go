@@ -13,8 +13,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/tidwall/gjson"
 
+	"github.com/gantry-dev/gantry/internal/sse"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/internal/sse"
 )
 
 // The reply is decoded here, not by the SDK: the SDK's stream
@@ -48,7 +48,7 @@ func (p *Provider) events(ctx context.Context, resp *http.Response, yield func(l
 	d := decoder{resp: resp}
 	var out llm.Event
 	for {
-		name, data, err := r.Next()
+		ev, err := r.Next()
 		if err != nil {
 			if err == io.EOF {
 				err = nil // the stream ended without message_stop: classify says so
@@ -57,7 +57,7 @@ func (p *Provider) events(ctx context.Context, resp *http.Response, yield func(l
 			return
 		}
 		llm.Touch(ctx) // the idle watchdog: the provider is alive (pings included)
-		ok, end, err := d.decode(name, data, &out)
+		ok, end, err := d.decode(ev.Name, ev.Data, &out)
 		if err != nil {
 			yield(llm.Event{}, p.classify(ctx, err, d.yielded))
 			return
@@ -65,11 +65,19 @@ func (p *Provider) events(ctx context.Context, resp *http.Response, yield func(l
 		if !ok {
 			continue
 		}
-		if !d.emit(yield, &out) || end {
+		if !d.emit(yield, &out) {
+			return
+		}
+		if end {
+			sse.Drain(r, drainEvents)
 			return
 		}
 	}
 }
+
+// drainEvents is how many events after message_stop are read, looking for
+// the end of the body, before the body is closed anyway.
+const drainEvents = 8
 
 // decoder is the state of one attempt's event decoding.
 type decoder struct {
