@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -54,7 +55,14 @@ type app struct {
 // collector.
 const cpuBound = "gantry/cpu-bound"
 
-func newRootCmd(a *app) *cobra.Command {
+// newRootCmd builds the command tree with every subcommand.
+func newRootCmd(a *app) *cobra.Command { return newRootCmdFor(a, nil) }
+
+// newRootCmdFor builds the command tree for a command line: the root and
+// the subcommands args may name (see neededSubcommands), or all of them
+// for args nil. Building the other subcommands' flags and their code's
+// pages is start-up every command would pay for nothing.
+func newRootCmdFor(a *app, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gantry",
 		Short:         "Gantry runs LLM agents built around a fast, safe tool runtime",
@@ -72,11 +80,58 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetErr(a.stderr)
 	attachRootRun(a, root)
 	// Subcommands, one file each.
-	for _, add := range subcommands {
-		root.AddCommand(add(a))
+	addSubcommands(a, root, neededSubcommands(args))
+	return root
+}
+
+// addSubcommands adds to root the subcommands need names that it does not
+// have yet.
+func addSubcommands(a *app, root *cobra.Command, need func(string) bool) {
+	have := map[string]bool{}
+	for _, c := range root.Commands() {
+		have[c.Name()] = true
+	}
+	for _, sub := range subcommands {
+		if need(sub.name) && !have[sub.name] {
+			root.AddCommand(sub.new(a))
+		}
 	}
 	strictSubcommands(root)
-	return root
+}
+
+// wholeTree completes a root built for a command line with every
+// subcommand, and cobra's help and completion commands as a root built
+// whole has them when it runs: for what reads the whole tree (the typo
+// check's suggestions).
+func wholeTree(a *app, root *cobra.Command) {
+	addSubcommands(a, root, func(string) bool { return true })
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+}
+
+// neededSubcommands says which subcommands a command line needs built. The
+// command that runs is named by a word of the line (cobra matches names
+// exactly: no aliases, no prefix matching), so a subcommand none of the
+// words names is not needed; every subcommand is for help (which lists
+// them), shell completion (which offers them) and args nil. Building more
+// than needed is harmless: a prompt that happens to be a subcommand's name
+// builds that subcommand, and cobra decides as it always did.
+func neededSubcommands(args []string) func(string) bool {
+	all := func(string) bool { return true }
+	if args == nil {
+		return all
+	}
+	words := make(map[string]bool, len(args))
+	for _, w := range args {
+		switch {
+		case w == "help" || w == "--help" || w == "completion" || strings.HasPrefix(w, "__complete"):
+			return all
+		case len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsRune(w, 'h'):
+			return all // -h, or shorthand flags run together with it
+		}
+		words[w] = true
+	}
+	return func(name string) bool { return words[name] }
 }
 
 // strictSubcommands makes every command that only groups subcommands
@@ -120,28 +175,32 @@ func unknownCommand(c *cobra.Command, word string) error {
 	return &exitError{code: 2, err: fmt.Errorf("%s\n\nRun '%s --help' for usage.", msg, c.CommandPath())}
 }
 
-// subcommands lists the constructors of the subcommands; each lives in its
-// own file.
-var subcommands = []func(*app) *cobra.Command{
-	newAgentsCmd,
-	newChatCmd,
-	newPermissionsCmd,
-	newMCPCmd,
-	newRunCmd,
-	newToolsCmd,
-	newTasksCmd,
-	newTodosCmd,
-	newSandboxCmd,
-	newCronCmd,
-	newRunsCmd,
-	newServeCmd,
-	newCheckpointsCmd,
-	newRewindCmd,
-	newVersionCmd,
+// subcommands lists the subcommands by name, with their constructors; each
+// lives in its own file. The name is the first word of the command's Use
+// (TestSubcommandNames).
+var subcommands = []struct {
+	name string
+	new  func(*app) *cobra.Command
+}{
+	{"agents", newAgentsCmd},
+	{"chat", newChatCmd},
+	{"permissions", newPermissionsCmd},
+	{"mcp", newMCPCmd},
+	{"run", newRunCmd},
+	{"tools", newToolsCmd},
+	{"tasks", newTasksCmd},
+	{"todos", newTodosCmd},
+	{"sandbox", newSandboxCmd},
+	{"cron", newCronCmd},
+	{"runs", newRunsCmd},
+	{"serve", newServeCmd},
+	{"checkpoints", newCheckpointsCmd},
+	{"rewind", newRewindCmd},
+	{"version", newVersionCmd},
 }
 
 func run(ctx context.Context, a *app, args []string) int {
-	root := newRootCmd(a)
+	root := newRootCmdFor(a, args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

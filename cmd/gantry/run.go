@@ -157,8 +157,11 @@ func attachRootRun(a *app, root *cobra.Command) {
 		headless := f.print || f.inputFormat == "stream-json" || (len(args) == 0 && !isTerminal(a.stdin))
 		// A lone word close to a subcommand (gantry tols) is a typo, not
 		// a prompt to pay for.
-		if !f.print && len(args) == 1 && !strings.ContainsAny(strings.TrimSpace(args[0]), " \t\n") && len(suggestions(cmd, args[0])) > 0 {
-			return unknownCommand(cmd, args[0])
+		if !f.print && len(args) == 1 && !strings.ContainsAny(strings.TrimSpace(args[0]), " \t\n") {
+			wholeTree(a, cmd) // built for the command line: without the subcommands it did not name
+			if len(suggestions(cmd, args[0])) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
 		}
 		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 		f.toolsSet = cmd.Flags().Changed("tools")
