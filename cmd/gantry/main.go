@@ -237,9 +237,17 @@ func main() {
 	// command, and never returns.
 	sandbox.Main()
 	a := processApp()
-	a.beforeRun = tuneMemory
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, a, os.Args[1:])
+	stop := func() {}
+	a.beforeRun = func(cmd *cobra.Command) {
+		tuneMemory(cmd)
+		// Interrupts are caught for a command that runs, not for --version
+		// or --help, which print and exit: catching them starts a goroutine
+		// and locks it to a thread of its own.
+		var ctx context.Context
+		ctx, stop = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		cmd.SetContext(ctx)
+	}
+	code := run(context.Background(), a, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
