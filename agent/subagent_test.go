@@ -366,11 +366,16 @@ var taskIDRe = regexp.MustCompile(`task id (\w+)`)
 
 // A background agent returns a task id at once; TaskOutput reads it,
 // TaskStop stops it, and the parent learns how it ended at its next turn.
-// A second one completes while the parent waits (headless run).
+// A second one completes while the parent waits (headless run): its reply
+// is held until the parent has sent the request of the turn that ends
+// with waiting, so that it cannot complete before (its note would then
+// reach that turn, and the run would rightly end there).
 func TestBackgroundAgents(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
 		var taskID string
 		var outputRead, stopRead, note, quickNote string
+		parentWaits := make(chan struct{})
+		var waitsOnce sync.Once
 		sc := convs{
 			"background": {
 				reply(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "slow job", "prompt": "slow", "run_in_background": true}))),
@@ -393,13 +398,20 @@ func TestBackgroundAgents(t *testing.T) {
 				},
 				func(r llmtest.Request) llmtest.Reply {
 					note = allText(r)
+					waitsOnce.Do(func() { close(parentWaits) })
 					return llmtest.TextReply("waiting for the quick job")
 				},
 				func(r llmtest.Request) llmtest.Reply { quickNote = allText(r); return llmtest.TextReply("all done") },
 			},
 			// The slow child streams a little, then stalls until stopped.
-			"slow":  {reply(llmtest.Reply{Content: []llm.Block{llm.Text("working on it, slowly")}, StallAfter: 3})},
-			"quick": {text("quick result")},
+			"slow": {reply(llmtest.Reply{Content: []llm.Block{llm.Text("working on it, slowly")}, StallAfter: 3})},
+			"quick": {func(llmtest.Request) llmtest.Reply {
+				select {
+				case <-parentWaits:
+				case <-t.Context().Done(): // the test failed before: let the server close
+				}
+				return withUsage(llmtest.TextReply("quick result"))
+			}},
 		}
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, func(o *workspace.Options) { o.Allow = []string{"TaskStop"} })
