@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -218,7 +219,7 @@ func (f *runFlags) check() error {
 		return errors.New("--permission-prompt-tool stdio needs --input-format stream-json (the program on the other end answers)")
 	}
 	if f.sessionID != "" {
-		if !uuidRE.MatchString(f.sessionID) {
+		if !uuidRE().MatchString(f.sessionID) {
 			return fmt.Errorf("--session-id %q: want a UUID", f.sessionID)
 		}
 		if (f.resume != "" || f.cont) && !f.fork {
@@ -234,7 +235,9 @@ func (f *runFlags) check() error {
 	return nil
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+}) // compiled on first use, not at init
 
 // scopes parses --setting-sources (nil: not given, every scope).
 func (f *runFlags) scopes() ([]settings.Scope, error) {
