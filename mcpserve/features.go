@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,7 +65,7 @@ func checkFeatures(o *Options) error {
 		if _, err := uritemplate.New(t.Template.URITemplate); err != nil {
 			return fmt.Errorf("mcpserve: resource template %q: %w", t.Template.URITemplate, err)
 		}
-		if !absoluteURI.MatchString(t.Template.URITemplate) {
+		if !absoluteURI().MatchString(t.Template.URITemplate) {
 			return fmt.Errorf("mcpserve: resource template %q: the URI must be absolute", t.Template.URITemplate)
 		}
 		if t.Template.Name == "" {
@@ -120,7 +121,7 @@ func requireArguments(p *mcp.Prompt, get mcp.PromptHandler) mcp.PromptHandler {
 }
 
 // absoluteURI matches the scheme of an absolute URI (RFC 3986).
-var absoluteURI = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+var absoluteURI = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`) }) // compiled on first use, not at init
 
 // subscriptions decides which URIs a client may subscribe to; the SDK
 // keeps the subscribers.
