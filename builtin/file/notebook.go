@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -396,7 +397,7 @@ func renderCell(kvs []kv, prefix, unit string, compact bool) []byte {
 	return b.Bytes()
 }
 
-var cellIndexForm = regexp.MustCompile(`^cell-(\d+)$`)
+var cellIndexForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cell-(\d+)$`) }) // compiled on first use, not at init
 
 // findCell returns the index of the cell with id, or of "cell-N".
 func (l *nbLayout) findCell(id string) (int, error) {
@@ -408,7 +409,7 @@ func (l *nbLayout) findCell(id string) (int, error) {
 			return i, nil
 		}
 	}
-	if m := cellIndexForm.FindStringSubmatch(id); m != nil {
+	if m := cellIndexForm().FindStringSubmatch(id); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n < len(l.cells) {
 			return n, nil
 		}
