@@ -143,7 +143,7 @@ func formatResults(query, backend string, rs []SearchResult) string {
 			fmt.Fprintf(&body, "   %s\n", oneLine(r.Snippet))
 		}
 	}
-	b.WriteString(untrustedEnd.ReplaceAllString(body.String(), "&lt;/web_page"))
+	b.WriteString(untrustedEnd().ReplaceAllString(body.String(), "&lt;/web_page"))
 	b.WriteString("\nRead a result with WebFetch; cite the URLs you use.\n")
 	return b.String()
 }

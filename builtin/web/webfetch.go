@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -206,12 +207,12 @@ func window(s string, offset, n int) (string, int, int) {
 
 // untrustedEnd matches a closing wrapper tag inside page content, which
 // must not close the wrapper early.
-var untrustedEnd = regexp.MustCompile(`(?i)</\s*web_page`)
+var untrustedEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</\s*web_page`) }) // compiled on first use, not at init
 
 // wrapUntrusted puts page content inside the <web_page> wrapper, defusing
 // any closing tag the page itself carries.
 func wrapUntrusted(url, content string) string {
-	content = untrustedEnd.ReplaceAllString(content, "&lt;/web_page")
+	content = untrustedEnd().ReplaceAllString(content, "&lt;/web_page")
 	return fmt.Sprintf("<web_page url=%q trust=\"untrusted\">\n%s\n</web_page>\n", url, content)
 }
 
