@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/procenv"
 )
@@ -66,11 +67,11 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9._-]+`) }) // compiled on first use, not at init
 
 // sanitize makes a worktree and branch name from free text.
 func sanitize(name string) string {
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-.")
+	name = strings.Trim(unsafeName().ReplaceAllString(name, "-"), "-.")
 	if len(name) > 40 {
 		name = name[:40]
 	}
