@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -79,11 +80,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9]`) }) // compiled on first use, not at init
 
 // ProjectKey is the folder name of a project's memory.
 func ProjectKey(project string) string {
-	return unsafeChars.ReplaceAllString(filepath.Clean(project), "-")
+	return unsafeChars().ReplaceAllString(filepath.Clean(project), "-")
 }
 
 // Input is the input of the memory tool (one shape for every command, as
