@@ -35,7 +35,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"os"
@@ -203,95 +202,33 @@ func newStreamState() *streamState {
 	return s
 }
 
-// newStream posts a request body and decodes the reply's chunks, as the
-// SDK's ChatCompletionService.NewStreaming does for params it encodes
-// itself.
-func (p *Provider) newStream(ctx context.Context, body *llm.Body) *ssestream.Stream[sdk.ChatCompletionChunk] {
-	var raw *http.Response
-	err := p.client.Post(ctx, "chat/completions", body.Reader(), &raw, option.WithMiddleware(
-		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			r.ContentLength = body.Len()
-			r.GetBody = func() (io.ReadCloser, error) { return body.Reader(), nil }
-			return next(r)
-		}))
-	return ssestream.NewStream[sdk.ChatCompletionChunk](ssestream.NewDecoder(raw), err)
-}
-
-func (p *Provider) attempt(ctx context.Context, body *llm.Body) iter.Seq2[llm.Event, error] {
-	return func(yield func(llm.Event, error) bool) {
-		stream := p.newStream(ctx, body)
-		defer stream.Close()
-		st := newStreamState()
-		var (
-			yielded bool
-			start   *llm.Event
-			evs     []llm.Event
-		)
-		for stream.Next() {
-			llm.Touch(ctx) // the idle watchdog: the provider is alive (pings included)
-			ch := stream.Current()
-			if start == nil && !yielded {
-				start = &llm.Event{Type: llm.EventMessageStart, ID: ch.ID, Model: ch.Model}
-			}
-			evs = st.chunk(evs[:0], &ch)
-			for _, ev := range evs {
-				if start != nil {
-					s := *start
-					start = nil
-					yielded = true
-					if !yield(s, nil) {
-						return
-					}
-				}
-				yielded = true
-				if !yield(ev, nil) {
-					return
-				}
-			}
-		}
-		err := stream.Err()
-		if err == nil && st.finished {
-			if start != nil {
-				if !yield(*start, nil) {
-					return
-				}
-			}
-			yield(st.end(), nil)
-			return
-		}
-		yield(llm.Event{}, p.classify(ctx, err, yielded))
-	}
-}
-
 // chunk appends the events of one chunk to evs.
-func (s *streamState) chunk(evs []llm.Event, ch *sdk.ChatCompletionChunk) []llm.Event {
-	if u := ch.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {
+func (s *streamState) chunk(evs []llm.Event, ch *chunk) []llm.Event {
+	if ch.promptTokens > 0 || ch.completionTokens > 0 {
 		s.haveUsage = true
-		cached := int(u.PromptTokensDetails.CachedTokens)
-		written := int(u.PromptTokensDetails.CacheWriteTokens)
+		cached, written := int(ch.cachedTokens), int(ch.cacheWriteTokens)
 		s.usage = llm.Usage{
-			InputTokens:              max(int(u.PromptTokens)-cached-written, 0),
-			OutputTokens:             int(u.CompletionTokens),
+			InputTokens:              max(int(ch.promptTokens)-cached-written, 0),
+			OutputTokens:             int(ch.completionTokens),
 			CacheReadInputTokens:     cached,
 			CacheCreationInputTokens: written,
 		}
 	}
-	for i := range ch.Choices {
-		c := &ch.Choices[i]
-		if c.Index != 0 {
+	for i := range ch.choices {
+		c := &ch.choices[i]
+		if c.index != 0 {
 			continue // n > 1 is not used
 		}
-		d := &c.Delta
-		if r := reasoning(d); r != "" {
+		if c.reasoning != "" {
 			if s.thinking < 0 {
 				s.thinking = s.blocks
 				s.blocks++
 			}
-			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.thinking, Text: r})
+			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.thinking, Text: c.reasoning})
 		}
-		text := d.Content
+		text := c.content
 		if text == "" {
-			text = d.Refusal
+			text = c.refusal
 		}
 		if text != "" {
 			if s.text < 0 {
@@ -300,12 +237,12 @@ func (s *streamState) chunk(evs []llm.Event, ch *sdk.ChatCompletionChunk) []llm.
 			}
 			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.text, Text: text})
 		}
-		for j := range d.ToolCalls {
-			tc := &d.ToolCalls[j]
-			evs = s.tools.add(evs, tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+		for _, tc := range ch.tools[c.toolsFrom:c.toolsTo] {
+			// The id and name outlive the event's data: copies.
+			evs = s.tools.add(evs, tc.index, strings.Clone(tc.id), strings.Clone(tc.name), tc.args)
 		}
-		if c.FinishReason != "" {
-			s.finish = c.FinishReason
+		if c.finish != "" {
+			s.finish = strings.Clone(c.finish)
 			s.finished = true
 			evs = s.tools.finish(evs)
 		}
@@ -331,29 +268,6 @@ func (s *streamState) end() llm.Event {
 		stop = llm.StopToolUse // some servers say "stop" after tool calls
 	}
 	return llm.Event{Type: llm.EventMessageEnd, StopReason: stop, Usage: s.usage}
-}
-
-// reasoning returns the reasoning text of a delta: reasoning_content
-// (DeepSeek, vLLM, llama.cpp) or reasoning (Ollama, OpenRouter).
-func reasoning(d *sdk.ChatCompletionChunkChoiceDelta) string {
-	if len(d.JSON.ExtraFields) == 0 {
-		return ""
-	}
-	for _, k := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[k]
-		if !ok {
-			continue
-		}
-		raw := f.Raw()
-		if raw == "" || raw == "null" {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // classify turns an SDK error (or a stream that ended early, err == nil)
