@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/llm/openai"
 )
 
 // TestConnectionReused: a reply read to its end leaves its connection to
