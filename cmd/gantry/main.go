@@ -278,18 +278,23 @@ const (
 // also unmaps the binary's pages its start-up touched
 // (dropStartupPages): they are mapped again as the run needs them.
 func tuneMemory(cmd *cobra.Command) {
-	if os.Getenv("GOGC") != "" || cmd.Annotations[cpuBound] != "" {
+	if cmd.Annotations[cpuBound] != "" {
 		return
 	}
+	userGC := os.Getenv("GOGC") != "" // the user's GOGC stands; the rest is not the collector's
 	if oneShot(cmd) {
-		collectLate(oneShotGCPercent, cliGCPercent)
+		if !userGC {
+			collectLate(oneShotGCPercent, cliGCPercent)
+		}
 		presizeStack()
 		// Best effort: on failure the pages stay mapped.
 		dropStartupPages()
 		cmd.SetContext(agent.InlineDeepCalls(cmd.Context())) // one session: no idle stack to keep small
 		return
 	}
-	debug.SetGCPercent(cliGCPercent)
+	if !userGC {
+		debug.SetGCPercent(cliGCPercent)
+	}
 }
 
 // oneShot reports whether cmd is a headless run of one prompt (gantry -p
