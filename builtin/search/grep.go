@@ -532,6 +532,25 @@ func (f *fileLines) addMatch(text []byte, first int, subs [][2]int) {
 	}
 }
 
+// addLine records one line of ripgrep's plain output (a match line when
+// match is set): its lines come each once and in order, so they need no
+// merging. Outside content mode it only counts.
+func (f *fileLines) addLine(num int, match bool, text []byte) {
+	if f.full() {
+		return
+	}
+	if match {
+		f.matched++
+		f.matches++
+	}
+	if f.q.Mode == ModeContent {
+		if f.lines == nil {
+			f.lines = make([]Line, 0, 4)
+		}
+		f.lines = append(f.lines, Line{Num: num, Match: match, Text: f.cutLine(text)})
+	}
+}
+
 // addContext records context lines (text is one or more whole lines).
 func (f *fileLines) addContext(text []byte, first int) {
 	for num := first; len(text) > 0; num++ {

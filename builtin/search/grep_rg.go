@@ -129,13 +129,19 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	var stderr limitedBuffer
 	stderr.max = 4096
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	out, pw, err := newRipgrepOutput()
 	if err != nil {
 		return fmt.Errorf("ripgrep: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer out.Close()
+	// rg writes to the pipe itself (no copying goroutine in between).
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
 		return fmt.Errorf("ripgrep: %w", err)
 	}
+	out.started(cmd.Process.Pid)
 	var results int
 	var perr error
 	switch ripgrepFormat(q) {
@@ -149,7 +155,9 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	if perr != nil {
 		_ = cmd.Process.Kill()
 	}
-	_, _ = io.Copy(io.Discard, out)
+	// Closing the read end makes a ripgrep still writing (after a parse
+	// error) fail instead of waiting for room.
+	out.Close()
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -177,20 +185,28 @@ func searchRipgrep(ctx context.Context, rg string, q *Query, o Options, isDir bo
 	return nil
 }
 
+// ripgrepPipeSize is the pipe ripgrep writes to when the kernel allows it:
+// room for a few milliseconds of output at any rate ripgrep prints at.
+const ripgrepPipeSize = 1 << 20
+
+// ripgrepPace is how long the reader of ripgrep's output pauses after a
+// short read, unless ripgrep exits first (see ripgrepOutput).
+const ripgrepPace = 5 * time.Millisecond
+
 // absPath turns a path ripgrep printed (relative to dir) into an absolute
-// one.
-func absPath(dir, p string) string {
+// one, and returns the relative form without its "./" too.
+func absPath(dir, p string) (abs, rel string) {
 	p = strings.TrimPrefix(p, "./")
 	if filepath.IsAbs(p) {
-		return p
+		return p, p
 	}
-	return joinPath(dir, p)
+	return joinPath(dir, p), p
 }
 
-// withinCap stats a file ripgrep reported and reports whether it is within
-// the size cap (ripgrep runs without --max-filesize), with its
-// modification time. A file that cannot be stat'ed any more is kept.
-func withinCap(path string, limit int64) (time.Time, bool) {
+// statCap stats the file at path and reports whether it is within the size
+// cap, with its modification time. A file that cannot be stat'ed any more
+// is kept.
+func statCap(path string, limit int64) (time.Time, bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return time.Time{}, true
@@ -200,12 +216,14 @@ func withinCap(path string, limit int64) (time.Time, bool) {
 
 func parseRipgrepFiles(ctx context.Context, out io.Reader, dir string, limit int64, c *collector) (int, error) {
 	r := bufio.NewReaderSize(out, 64<<10)
+	sizes := newCapStat(dir, limit)
+	defer sizes.close()
 	n := 0
 	for {
 		path, err := r.ReadString(0)
 		if path = strings.TrimSuffix(path, "\x00"); path != "" {
-			path = absPath(dir, path)
-			if mtime, ok := withinCap(path, limit); ok {
+			path, rel := absPath(dir, path)
+			if mtime, ok := sizes.within(rel, path); ok {
 				c.add(FileResult{Path: path, ModTime: mtime})
 				n++
 			}
@@ -251,6 +269,8 @@ type rgEvent struct {
 
 func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, o Options, c *collector) (int, error) {
 	r := bufio.NewReaderSize(out, 256<<10)
+	sizes := newCapStat(dir, o.MaxFileSize)
+	defer sizes.close()
 	files := map[string]*fileLines{}
 	n := 0
 	var line []byte
@@ -280,7 +300,7 @@ func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, 
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return n, fmt.Errorf("ripgrep: bad JSON output: %w", err)
 		}
-		path := absPath(dir, string(ev.Data.Path.get()))
+		path, rel := absPath(dir, string(ev.Data.Path.get()))
 		fl := files[path]
 		switch ev.Type {
 		case "match":
@@ -305,7 +325,7 @@ func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, 
 				fl.addContext(ev.Data.Lines.get(), ev.Data.LineNumber)
 			}
 		case "end":
-			if _, ok := withinCap(path, o.MaxFileSize); fl == nil || fl.matched == 0 || !ok {
+			if _, ok := sizes.within(rel, path); fl == nil || fl.matched == 0 || !ok {
 				delete(files, path)
 				continue
 			}
@@ -325,12 +345,16 @@ func parseRipgrepJSON(ctx context.Context, out io.Reader, dir string, q *Query, 
 // context), and an empty line. Any other line (ripgrep's note that it
 // stopped at a binary file's NUL byte, which starts with the file's path,
 // "./…") is skipped. A file's lines arrive together (ripgrep buffers each
-// file's output); a path seen twice is an error.
+// file's output), each once and in order, context merged by ripgrep; a
+// path seen twice is an error.
 func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query, o Options, c *collector) (int, error) {
-	r := bufio.NewReaderSize(out, 64<<10)
+	r := bufio.NewReaderSize(out, 256<<10)
+	sizes := newCapStat(dir, o.MaxFileSize)
+	defer sizes.close()
 	n := 0
 	var (
 		path  string
+		rel   string
 		fl    *fileLines
 		spare fileLines // one file's line storage, reused
 		seen  = map[string]bool{}
@@ -340,7 +364,7 @@ func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query,
 		if fl == nil {
 			return
 		}
-		if _, ok := withinCap(path, o.MaxFileSize); ok && fl.matched > 0 {
+		if _, ok := sizes.within(rel, path); ok && fl.matched > 0 {
 			fr := FileResult{Path: path, MatchedLines: fl.matched, Matches: fl.matches}
 			if q.Mode == ModeContent {
 				fr.Lines = fl.finish()
@@ -364,7 +388,7 @@ func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query,
 			if err != nil {
 				return n, fmt.Errorf("ripgrep: read output: %w", err)
 			}
-			path = absPath(dir, string(p))
+			path, rel = absPath(dir, string(p))
 			if seen[path] {
 				return n, &ripgrepError{msg: "output of " + path + " in two places"}
 			}
@@ -385,13 +409,8 @@ func parseRipgrepPlain(ctx context.Context, out io.Reader, dir string, q *Query,
 			finish()
 			continue
 		}
-		num, sep, text, ok := numberedLine(l)
-		switch {
-		case !ok || fl.full():
-		case sep == ':':
-			fl.addMatch(text, num, [][2]int{{0, len(text)}})
-		default:
-			fl.addContext(text, num)
+		if num, sep, text, ok := numberedLine(l); ok {
+			fl.addLine(num, sep == ':', text)
 		}
 	}
 }
