@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -128,9 +129,20 @@ func (r *Result) TextContent() string { return JoinText(r.Content) }
 
 // JoinText joins the text of text blocks and embedded text resources.
 func JoinText(blocks []Content) string {
+	if n := len(blocks); n > 0 && textBlock(blocks[0]) {
+		// One text block and nothing else of text (the usual result):
+		// its text as is, not a copy of it.
+		only := true
+		for _, c := range blocks[1:] {
+			only = only && !textBlock(c)
+		}
+		if only {
+			return blocks[0].Text
+		}
+	}
 	var b strings.Builder
 	for _, c := range blocks {
-		if c.Type != TypeText && !(c.Type == TypeResource && c.Text != "") {
+		if !textBlock(c) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -146,7 +158,39 @@ func JoinText(blocks []Content) string {
 func TextLen(blocks []Content) int {
 	n := 0
 	for _, c := range blocks {
-		n += utf8.RuneCountInString(c.Text)
+		n += runeCount(c.Text)
+	}
+	return n
+}
+
+// textBlock reports whether JoinText takes c's text.
+func textBlock(c Content) bool {
+	return c.Type == TypeText || (c.Type == TypeResource && c.Text != "")
+}
+
+// runeCount is utf8.RuneCountInString (an invalid byte counts as one
+// rune), 32 bytes a step where they are ASCII: a tool's result is counted
+// on every call, and most results are mostly ASCII (a 290 KB Grep result:
+// ~0.2 ms with the standard library, several times less here).
+func runeCount(s string) int {
+	n, i := 0, 0
+	for i < len(s) {
+		if len(s)-i >= 32 {
+			w := binary.LittleEndian.Uint64([]byte(s[i:i+8])) | binary.LittleEndian.Uint64([]byte(s[i+8:i+16])) |
+				binary.LittleEndian.Uint64([]byte(s[i+16:i+24])) | binary.LittleEndian.Uint64([]byte(s[i+24:i+32]))
+			if w&0x8080808080808080 == 0 {
+				n += 32
+				i += 32
+				continue
+			}
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
+		n++
 	}
 	return n
 }

@@ -2,7 +2,10 @@ package tool
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -76,5 +79,52 @@ func TestContentAsTextAndIsImage(t *testing.T) {
 		if got := tt.c.IsImage(); got != tt.image {
 			t.Errorf("%+v.IsImage() = %v, want %v", tt.c, got, tt.image)
 		}
+	}
+}
+
+// FuzzRuneCount: the ASCII-stepping count equals the standard library's,
+// invalid UTF-8 included.
+func FuzzRuneCount(f *testing.F) {
+	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghé", "héllo wörld, longer than eight", "\xff\xfe\x80abcdefgh\xe2\x82", strings.Repeat("x", 17) + "€"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// TestJoinTextOneBlock: one text block is returned as is (no copy), and
+// the result is what joining gives in every case.
+func TestJoinTextOneBlock(t *testing.T) {
+	img := Content{Type: TypeImage, Data: []byte{1}, MIMEType: "image/png"}
+	for _, c := range []struct {
+		blocks []Content
+		want   string
+	}{
+		{nil, ""},
+		{[]Content{Text("a")}, "a"},
+		{[]Content{Text("a"), img}, "a"},
+		{[]Content{img, Text("a")}, "a"},
+		{[]Content{Text("a"), Text("b")}, "a\nb"},
+		{[]Content{Text(""), Text("b")}, "b"},
+		{[]Content{Text("a"), {Type: TypeResource, Text: "r"}}, "a\nr"},
+	} {
+		if got := JoinText(c.blocks); got != c.want {
+			t.Errorf("JoinText(%v) = %q, want %q", c.blocks, got, c.want)
+		}
+	}
+	big := strings.Repeat("x", 1<<16)
+	if got := JoinText([]Content{Text(big)}); unsafe.StringData(got) != unsafe.StringData(big) {
+		t.Error("one text block was copied")
+	}
+}
+
+func BenchmarkTextLen(b *testing.B) {
+	blocks := []Content{Text(strings.Repeat("/usr/local/go/src/errors/wrap.go:42:\treturn errors.New(\"x\")\n", 3000))}
+	b.SetBytes(int64(len(blocks[0].Text)))
+	for b.Loop() {
+		TextLen(blocks)
 	}
 }
