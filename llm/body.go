@@ -24,7 +24,7 @@ type Body struct {
 // segment is one piece, or items written with a comma between each two.
 type segment struct {
 	b     []byte
-	items [][]byte
+	items []Piece
 	list  bool // items, not b
 }
 
@@ -41,11 +41,12 @@ func (b *Body) AppendString(s string) { b.Append([]byte(s)) }
 
 // AppendList adds items with a comma between each two (the inside of a
 // JSON array). Neither the items nor the slice holding them may be
-// modified afterwards.
-func (b *Body) AppendList(items [][]byte) {
+// modified afterwards. The texts of the items (see [Piece]) are escaped
+// when the body is read, every time it is read.
+func (b *Body) AppendList(items []Piece) {
 	n := int64(0)
 	for _, it := range items {
-		n += int64(len(it))
+		n += int64(it.Len())
 	}
 	if len(items) > 1 {
 		n += int64(len(items) - 1)
@@ -75,42 +76,73 @@ func (b *Body) Bytes() []byte {
 // so that every reader starts from the whole body.
 type bodyReader struct {
 	segs []segment
-	s    int // the segment to read next
-	item int // in a list: the item, or the comma before it when comma
-	off  int // the offset in the current piece
+	s    int    // the segment to read next
+	item int    // in a list: the item, or the comma before it when comma
+	part int    // in an item: its bytes (0), its text (1), the bytes after (2)
+	off  int    // the offset in the current piece (in a text: in the text)
+	pend []byte // the rest of an escape that did not fit the last read
+	buf  [6]byte
 }
 
 var comma = []byte(",") // shared, never modified
 
-// piece returns the piece the reader is in (nil at the end), advancing
-// past empty ones.
-func (r *bodyReader) piece() []byte {
+// piece returns the bytes the reader is in, or the text it is in (both
+// nil at the end), advancing past empty ones.
+func (r *bodyReader) piece() ([]byte, *textPart) {
 	for r.s < len(r.segs) {
 		sg := &r.segs[r.s]
 		if !sg.list {
 			if r.off < len(sg.b) {
-				return sg.b
+				return sg.b, nil
 			}
 		} else if k := r.item; k < 2*len(sg.items)-1 { // item i at 2i, its comma at 2i-1
-			p := comma
-			if k%2 == 0 {
-				p = sg.items[k/2]
+			if k%2 == 1 {
+				if r.off < len(comma) {
+					return comma, nil
+				}
+			} else if it := &sg.items[k/2]; r.part == 0 && r.off < len(it.b) {
+				return it.b, nil
+			} else if it.t != nil && r.part < 2 {
+				if r.part == 0 {
+					r.part, r.off = 1, 0
+				}
+				if r.off < len(it.t.s) {
+					return nil, it.t
+				}
+				r.part, r.off = 2, 0
+				continue
+			} else if it.t != nil && r.off < len(it.t.after) {
+				return it.t.after, nil
 			}
-			if r.off < len(p) {
-				return p
-			}
-			r.item, r.off = k+1, 0
+			r.item, r.part, r.off = k+1, 0, 0
 			continue
 		}
-		r.s, r.item, r.off = r.s+1, 0, 0
+		r.s, r.item, r.part, r.off = r.s+1, 0, 0, 0
 	}
-	return nil
+	return nil, nil
 }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		pc := r.piece()
+		if len(r.pend) > 0 {
+			c := copy(p[n:], r.pend)
+			r.pend = r.pend[c:]
+			n += c
+			continue
+		}
+		pc, t := r.piece()
+		if t != nil {
+			w, used := escapeInto(p[n:], t.s[r.off:], t.html)
+			if w == 0 && used == 0 { // the next escape is longer than the room left
+				w, used = escapeInto(r.buf[:], t.s[r.off:], t.html)
+				r.pend = r.buf[:w]
+				w = 0
+			}
+			n += w
+			r.off += used
+			continue
+		}
 		if pc == nil {
 			break
 		}
@@ -124,11 +156,37 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteTo writes the rest of the body to w, piece by piece.
+// WriteTo writes the rest of the body to w, piece by piece (a text through
+// a small buffer, escaped).
 func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
+	if len(r.pend) > 0 {
+		n, err := w.Write(r.pend)
+		total += int64(n)
+		r.pend = r.pend[n:]
+		if err != nil {
+			return total, err
+		}
+	}
+	var buf []byte
 	for {
-		pc := r.piece()
+		pc, t := r.piece()
+		if t != nil {
+			if buf == nil {
+				buf = make([]byte, 2048)
+			}
+			k, used := escapeInto(buf, t.s[r.off:], t.html)
+			n, err := w.Write(buf[:k])
+			total += int64(n)
+			if err == nil && n < k {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				return total, err
+			}
+			r.off += used
+			continue
+		}
 		if pc == nil {
 			return total, nil
 		}
@@ -150,7 +208,7 @@ func (r *bodyReader) Close() error { return nil }
 // "stream": true. The pieces and the messages slice are referenced, not
 // copied, and must not be modified afterwards. Each adapter encodes the
 // pieces in its own provider's format; the splice is shared.
-func StreamBody(head []byte, messages [][]byte, tools []byte) (*Body, error) {
+func StreamBody(head []byte, messages []Piece, tools []byte) (*Body, error) {
 	head = bytes.TrimSpace(head)
 	if len(head) < 2 || head[0] != '{' || head[len(head)-1] != '}' {
 		return nil, errors.New("llm: request head is not a JSON object")

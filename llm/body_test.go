@@ -31,10 +31,10 @@ func checkBody(t testing.TB, b *Body, want []byte) {
 }
 
 func TestBodyList(t *testing.T) {
-	b := func(s ...string) [][]byte {
-		out := make([][]byte, len(s))
+	b := func(s ...string) []Piece {
+		out := make([]Piece, len(s))
 		for i, v := range s {
-			out[i] = []byte(v)
+			out[i] = BytesPiece([]byte(v))
 		}
 		return out
 	}
@@ -78,7 +78,7 @@ func FuzzBody(f *testing.F) {
 				if len(seg) == 0 {
 					items = nil
 				}
-				body.AppendList(items)
+				body.AppendList(bytesPieces(items))
 				want = append(want, bytes.Join(items, []byte(","))...)
 			} else {
 				body.Append(seg)
@@ -92,9 +92,9 @@ func FuzzBody(f *testing.F) {
 // BenchmarkStreamBodyHeld reports what a request body of a 60-message
 // conversation holds of its own (the pieces are shared): held-B.
 func BenchmarkStreamBodyHeld(b *testing.B) {
-	msgs := make([][]byte, 60)
+	msgs := make([]Piece, 60)
 	for i := range msgs {
-		msgs[i] = []byte(`{"role":"user","content":"x"}`)
+		msgs[i] = BytesPiece([]byte(`{"role":"user","content":"x"}`))
 	}
 	head, tools := []byte(`{"model":"m","max_tokens":1}`), []byte(`[{"name":"t"}]`)
 	b.ReportAllocs()

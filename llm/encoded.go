@@ -207,7 +207,7 @@ func (k *messageKey) is(m *Message, variant uint8) bool {
 
 type encodedMessage struct {
 	messageKey
-	pieces [][]byte
+	pieces []Piece
 }
 
 // rewriteLayer is what one rewriting layer (such as the text tool
@@ -232,11 +232,18 @@ type rewrittenMessage struct {
 // variant means variant 0 for every message. An error from encode is
 // returned as is, and the cache keeps what it held for that position.
 //
+// A piece the cache keeps does not hold a second copy of the message's
+// long texts (a tool's output, a reply): where such a text's JSON string
+// appears in the encoding exactly as the SDKs' encoders escape it, the
+// piece keeps the bytes around it and a reference to the message's string,
+// which a [Body] escapes again each time it is read (see [Piece]). A nil
+// *MessageEncodings returns the encodings as they are.
+//
 // format names the adapter's wire format ("anthropic.messages"); a cache
 // met with another format forgets what it held. The pieces are shared by
 // later requests: encode must return slices it never modifies, and
 // callers must not modify the returned ones.
-func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, variant func(i int) uint8, encode func(i int, variant uint8) ([][]byte, error)) ([][]byte, error) {
+func (c *MessageEncodings) Encode(dst []Piece, format string, msgs []Message, variant func(i int) uint8, encode func(i int, variant uint8) ([][]byte, error)) ([]Piece, error) {
 	vOf := func(i int) uint8 {
 		if variant == nil {
 			return 0
@@ -249,7 +256,9 @@ func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, v
 			if err != nil {
 				return dst, err
 			}
-			dst = append(dst, p...)
+			for _, b := range p {
+				dst = append(dst, Piece{b: b})
+			}
 		}
 		return dst, nil
 	}
@@ -265,10 +274,11 @@ func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, v
 			dst = append(dst, c.entries[i].pieces...)
 			continue
 		}
-		p, err := encode(i, v)
+		enc, err := encode(i, v)
 		if err != nil {
 			return dst, err
 		}
+		p := splitTexts(enc, m)
 		e := encodedMessage{messageKey{m.Role, m.Content, v}, p}
 		c.size += piecesLen(p)
 		if i < len(c.entries) {
@@ -287,10 +297,10 @@ func (c *MessageEncodings) Encode(dst [][]byte, format string, msgs []Message, v
 	return dst, nil
 }
 
-func piecesLen(p [][]byte) int64 {
+func piecesLen(p []Piece) int64 {
 	var n int64
 	for _, b := range p {
-		n += int64(len(b))
+		n += int64(b.Len())
 	}
 	return n
 }
@@ -406,6 +416,24 @@ func (c *MessageEncodings) Size() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.size
+}
+
+// Held returns the bytes the cache holds of its own: the encodings less
+// the long texts they reference in their messages (see [Piece]), which
+// [MessageEncodings.Size] counts as encoded.
+func (c *MessageEncodings) Held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, e := range c.entries {
+		for _, p := range e.pieces {
+			n += int64(len(p.b))
+			if p.t != nil {
+				n += int64(len(p.t.after))
+			}
+		}
+	}
+	return n
 }
 
 // messageEqual reports whether a and b are the same message: the same

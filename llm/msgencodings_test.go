@@ -36,10 +36,10 @@ func (r *recorder) encode(i int, v uint8) ([][]byte, error) {
 	return [][]byte{fmt.Appendf(nil, "%s:%s/%d", m.Role, m.Text(), v)}, nil
 }
 
-func joined(p [][]byte) string {
+func joined(p []llm.Piece) string {
 	s := make([]string, len(p))
 	for i, b := range p {
-		s[i] = string(b)
+		s[i] = string(b.AppendTo(nil))
 	}
 	return strings.Join(s, " ")
 }
@@ -51,7 +51,7 @@ func TestMessageEncodings(t *testing.T) {
 	encode := func(variant func(int) uint8) string {
 		t.Helper()
 		r.calls = nil
-		out, err := c.Encode([][]byte{[]byte("head")}, "fmt", msgs, variant, r.encode)
+		out, err := c.Encode([]llm.Piece{llm.BytesPiece([]byte("head"))}, "fmt", msgs, variant, r.encode)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,17 +10,17 @@ import (
 )
 
 func TestStreamBody(t *testing.T) {
-	b := func(s ...string) [][]byte {
-		out := make([][]byte, len(s))
+	b := func(s ...string) []Piece {
+		out := make([]Piece, len(s))
 		for i, v := range s {
-			out[i] = []byte(v)
+			out[i] = BytesPiece([]byte(v))
 		}
 		return out
 	}
 	tests := []struct {
 		name    string
 		head    string
-		msgs    [][]byte
+		msgs    []Piece
 		tools   string
 		want    string
 		wantErr bool

@@ -287,7 +287,7 @@ const (
 // plus the one that carried the breakpoint on the last user message
 // before (that breakpoint moves on every turn, and a message with it is
 // another variant than the same message without).
-func encodeMessages(req *llm.Request) ([][]byte, error) {
+func encodeMessages(req *llm.Request) ([]llm.Piece, error) {
 	marked := -1
 	if req.Cache.LastUserMessage {
 		marked = lastUser(req.Messages)
@@ -298,7 +298,7 @@ func encodeMessages(req *llm.Request) ([][]byte, error) {
 		}
 		return msgPlain
 	}
-	return req.Encodings.Encode(make([][]byte, 0, len(req.Messages)), messagesFormat, req.Messages, variant,
+	return req.Encodings.Encode(make([]llm.Piece, 0, len(req.Messages)), messagesFormat, req.Messages, variant,
 		func(i int, v uint8) ([][]byte, error) {
 			m := req.Messages[i]
 			if m.Role == llm.RoleSystem {

@@ -511,14 +511,14 @@ const messagesFormat = "openai.chat"
 // the system message (encoded on every request: it gathers the system
 // messages of the whole conversation), then each message on its own, so
 // that req.Encodings can keep each one's encoding for the next request.
-func encodeMessages(req *llm.Request) ([][]byte, error) {
-	out := make([][]byte, 0, len(req.Messages)+1)
+func encodeMessages(req *llm.Request) ([]llm.Piece, error) {
+	out := make([]llm.Piece, 0, len(req.Messages)+1)
 	if sys := systemText(req); sys != "" {
 		enc, err := sdk.SystemMessage(sys).MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("openai: encode the system message: %w", err)
 		}
-		out = append(out, enc)
+		out = append(out, llm.BytesPiece(enc))
 	}
 	return req.Encodings.Encode(out, messagesFormat, req.Messages, nil, func(i int, _ uint8) ([][]byte, error) {
 		ms, err := appendMessage(nil, req.Messages[i])
