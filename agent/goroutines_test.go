@@ -77,7 +77,15 @@ func TestSessionGoroutines(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the run ended before the call started: %v", err)
 	}
-	if got := ownGoroutines(t, label); got != 2 {
+	// The call starts inside Stream.Add, which runs on a short-lived
+	// helper while the loop's goroutine waits (see package offstack): for
+	// an instant after the tool starts the helper is still returning.
+	// Wait for it to end; the count must settle at two.
+	got := ownGoroutines(t, label)
+	for deadline := time.Now().Add(5 * time.Second); got > 2 && time.Now().Before(deadline); got = ownGoroutines(t, label) {
+		time.Sleep(time.Millisecond)
+	}
+	if got != 2 {
 		t.Errorf("%d goroutines while a tool call runs, want 2 (the loop's and the call's)", got)
 	}
 	close(release)
