@@ -432,3 +432,25 @@ func ValidName(name string) bool { return len(name) <= 64 && validName().MatchSt
 
 // EmptyObjectSchema is the input schema of a tool without input.
 var EmptyObjectSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+
+// schemaChecker is implemented by [FuncTool], and so by the types that
+// embed one: its input schema is the one its constructor checked, or
+// made valid by construction.
+type schemaChecker interface{ checkedInputSchema() json.RawMessage }
+
+func (f *FuncTool) checkedInputSchema() json.RawMessage { return f.spec.InputSchema }
+
+// SchemaChecked reports whether the input schema of t was checked when t
+// was built: t was built by this package's constructors (or embeds such a
+// tool) and its spec still has that tool's schema. A pool checks the
+// schema of any other tool with [CheckSchema] when it takes the tool, so
+// that a hand-written tool with a schema that does not compile is refused
+// there, naming the tool, rather than failing every call.
+func SchemaChecked(t Tool) bool {
+	c, ok := t.(schemaChecker)
+	if !ok {
+		return false
+	}
+	own, got := c.checkedInputSchema(), t.Spec().InputSchema
+	return len(own) == len(got) && (len(own) == 0 || &own[0] == &got[0])
+}

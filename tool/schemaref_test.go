@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -223,4 +224,42 @@ func FuzzSchemaIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// embedsFunc embeds a FuncTool, as built-ins with their own Spec do.
+type embedsFunc struct {
+	*FuncTool
+	spec Spec
+}
+
+func (e *embedsFunc) Spec() *Spec { return &e.spec }
+
+// TestSchemaChecked: a tool built by the constructors (or embedding one
+// and keeping its schema) has a checked schema; a hand-written tool, or
+// one that swaps the schema, has not.
+func TestSchemaChecked(t *testing.T) {
+	type in struct {
+		A string `json:"a"`
+	}
+	ft := Must(New("T", "d", func(context.Context, *Env, in) (*Result, error) { return nil, nil }))
+	raw := Must(NewRaw("R", "d", json.RawMessage(`{"type":"object"}`), func(context.Context, *Env, json.RawMessage) (*Result, error) { return nil, nil }))
+	kept := &embedsFunc{FuncTool: ft, spec: *ft.Spec()}
+	kept.spec.Description = "changed"
+	swapped := &embedsFunc{FuncTool: ft, spec: *ft.Spec()}
+	swapped.spec.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`)
+	for _, tc := range []struct {
+		name string
+		t    Tool
+		want bool
+	}{
+		{"New", ft, true},
+		{"NewRaw", raw, true},
+		{"embedding, schema kept", kept, true},
+		{"embedding, schema swapped", swapped, false},
+		{"hand-written", &bare{spec: Spec{Name: "B", InputSchema: EmptyObjectSchema}}, false},
+	} {
+		if got := SchemaChecked(tc.t); got != tc.want {
+			t.Errorf("%s: SchemaChecked = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -176,6 +176,18 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 	return c.newPool(ctx, opts.Env, opts.Tools)
 }
 
+// checkSchema refuses a tool whose input schema does not compile, unless
+// its constructor checked it ([tool.SchemaChecked]): a hand-written tool
+// with a bad schema would otherwise fail every call. Compiling is memoised
+// by the schema's bytes, so a schema is compiled once per process however
+// many pools take it.
+func checkSchema(t tool.Tool, spec *tool.Spec) error {
+	if tool.SchemaChecked(t) {
+		return nil
+	}
+	return tool.CheckSchema(spec.InputSchema)
+}
+
 // checkedFactory wraps an entry's factory with the checks of what it built.
 func checkedFactory(e Entry) Factory {
 	return func(ctx context.Context, env *tool.Env) (tool.Tool, error) {
@@ -207,6 +219,9 @@ func userMembers(tools []tool.Tool) ([]*member, error) {
 			return nil, errors.New("toolset: nil user tool")
 		}
 		spec := t.Spec()
+		if err := checkSchema(t, spec); err != nil {
+			return nil, fmt.Errorf("toolset: user tool %q: %w", spec.Name, err)
+		}
 		m := newMember(spec.Name, slices.Clone(spec.Aliases), srcUser, preset(t))
 		for _, n := range m.names() {
 			if !tool.ValidName(n) {
@@ -352,6 +367,9 @@ func (p *Pool) freeze(t tool.Tool) (tool.Tool, error) {
 		if err := tool.CheckDoc(spec); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkSchema(t, spec); err != nil {
+		return nil, err
 	}
 	out := spec
 	if sd, ok := tool.As[tool.SessionDescriber](t); ok && tool.DescribesSession(t) {

@@ -191,12 +191,15 @@ func TestFactoryErrors(t *testing.T) {
 	r.MustRegister(Entry{Name: "Renamed", Factory: factoryOf(simple(t, "Other"), nil)})
 	r.MustRegister(Entry{Name: "Undeclared", Factory: factoryOf(simple(t, "Undeclared", tool.WithAliases("Old")), nil)})
 	r.MustRegister(Entry{Name: "Good", Factory: factoryOf(simple(t, "Good"), nil)})
+	r.MustRegister(Entry{Name: "BadSchema", Factory: factoryOf(&plainTool{spec: tool.Spec{Name: "BadSchema", Description: "x",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integr"}}}`)}}, nil)})
 	p := newPool(t, Options{Registry: r})
 	if p.Err() != nil {
 		t.Fatalf("Err before building = %v", p.Err())
 	}
 	err := p.Build()
-	for _, want := range []string{"no git", `"Nil": factory returned no tool`, `built a tool named "Other"`, `alias "Old" is not declared`} {
+	for _, want := range []string{"no git", `"Nil": factory returned no tool`, `built a tool named "Other"`, `alias "Old" is not declared`,
+		`tool "BadSchema": bad input schema: type "integr" is not a JSON Schema type`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Build error %v does not mention %q", err, want)
 		}
@@ -241,6 +244,9 @@ func TestNewPoolErrors(t *testing.T) {
 	r := NewRegistry()
 	r.MustRegister(Entry{Name: "Bash", Factory: factoryOf(simple(t, "Bash"), nil)})
 	bad := &plainTool{spec: tool.Spec{Name: "bad name", Description: "x", InputSchema: tool.EmptyObjectSchema}}
+	handWritten := func(schema string) tool.Tool {
+		return &plainTool{spec: tool.Spec{Name: "Calendar", Description: "x", InputSchema: json.RawMessage(schema)}}
+	}
 	tests := []struct {
 		name    string
 		opts    Options
@@ -253,6 +259,12 @@ func TestNewPoolErrors(t *testing.T) {
 		{"reserved name", Options{Tools: []tool.Tool{simple(t, ToolSearchName)}}, "reserved"},
 		{"nil user tool", Options{Tools: []tool.Tool{nil}}, "nil user tool"},
 		{"bad max tier", Options{MaxTier: 7}, "unknown max tier"},
+		{"hand-written tool with a bad schema", Options{Tools: []tool.Tool{handWritten(`{"type":"object","properties":{"at":{"type":"strin"}}}`)}},
+			`user tool "Calendar": bad input schema: type "strin"`},
+		{"hand-written tool with a remote $ref", Options{Tools: []tool.Tool{handWritten(`{"type":"object","properties":{"at":{"$ref":"https://example.com/t.json"}}}`)}},
+			`user tool "Calendar": bad input schema: $ref "https://example.com/t.json" points outside the schema`},
+		{"hand-written tool without a schema", Options{Tools: []tool.Tool{handWritten(``)}}, `user tool "Calendar": bad input schema: empty`},
+		{"hand-written tool with a string schema", Options{Tools: []tool.Tool{handWritten(`{"type":"string"}`)}}, `user tool "Calendar": bad input schema: the top-level type must be "object"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
