@@ -246,6 +246,9 @@ func (x *explainer) walkNumber(v json.Number, s *jsonschema.Schema, loc []string
 }
 
 func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []string, depth int) {
+	if s.PropertyNames != nil && x.mode != structureOnly && !x.in.plain[s.PropertyNames] {
+		x.propertyNames(v, s.PropertyNames, loc, depth)
+	}
 	for _, name := range s.Required {
 		if _, ok := v[name]; !ok {
 			x.add(append(loc, name), deref(x.in.cs, s.Properties[name]), "required property is missing")
@@ -300,6 +303,9 @@ func (x *explainer) walkObject(v map[string]any, s *jsonschema.Schema, loc []str
 }
 
 func (x *explainer) walkArray(v []any, s *jsonschema.Schema, loc []string, depth int) {
+	if s.Contains != nil && x.mode != structureOnly && !x.in.plain[s.Contains] {
+		x.contains(v, s, loc, depth)
+	}
 	if s.MinItems != nil && len(v) < *s.MinItems {
 		x.add(loc, s, fmt.Sprintf("must have at least %d items, got %d", *s.MinItems, len(v)))
 	}
@@ -328,6 +334,65 @@ func (x *explainer) walkArray(v []any, s *jsonschema.Schema, loc []string, depth
 			continue
 		}
 		x.walk(iv, is, iloc, depth+1)
+	}
+}
+
+// formatErrors walks v against s for formats only (the value matches s
+// structurally) and returns what it finds.
+func (x *explainer) formatErrors(v any, s *jsonschema.Schema, loc []string, depth int) []FieldError {
+	sub := &explainer{in: x.in, mode: formatsOnly, scope: x.scope}
+	sub.walk(v, s, loc, depth)
+	return sub.out
+}
+
+// propertyNames asserts the formats of "propertyNames" on the names of
+// an object (the validator checks the rest of it): a name that is not of
+// its format is reported at its property.
+func (x *explainer) propertyNames(v map[string]any, names *jsonschema.Schema, loc []string, depth int) {
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		for _, fe := range x.formatErrors(name, names, nil, depth+1) {
+			x.addFormat(append(loc, name), nil, fmt.Sprintf("property name %q is %s", name, fe.Message))
+		}
+	}
+}
+
+// contains asserts the formats of "contains": at least minContains items
+// (1 by default) must match it with their formats valid. Formats can only
+// make fewer items match, so maxContains needs nothing more. When too few
+// match, the format errors of the items that match it but for their
+// formats are reported; without any, the shortfall (a violation the
+// validator found, explained).
+func (x *explainer) contains(v []any, s *jsonschema.Schema, loc []string, depth int) {
+	need := 1
+	if s.MinContains != nil {
+		need = *s.MinContains
+	}
+	if need <= 0 {
+		return
+	}
+	matched := 0
+	var bad []FieldError
+	for i, iv := range v {
+		iloc := append(loc, fmt.Sprint(i))
+		if !x.clean(structureOnly, iv, s.Contains, iloc, depth+1) {
+			continue
+		}
+		errs := x.formatErrors(iv, s.Contains, iloc, depth+1)
+		if len(errs) == 0 {
+			if matched++; matched >= need {
+				return
+			}
+			continue
+		}
+		bad = append(bad, errs...)
+	}
+	for _, fe := range bad {
+		fe.Message += fmt.Sprintf(` (at least %d item(s) must match "contains")`, need)
+		fe.Expected = nil
+		x.out = append(x.out, fe)
+	}
+	if len(bad) == 0 {
+		x.add(loc, nil, fmt.Sprintf(`must contain at least %d item(s) matching "contains", got %d`, need, matched))
 	}
 }
 

@@ -294,6 +294,46 @@ func TestDynamicRefFormats(t *testing.T) {
 	}
 }
 
+// TestFormatsInContainsAndPropertyNames: a format under "contains" and
+// "propertyNames" is asserted too — at least minContains items must
+// match "contains" with valid formats, and every property name must be
+// of its format.
+func TestFormatsInContainsAndPropertyNames(t *testing.T) {
+	const schema = `{"type":"object","properties":{
+		"to":{"type":"array","contains":{"type":"string","format":"email"}},
+		"two":{"type":"array","contains":{"type":"string","format":"email"},"minContains":2},
+		"any":{"type":"array","contains":{"type":"string","format":"email"},"minContains":0},
+		"hosts":{"type":"object","propertyNames":{"format":"hostname"}}}}`
+	c := compileSchema(json.RawMessage(schema))
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"to":[1,"joe@example.com"]}`, ""},
+		{`{"to":[1,"joe"]}`, `/to/1: not a valid email: must be an email address (at least 1 item(s) must match "contains")`},
+		{`{"to":["joe","ann"]}`, `/to/0: not a valid email: must be an email address (at least 1 item(s) must match "contains"); /to/1: not a valid email: must be an email address (at least 1 item(s) must match "contains")`},
+		{`{"to":[1,2]}`, `/to: must contain at least 1 item(s) matching "contains", got 0`},
+		{`{"two":["a@example.com","b@example.com"]}`, ""},
+		{`{"two":["a@example.com","b"]}`, `/two/1: not a valid email: must be an email address (at least 2 item(s) must match "contains")`},
+		{`{"any":["b"]}`, ""},
+		{`{"hosts":{"example.com":1,"b.example":2}}`, ""},
+		{`{"hosts":{"example.com":1,"not a host":2}}`, `/hosts/not a host: property name "not a host" is not a valid hostname: must be a host name`},
+	} {
+		v, _ := decodeInput(json.RawMessage(tc.in))
+		got := ""
+		if err := c.schema.Validate(v); err != nil {
+			var msgs []string
+			for _, f := range fieldErrors(c.schema, err) {
+				msgs = append(msgs, f.String())
+			}
+			got = strings.Join(msgs, "; ")
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // TestFormatSuite runs the official JSON Schema Test Suite's optional
 // format tests of 2020-12 (testdata/format-suite, a copy; its LICENSE is
 // beside it) through the executor's validation, formats asserted. The
