@@ -278,18 +278,8 @@ func TestDynamicRefFormats(t *testing.T) {
 		{`{"any":["joe"]}`, ""}, // the list's own default item: anything
 		{`{"to":[1]}`, "/to/0: got integer, want string"},
 	} {
-		v, _ := decodeInput(json.RawMessage(tc.in))
-		err := c.schema.Validate(v)
-		got := ""
-		if err != nil {
-			var msgs []string
-			for _, f := range fieldErrors(c.schema, err) {
-				msgs = append(msgs, f.String())
-			}
-			got = strings.Join(msgs, "; ")
-		}
-		if got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.in, got, tc.want)
+		if got := violations(c, tc.in); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -319,19 +309,25 @@ func TestFormatsInContainsAndPropertyNames(t *testing.T) {
 		{`{"hosts":{"example.com":1,"b.example":2}}`, ""},
 		{`{"hosts":{"example.com":1,"not a host":2}}`, `/hosts/not a host: property name "not a host" is not a valid hostname: must be a host name`},
 	} {
-		v, _ := decodeInput(json.RawMessage(tc.in))
-		got := ""
-		if err := c.schema.Validate(v); err != nil {
-			var msgs []string
-			for _, f := range fieldErrors(c.schema, err) {
-				msgs = append(msgs, f.String())
-			}
-			got = strings.Join(msgs, "; ")
-		}
-		if got != tc.want {
+		if got := violations(c, tc.in); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// violations validates the input in against c and returns its field
+// errors joined by "; " ("" when it is valid).
+func violations(c *compiled, in string) string {
+	v, _ := decodeInput(json.RawMessage(in))
+	err := c.schema.Validate(v)
+	if err == nil {
+		return ""
+	}
+	var msgs []string
+	for _, f := range fieldErrors(c.schema, err) {
+		msgs = append(msgs, f.String())
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // TestFormatSuite runs the official JSON Schema Test Suite's optional
