@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
 )
 
 // Body is a request body assembled from byte slices without copying them:
@@ -63,6 +64,14 @@ func (b *Body) Len() int64 { return b.n }
 // Reader returns a new reader of the whole body. It implements
 // [io.WriterTo], writing the pieces in place.
 func (b *Body) Reader() io.ReadCloser { return &bodyReader{segs: b.segs} }
+
+// SetOn sets r's ContentLength and GetBody for this body (r's Body is a
+// [Body.Reader]), so that net/http sends its length and can send it again
+// on a new connection.
+func (b *Body) SetOn(r *http.Request) {
+	r.ContentLength = b.n
+	r.GetBody = func() (io.ReadCloser, error) { return b.Reader(), nil }
+}
 
 // Bytes returns the body as one slice (a copy).
 func (b *Body) Bytes() []byte {

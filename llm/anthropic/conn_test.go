@@ -1,10 +1,6 @@
 package anthropic_test
 
 import (
-	"context"
-	"net"
-	"net/http"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gantry-dev/gantry/llm/anthropic"
@@ -16,20 +12,13 @@ import (
 // end closes the connection) and h2c.
 func TestConnectionReused(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
-		name := map[bool]string{false: "http1", true: "h2c"}[h2]
-		t.Run(name, func(t *testing.T) {
+		t.Run(map[bool]string{false: "http1", true: "h2c"}[h2], func(t *testing.T) {
 			var opts []llmtest.Option
 			if h2 {
 				opts = append(opts, llmtest.WithHTTP2())
 			}
 			srv := llmtest.NewServer(t, opts...)
-			var dials atomic.Int32
-			tr := srv.Client().Transport.(*http.Transport).Clone()
-			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				dials.Add(1)
-				return (&net.Dialer{}).DialContext(ctx, network, addr)
-			}
-			hc := &http.Client{Transport: tr}
+			hc, dials := srv.DialCountingClient()
 			defer hc.CloseIdleConnections()
 			p := newProvider(t, srv, &sleeps{}, anthropic.WithHTTPClient(hc))
 			for i := range 5 {
@@ -38,7 +27,7 @@ func TestConnectionReused(t *testing.T) {
 					t.Fatalf("request %d: %v", i, err)
 				}
 			}
-			if n := dials.Load(); n != 1 {
+			if n := dials(); n != 1 {
 				t.Errorf("%d connections dialled for 5 sequential requests, want 1", n)
 			}
 		})

@@ -37,8 +37,7 @@ func (p *Provider) post(ctx context.Context, body *llm.Body) (*http.Response, er
 	var raw *http.Response
 	err := p.client.Post(ctx, "chat/completions", body.Reader(), &raw, option.WithMiddleware(
 		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			r.ContentLength = body.Len()
-			r.GetBody = func() (io.ReadCloser, error) { return body.Reader(), nil }
+			body.SetOn(r)
 			return next(r)
 		}))
 	if err == nil && (raw == nil || raw.Body == nil) {
