@@ -236,6 +236,14 @@ func main() {
 	// is this binary re-executed: it applies the sandbox and runs the
 	// command, and never returns.
 	sandbox.Main()
+	os.Exit(processMain(os.Args[1:]))
+}
+
+// processMain runs a command line as a gantry process does and returns its
+// exit status: the process's app (processApp), its memory settings
+// (tuneMemory) and interrupts caught for a command that runs. The script
+// tests run it as their gantry command.
+func processMain(args []string) int {
 	a := processApp()
 	stop := func() {}
 	a.beforeRun = func(cmd *cobra.Command) {
@@ -247,9 +255,9 @@ func main() {
 		ctx, stop = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		cmd.SetContext(ctx)
 	}
-	code := run(context.Background(), a, os.Args[1:])
+	code := run(context.Background(), a, args)
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // The collector's settings of a gantry process (unless the user set GOGC).

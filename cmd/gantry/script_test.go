@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -27,7 +26,7 @@ func TestMain(m *testing.M) {
 	sandbox.Main() // the Landlock helper is this binary re-executed
 	testscript.Main(leakCheck{m}, map[string]func(){
 		"gantry": func() {
-			os.Exit(run(context.Background(), processApp(), os.Args[1:]))
+			os.Exit(processMain(os.Args[1:]))
 		},
 	})
 }
@@ -61,6 +60,7 @@ func (t scriptTB) Cleanup(f func()) { t.env.Defer(f) }
 //	llm error STATUS                   script an error response
 //	llm silent                         script a reply that never comes (headers held back)
 //	llm requests N                     assert N requests were received
+//	llm await N                        wait until N requests were received (for a command run in the background)
 //	llm sent 'substring'               assert the last request's messages contain it
 //	llm results 'substring'            assert a tool result sent contains it
 func TestScripts(t *testing.T) {
@@ -124,6 +124,14 @@ func llmCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		if got := len(srv.Requests()); (got == n) == neg {
 			ts.Fatalf("requests = %d, want %d", got, n)
+		}
+	case "await":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) < n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("requests = %d after 30 s, want %d", len(srv.Requests()), n)
+			}
 		}
 	case "sent":
 		b, _ := json.Marshal(srv.LastRequest().Messages)
