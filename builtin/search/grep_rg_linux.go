@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,12 +27,14 @@ import (
 // Without a large pipe or a pidfd (old kernels) the read end is made
 // blocking and every read waits for data, as a plain pipe would.
 type ripgrepOutput struct {
-	fd    int      // the pipe's read end
-	exit  *os.File // ripgrep's pidfd, in the poller; nil: not paced
-	conn  syscall.RawConn
-	pace  time.Duration // ripgrepPace; 0: the pipe could not be enlarged
-	wait  bool          // the last read was short: pause first
-	ended bool          // ripgrep exited
+	fd   int      // the pipe's read end
+	exit *os.File // ripgrep's pidfd, in the poller; nil: not paced
+	conn syscall.RawConn
+	pace time.Duration // ripgrepPace; 0: the pipe could not be enlarged
+	wait bool          // the last read was short: pause first
+	// nonblock: the read end is non-blocking (paced).
+	nonblock bool
+	ended    bool // ripgrep exited
 }
 
 // newRipgrepOutput makes the pipe; w is ripgrep's standard output (the
@@ -58,7 +61,7 @@ func (o *ripgrepOutput) started(pid int) {
 				f := os.NewFile(uintptr(fd), "pidfd")
 				if f.SetReadDeadline(time.Time{}) == nil {
 					if c, err := f.SyscallConn(); err == nil && syscall.SetNonblock(o.fd, true) == nil {
-						o.exit, o.conn = f, c
+						o.exit, o.conn, o.nonblock = f, c, true
 						return
 					}
 				}
@@ -68,7 +71,7 @@ func (o *ripgrepOutput) started(pid int) {
 			}
 		}
 	}
-	syscall.SetNonblock(o.fd, false)
+	o.blocking()
 }
 
 func (o *ripgrepOutput) Read(p []byte) (int, error) {
@@ -79,7 +82,7 @@ func (o *ripgrepOutput) Read(p []byte) (int, error) {
 		if o.wait && !o.ended {
 			o.pause()
 		}
-		n, err := syscall.Read(o.fd, p)
+		n, err := o.read(p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -88,7 +91,7 @@ func (o *ripgrepOutput) Read(p []byte) (int, error) {
 				// Someone else holds the write end open (ripgrep
 				// starts no process; this is a safety net): wait
 				// for data like a plain pipe.
-				syscall.SetNonblock(o.fd, false)
+				o.blocking()
 			}
 			o.wait = true
 			continue
@@ -102,6 +105,22 @@ func (o *ripgrepOutput) Read(p []byte) (int, error) {
 	}
 }
 
+// read reads once. A non-blocking read is a raw system call: it cannot
+// block, and a goroutine entering a system call wakes the runtime's
+// monitor thread from its deep sleep (all processors idle, as while the
+// reader pauses) and resets it to polling every 20 µs, on the core
+// ripgrep's threads need.
+func (o *ripgrepOutput) read(p []byte) (int, error) {
+	if !o.nonblock {
+		return syscall.Read(o.fd, p)
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(o.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
 // pause waits for ripgrep's exit or ripgrepPace, whichever comes first.
 func (o *ripgrepOutput) pause() {
 	o.wait = false
@@ -112,21 +131,16 @@ func (o *ripgrepOutput) pause() {
 		o.unpaced()
 		return
 	}
-	var perr error
-	err := o.conn.Read(func(fd uintptr) bool {
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(pfd, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			perr = err
-			return err != nil || n > 0
-		}
+	// The first call only starts the wait: the pidfd is then readable
+	// once the poller says so (its only event is the exit), so no
+	// system call is needed to check it.
+	waited := false
+	err := o.conn.Read(func(uintptr) bool {
+		done := waited
+		waited = true
+		return done
 	})
 	switch {
-	case perr != nil:
-		o.unpaced()
 	case err == nil:
 		o.ended = true // the pidfd is readable: ripgrep exited
 	case !errors.Is(err, os.ErrDeadlineExceeded):
@@ -138,7 +152,14 @@ func (o *ripgrepOutput) pause() {
 func (o *ripgrepOutput) unpaced() {
 	o.exit.Close()
 	o.exit, o.conn = nil, nil
-	syscall.SetNonblock(o.fd, false)
+	o.blocking()
+}
+
+// blocking makes the read end blocking.
+func (o *ripgrepOutput) blocking() {
+	if syscall.SetNonblock(o.fd, false) == nil {
+		o.nonblock = false
+	}
 }
 
 // Close closes the read end and the pidfd.
@@ -159,18 +180,24 @@ func (o *ripgrepOutput) Close() error {
 // without --max-filesize): it stats them relative to an open descriptor of
 // the directory ripgrep ran in, which spares the kernel the walk of the
 // directory's own path for each file, asking only for size and
-// modification time.
+// modification time. On the local file systems completeReads knows (where
+// a stat of a file ripgrep has just read is answered from memory) the stat
+// is a raw system call: the reader runs right after a pause, when the
+// runtime's monitor thread sleeps deeply, and a goroutine entering a
+// system call would wake it to poll every 20 µs, on the core ripgrep's
+// threads need.
 type capStat struct {
 	dirfd int // -1: stat absolute paths
+	raw   bool
 	limit int64
 }
 
 func newCapStat(dir string, limit int64) *capStat {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		fd = -1
+		return &capStat{dirfd: -1, limit: limit}
 	}
-	return &capStat{dirfd: fd, limit: limit}
+	return &capStat{dirfd: fd, raw: completeReads(fd), limit: limit}
 }
 
 // within reports whether the file at rel (as ripgrep printed it, relative
@@ -185,7 +212,12 @@ func (s *capStat) within(rel, abs string) (time.Time, bool) {
 	var st unix.Statx_t
 	var err error
 	for {
-		if err = unix.Statx(dirfd, name, 0, unix.STATX_SIZE|unix.STATX_MTIME, &st); err != unix.EINTR {
+		if s.raw {
+			err = rawStatx(dirfd, name, &st)
+		} else {
+			err = unix.Statx(dirfd, name, 0, unix.STATX_SIZE|unix.STATX_MTIME, &st)
+		}
+		if err != unix.EINTR {
 			break
 		}
 	}
@@ -196,6 +228,21 @@ func (s *capStat) within(rel, abs string) (time.Time, bool) {
 		return statCap(abs, s.limit)
 	}
 	return time.Unix(st.Mtime.Sec, int64(st.Mtime.Nsec)), int64(st.Size) <= s.limit
+}
+
+// rawStatx is unix.Statx for size and modification time, following
+// symbolic links, as a raw system call (see capStat).
+func rawStatx(dirfd int, path string, st *unix.Statx_t) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	_, _, e := syscall.RawSyscall6(unix.SYS_STATX, uintptr(dirfd), uintptr(unsafe.Pointer(p)), 0,
+		uintptr(unix.STATX_SIZE|unix.STATX_MTIME), uintptr(unsafe.Pointer(st)), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 func (s *capStat) close() {

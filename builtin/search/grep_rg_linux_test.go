@@ -88,8 +88,15 @@ func TestCapStat(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, "sub/small.txt"), mtime, mtime); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "missing")} {
+	for _, v := range []struct {
+		d   string
+		raw bool
+	}{{dir, true}, {dir, false}, {filepath.Join(dir, "missing"), false}} {
+		d := v.d
 		s := newCapStat(d, 10)
+		if s.dirfd >= 0 {
+			s.raw = v.raw
+		}
 		for _, c := range []struct {
 			rel string
 			ok  bool
