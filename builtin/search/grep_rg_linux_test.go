@@ -118,3 +118,49 @@ func TestCapStat(t *testing.T) {
 		s.close()
 	}
 }
+
+// BenchmarkRipgrepOutputPaced: a process writing 100 lines 1 ms apart
+// (ripgrep's pattern: a write per file with results), read to the end
+// paced and unpaced; reads/op is how often the reader woke with data.
+func BenchmarkRipgrepOutputPaced(b *testing.B) {
+	script := `i=0; while [ $i -lt 100 ]; do echo "./file$i.go:1:errors.New"; sleep 0.001; i=$((i+1)); done`
+	for _, paced := range []bool{true, false} {
+		name := "paced"
+		if !paced {
+			name = "unpaced"
+		}
+		b.Run(name, func(b *testing.B) {
+			reads := 0
+			for b.Loop() {
+				o, w, err := newRipgrepOutput()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !paced {
+					o.pace = 0
+				}
+				cmd := exec.Command("sh", "-c", script)
+				cmd.Stdout = w
+				err = cmd.Start()
+				w.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				o.started(cmd.Process.Pid)
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := o.Read(buf)
+					if n > 0 {
+						reads++
+					}
+					if err != nil {
+						break
+					}
+				}
+				cmd.Wait()
+				o.Close()
+			}
+			b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+		})
+	}
+}
