@@ -36,22 +36,8 @@ func TestRipgrepOutput(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o, w, err := newRipgrepOutput()
-			if err != nil {
-				t.Fatal(err)
-			}
+			o, cmd := startWriter(t, c.script, c.paced)
 			defer o.Close()
-			if !c.paced {
-				o.pace = 0
-			}
-			cmd := exec.Command("sh", "-c", c.script)
-			cmd.Stdout = w
-			err = cmd.Start()
-			w.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.started(cmd.Process.Pid)
 			if c.paced && o.exit == nil {
 				t.Log("pacing unavailable here (no large pipe or pidfd): the fallback is tested")
 			}
@@ -73,6 +59,29 @@ func TestRipgrepOutput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startWriter runs the shell script writing to a ripgrepOutput, paced or
+// not (a pipe left at its default size).
+func startWriter(t testing.TB, script string, paced bool) (*ripgrepOutput, *exec.Cmd) {
+	t.Helper()
+	o, w, err := newRipgrepOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !paced {
+		o.pace = 0
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		o.Close()
+		t.Fatal(err)
+	}
+	o.started(cmd.Process.Pid)
+	return o, cmd
 }
 
 // TestCapStat: the size cap applied by a stat relative to the directory
@@ -132,21 +141,7 @@ func BenchmarkRipgrepOutputPaced(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			reads := 0
 			for b.Loop() {
-				o, w, err := newRipgrepOutput()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !paced {
-					o.pace = 0
-				}
-				cmd := exec.Command("sh", "-c", script)
-				cmd.Stdout = w
-				err = cmd.Start()
-				w.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				o.started(cmd.Process.Pid)
+				o, cmd := startWriter(b, script, paced)
 				buf := make([]byte, 64<<10)
 				for {
 					n, err := o.Read(buf)
