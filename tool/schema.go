@@ -323,13 +323,16 @@ func compileMemo(raw json.RawMessage) compiledSchema {
 
 // checkTopLevel checks that an input schema is an object schema: its own
 // top-level "type" is "object", as the model APIs want it (the schema is
-// sent as it is, not as translated).
+// sent as it is, not as translated). The key is matched exactly: a struct
+// field would also take "tYpe", which means nothing.
 func checkTopLevel(raw json.RawMessage) error {
-	var top struct {
-		Type any `json:"type"`
+	var top map[string]json.RawMessage
+	var typ any
+	if err := json.Unmarshal(raw, &top); err == nil {
+		_ = json.Unmarshal(top["type"], &typ)
 	}
-	if err := json.Unmarshal(raw, &top); err != nil || top.Type != "object" {
-		return fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, top.Type)
+	if typ != "object" {
+		return fmt.Errorf("%w: the top-level type must be \"object\", got %v", ErrBadSchema, typ)
 	}
 	return nil
 }

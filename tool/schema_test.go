@@ -167,6 +167,8 @@ func TestCheckSchema(t *testing.T) {
 		{"not an object", `[]`, false},
 		{"string type", `{"type":"string"}`, false},
 		{"no type", `{"properties":{}}`, false},
+		{"type in another case", `{"tYpe":"object"}`, false},
+		{"type in another case beside type", `{"Type":"string","type":"object"}`, true},
 		{"bad keyword value", `{"type":"object","properties":{"a":{"type":"nope"}}}`, false},
 		{"dangling ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, false},
 		{"bad pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`, false},
