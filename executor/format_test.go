@@ -450,27 +450,13 @@ var formatSuiteDeviations = map[string]bool{
 // propertyNames never panics, and an input refused (by the validator or
 // for a format) gets at least one field error.
 func FuzzFormatWalk(f *testing.F) {
-	c := compileSchema(json.RawMessage(`{"$id":"http://example.com/root","type":"object",
+	fuzzFieldErrors(f, `{"$id":"http://example.com/root","type":"object",
 		"$defs":{"email":{"type":"string","format":"email"},
 			"emails":{"$id":"emails","$ref":"list","$defs":{"item":{"$dynamicAnchor":"item","type":"string","format":"email"}}},
 			"list":{"$id":"list","type":"array","items":{"$dynamicRef":"#item"},"$defs":{"default":{"$dynamicAnchor":"item"}}}},
 		"properties":{"to":{"$ref":"emails"},"cc":{"type":"array","contains":{"$ref":"#/$defs/email"},"minContains":2},
 			"hosts":{"type":"object","propertyNames":{"format":"hostname"},"additionalProperties":{"$ref":"#/$defs/email"}},
-			"at":{"anyOf":[{"type":"string","format":"date-time"},{"type":"null"}]}}}`))
-	if c.err != nil {
-		f.Fatal(c.err)
-	}
-	for _, s := range []string{`{"to":["a@example.com"]}`, `{"to":["a"]}`, `{"cc":["a@example.com","b"]}`, `{"cc":[1,2]}`,
-		`{"hosts":{"example.com":"a@example.com","bad host":"x"}}`, `{"at":null}`, `{"at":"yesterday"}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := decodeInput(json.RawMessage(s))
-		if err != nil {
-			return
-		}
-		if err := c.schema.Validate(v); err != nil && len(fieldErrors(c.schema, err)) == 0 {
-			t.Fatalf("%s: refused (%v) without a field error", s, err)
-		}
-	})
+			"at":{"anyOf":[{"type":"string","format":"date-time"},{"type":"null"}]}}}`,
+		`{"to":["a@example.com"]}`, `{"to":["a"]}`, `{"cc":["a@example.com","b"]}`, `{"cc":[1,2]}`,
+		`{"hosts":{"example.com":"a@example.com","bad host":"x"}}`, `{"at":null}`, `{"at":"yesterday"}`)
 }
