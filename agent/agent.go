@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/team"
@@ -443,7 +444,10 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		a.memory = FindMemoryFiles(wd, home)
 	}
 	facts, memory := a.facts, a.memory
-	a.system = BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)
+	// Interned: sessions of one program built alike have the same prompt,
+	// held once (the standard library's canonical-value table; an entry
+	// goes when no session refers to it).
+	a.system = unique.Make(BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)).Value()
 	a.hook(ctx, &hook.Input{Event: hook.SessionStart, Source: source})
 	return a, nil
 }

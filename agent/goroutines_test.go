@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/tool"
@@ -111,3 +112,16 @@ func TestSessionGoroutines(t *testing.T) {
 type resultError struct{ text string }
 
 func (e *resultError) Error() string { return "unexpected result " + e.text }
+
+// Sessions built alike hold one system prompt; a different one is its own.
+func TestSystemPromptShared(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.agent(t, nil), f.agent(t, nil)
+	if a.SystemPrompt() == "" || unsafe.StringData(a.SystemPrompt()) != unsafe.StringData(b.SystemPrompt()) {
+		t.Fatal("two sessions built alike hold a system prompt each")
+	}
+	c := f.agent(t, func(o *Options) { o.AppendSystemPrompt = "Be brief." })
+	if !strings.Contains(c.SystemPrompt(), "Be brief.") || unsafe.StringData(c.SystemPrompt()) == unsafe.StringData(a.SystemPrompt()) {
+		t.Fatalf("a different prompt was shared: %q", c.SystemPrompt())
+	}
+}

@@ -393,6 +393,11 @@ func numberLines(ctx context.Context, br *bufio.Reader, rng readRange, maxChars,
 		}
 	}
 	res.text = out.String()
+	if out.Cap()-out.Len() > out.Len()/8 {
+		// The output is kept in the conversation for the rest of the
+		// session: not in a buffer grown by doubling (up to twice its size).
+		res.text = strings.Clone(res.text)
+	}
 	return res, nil
 }
 
