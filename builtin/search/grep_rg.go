@@ -193,6 +193,11 @@ const ripgrepPipeSize = 1 << 20
 // short read, unless ripgrep exits first (see ripgrepOutput).
 const ripgrepPace = 5 * time.Millisecond
 
+// ripgrepMaxPace bounds the pause after reads that found nothing: at any
+// rate under ~50 KB/ms ripgrep fills less than the 1 MiB pipe meanwhile,
+// and a faster ripgrep is read without pauses (its reads are not short).
+const ripgrepMaxPace = 20 * time.Millisecond
+
 // absPath turns a path ripgrep printed (relative to dir) into an absolute
 // one, and returns the relative form without its "./" too.
 func absPath(dir, p string) (abs, rel string) {

@@ -22,7 +22,10 @@ import (
 //   - after a read that was short (less than half of what was asked for),
 //     the reader pauses for ripgrepPace, or until ripgrep exits, which it
 //     learns from a pidfd in the poller: one wake-up per pace while ripgrep
-//     runs, and one at its exit, after which it reads straight to the end.
+//     runs, and one at its exit, after which it reads straight to the end;
+//     a pause after which there was nothing to read doubles the next one,
+//     up to ripgrepMaxPace (a files_with_matches search prints a few
+//     buffers in all).
 //
 // Without a large pipe or a pidfd (old kernels) the read end is made
 // blocking and every read waits for data, as a plain pipe would.
@@ -31,6 +34,7 @@ type ripgrepOutput struct {
 	exit *os.File // ripgrep's pidfd, in the poller; nil: not paced
 	conn syscall.RawConn
 	pace time.Duration // ripgrepPace; 0: the pipe could not be enlarged
+	cur  time.Duration // the next pause: pace, doubled after empty reads
 	wait bool          // the last read was short: pause first
 	// nonblock: the read end is non-blocking (paced).
 	nonblock bool
@@ -94,6 +98,7 @@ func (o *ripgrepOutput) Read(p []byte) (int, error) {
 				o.blocking()
 			}
 			o.wait = true
+			o.cur = min(2*o.cur, ripgrepMaxPace)
 			continue
 		case err != nil:
 			return 0, &os.PathError{Op: "read", Path: "ripgrep output", Err: err}
@@ -101,6 +106,7 @@ func (o *ripgrepOutput) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		o.wait = n < len(p)/2
+		o.cur = o.pace
 		return n, nil
 	}
 }
@@ -127,7 +133,10 @@ func (o *ripgrepOutput) pause() {
 	if o.exit == nil {
 		return // blocking reads
 	}
-	if o.exit.SetReadDeadline(time.Now().Add(o.pace)) != nil {
+	if o.cur < o.pace {
+		o.cur = o.pace
+	}
+	if o.exit.SetReadDeadline(time.Now().Add(o.cur)) != nil {
 		o.unpaced()
 		return
 	}

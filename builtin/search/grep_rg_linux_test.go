@@ -31,6 +31,9 @@ func TestRipgrepOutput(t *testing.T) {
 			return []byte("early\nlate\n")
 		}, true},
 		{"nothing", `exit 0`, func() []byte { return nil }, true},
+		{"quiet, then a burst", `sleep 0.08; head -c 200000 /dev/zero | tr '\0' y`, func() []byte {
+			return bytes.Repeat([]byte("y"), 200000)
+		}, true},
 		{"blocking fallback", `for i in 1 2 3; do echo "line $i"; sleep 0.01; done`, func() []byte {
 			return []byte("line 1\nline 2\nline 3\n")
 		}, false},
