@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -33,6 +34,8 @@ import (
 //	x-rg, cpu-x-rg    the ratios gantry/rg (the goal is ≤ 1.1)
 //	out-KB            what rg printed (gantry prints the same entries)
 //	load              the 1-minute load average when the case started
+//	vcsw, rg-vcsw     voluntary context switches of gantry (rg's
+//	                  included under the rg engine) and of rg
 //
 // Run: go test -run '^$' -bench GrepProcess -benchtime 20x ./cmd/gantry
 // (docs/scale.md has the figures). Skipped without rg on PATH.
@@ -103,6 +106,8 @@ func BenchmarkGrepProcess(b *testing.B) {
 				b.ReportMetric(float64(gc)/float64(rc), "cpu-x-rg")
 				b.ReportMetric(float64(len(r.out))/1024, "out-KB")
 				b.ReportMetric(load, "load")
+				b.ReportMetric(medianSwitches(gs), "vcsw")
+				b.ReportMetric(medianSwitches(rs), "rg-vcsw")
 			})
 		}
 	}
@@ -110,6 +115,7 @@ func BenchmarkGrepProcess(b *testing.B) {
 
 type procRun struct {
 	wall, cpu time.Duration
+	switches  int64 // voluntary context switches (the process's and its children's)
 	out       []byte
 }
 
@@ -126,7 +132,11 @@ func runOnce(b *testing.B, cmd *exec.Cmd) procRun {
 	if err != nil {
 		b.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, errb.String())
 	}
-	return procRun{wall: wall, cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime(), out: out.Bytes()}
+	r := procRun{wall: wall, cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime(), out: out.Bytes()}
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.switches = ru.Nvcsw
+	}
+	return r
 }
 
 func medians(runs []procRun) (wall, cpu time.Duration) {
@@ -138,6 +148,16 @@ func medians(runs []procRun) (wall, cpu time.Duration) {
 	slices.Sort(w)
 	slices.Sort(c)
 	return w[len(w)/2], c[len(c)/2]
+}
+
+// medianSwitches is the median of the runs' voluntary context switches.
+func medianSwitches(runs []procRun) float64 {
+	v := make([]int64, len(runs))
+	for i, r := range runs {
+		v[i] = r.switches
+	}
+	slices.Sort(v)
+	return float64(v[len(v)/2])
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
