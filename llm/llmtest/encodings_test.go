@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	asdk "github.com/anthropics/anthropic-sdk-go"
@@ -409,5 +410,51 @@ func TestWithoutDecoding(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests recorded", n)
+	}
+}
+
+// TestLongTextsHeldOnce: with an [llm.MessageEncodings], the long texts of
+// a conversation (tool results, replies, prompts; quotes, control
+// characters, HTML, invalid UTF-8 and U+2028 included) are not held a
+// second time in the kept encodings, and the body is byte for byte the
+// body encoded without the cache, turn after turn — for each adapter.
+func TestLongTextsHeldOnce(t *testing.T) {
+	long := func(seed string) string {
+		return strings.Repeat("     1\t"+seed+" \"quoted\" <b>&amp;</b> \\ \x01 \xff \u2028 é\n", 30)
+	}
+	read := []*tool.Spec{{Name: "Read", Description: "Read things",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}}
+	for _, ad := range adapters(t, nil) {
+		t.Run(ad.name, func(t *testing.T) {
+			var enc llm.MessageEncodings
+			msgs := []llm.Message{llm.UserText(long("prompt"))}
+			var texts int64
+			for turn := range 4 {
+				id := "t" + string(rune('0'+turn))
+				msgs = append(msgs,
+					llm.AssistantMessage(llm.Text(long("reply")), llm.ToolUse(id, "Read", json.RawMessage(`{"file_path":"a"}`))),
+					llm.UserMessage(llm.ToolResult(id, []tool.Content{tool.Text(long("result"))}, false)))
+				texts += 2 * int64(len(long("result")))
+				req := llm.Request{Model: "m", Messages: msgs, Tools: read, Cache: llm.AllCacheHints}
+				plain, err := ad.body(&req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Encodings = &enc
+				cached, err := ad.body(&req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(cached, plain) {
+					t.Fatalf("turn %d: the body with the cache differs from the body without", turn)
+				}
+				if !json.Valid(cached) {
+					t.Fatalf("turn %d: not JSON", turn)
+				}
+			}
+			if held, size := enc.Held(), enc.Size(); held > size-texts {
+				t.Fatalf("the encodings hold %d of their %d bytes: the long texts (%d bytes) are held twice", held, size, texts)
+			}
+		})
 	}
 }
