@@ -458,3 +458,39 @@ func TestLongTextsHeldOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectionReused: a reply read to its end leaves its connection to
+// the next request, for each adapter, over HTTP/1.1 (where closing a
+// response before its end closes the connection) and h2c.
+func TestConnectionReused(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, h2 := range []bool{false, true} {
+		for _, name := range []string{"anthropic", "openai"} {
+			t.Run(map[bool]string{false: "http1", true: "h2c"}[h2]+"/"+name, func(t *testing.T) {
+				var opts []llmtest.Option
+				if h2 {
+					opts = append(opts, llmtest.WithHTTP2())
+				}
+				srv := llmtest.NewServer(t, opts...)
+				hc, dials := srv.DialCountingClient()
+				defer hc.CloseIdleConnections()
+				var p llm.Provider = anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"),
+					anthropic.WithLookupEnv(noEnv), anthropic.WithMaxAttempts(1), anthropic.WithHTTPClient(hc))
+				if name == "openai" {
+					p = openai.New(openai.WithBaseURL(srv.OpenAIURL()), openai.WithAPIKey("k"), openai.WithModel("gpt-test"),
+						openai.WithLookupEnv(noEnv), openai.WithMaxAttempts(1), openai.WithHTTPClient(hc))
+				}
+				for i := range 5 {
+					srv.Script(llmtest.TextReply("hello there"))
+					req := &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}}
+					if _, err := llm.Collect(p.Stream(context.Background(), req)); err != nil {
+						t.Fatalf("request %d: %v", i, err)
+					}
+				}
+				if n := dials(); n != 1 {
+					t.Errorf("%d connections dialled for 5 sequential requests, want 1", n)
+				}
+			})
+		}
+	}
+}
