@@ -31,13 +31,7 @@ func checkBody(t testing.TB, b *Body, want []byte) {
 }
 
 func TestBodyList(t *testing.T) {
-	b := func(s ...string) []Piece {
-		out := make([]Piece, len(s))
-		for i, v := range s {
-			out[i] = BytesPiece([]byte(v))
-		}
-		return out
-	}
+	b := stringPieces
 	tests := []struct {
 		name  string
 		build func(*Body)

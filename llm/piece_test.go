@@ -21,6 +21,15 @@ func bytesPieces(items [][]byte) []Piece {
 	return out
 }
 
+// stringPieces is one BytesPiece per string.
+func stringPieces(s ...string) []Piece {
+	out := make([]Piece, len(s))
+	for i, v := range s {
+		out[i] = BytesPiece([]byte(v))
+	}
+	return out
+}
+
 // marshalString is encoding/json's encoding of s, with or without HTML
 // escaping (the provider SDKs' encoders are forks of it).
 func marshalString(t testing.TB, s string, html bool) []byte {

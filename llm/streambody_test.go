@@ -7,13 +7,7 @@ import (
 )
 
 func TestStreamBody(t *testing.T) {
-	b := func(s ...string) []Piece {
-		out := make([]Piece, len(s))
-		for i, v := range s {
-			out[i] = BytesPiece([]byte(v))
-		}
-		return out
-	}
+	b := stringPieces
 	tests := []struct {
 		name    string
 		head    string
