@@ -143,6 +143,16 @@ type Options struct {
 	// dangerouslyDisableSandbox (sandbox.allowUnsandboxedCommands); the
 	// permission layer then asks. False ignores the flag.
 	AllowUnsandboxed bool
+	// Roots are the session's writable roots, fixed when the session
+	// starts: the project directory and the directories granted to it.
+	// Their links are resolved once, by [New]. When set, every policy's
+	// writable directories are exactly these (plus the temp dir and
+	// Write), whatever directory a command runs in: the shell's working
+	// directory follows what a command reports, and sandboxed code can
+	// forge that report, so it never widens what may be written. Empty:
+	// [Sandbox.Policy]'s arguments are the writable directories (a program
+	// that builds its own policy per command).
+	Roots []string
 	// Write are writable paths besides the working directories and the
 	// temp dir (Edit allow rules).
 	Write []string
@@ -181,6 +191,7 @@ type Options struct {
 // session ends.
 type Sandbox struct {
 	opt     Options
+	roots   []string
 	backend Backend
 	status  Status
 	tempDir string
@@ -199,6 +210,14 @@ func New(opts Options) (*Sandbox, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Sandbox{opt: opts}
+	for _, r := range opts.Roots {
+		if r == "" {
+			continue
+		}
+		if r = resolved(r); !slices.Contains(s.roots, r) {
+			s.roots = append(s.roots, r)
+		}
+	}
 	if !opts.Enabled {
 		s.backend = None{}
 		s.status = Status{Backend: BackendNone, Reason: "the sandbox is off (settings: sandbox.enabled)",
@@ -277,12 +296,38 @@ func (s *Sandbox) Runs(command string, disable bool) bool {
 // TempDir is the session's temporary directory ("" when disabled).
 func (s *Sandbox) TempDir() string { return s.tempDir }
 
+// Roots returns the session's writable roots ([Options.Roots], links
+// resolved), or nil when none were set.
+func (s *Sandbox) Roots() []string { return slices.Clone(s.roots) }
+
+// Inside reports whether dir, its links resolved, is one of the session's
+// writable roots or inside one. Without [Options.Roots] it reports true:
+// nothing fixes the area.
+func (s *Sandbox) Inside(dir string) bool {
+	if len(s.roots) == 0 {
+		return true
+	}
+	dir = resolved(dir)
+	for _, r := range s.roots {
+		if dir == r || strings.HasPrefix(dir, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Policy returns the policy of a command run in workDir with the session's
 // other directories: those writable (with their protected files kept
 // read-only), plus the options' writable and hidden paths and network.
+// With [Options.Roots] set, workDir and dirs are ignored: the writable
+// directories are the roots, fixed when the session started.
 func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 	p := &Policy{TempDir: s.tempDir, AllowLocalBinding: s.opt.AllowLocalBinding}
-	for _, d := range append([]string{workDir}, dirs...) {
+	writable := append([]string{workDir}, dirs...)
+	if len(s.roots) > 0 {
+		writable = s.roots
+	}
+	for _, d := range writable {
 		if d == "" {
 			continue
 		}

@@ -28,6 +28,11 @@ func (w *Workspace) openSandbox(opts Options, cfg permission.Config, dir, home s
 			AllowedDomains: es.AllowedDomains, AllowLocalBinding: es.AllowLocalBinding,
 		}
 	}
+	if len(so.Roots) == 0 {
+		// The writable area is fixed now, from the project and the granted
+		// directories, never from where a command later says it is.
+		so.Roots = append([]string{dir}, cfg.AdditionalDirs...)
+	}
 	if so.Logger == nil && opts.Warn != nil {
 		so.Logger = slog.New(warnHandler{opts.Warn})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/outbuf"
 	"github.com/gantry-dev/gantry/internal/shellparse"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -205,14 +206,7 @@ func (b *bash) foreground(ctx context.Context, env *tool.Env, in BashInput, spec
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 
-	// In a sandbox /tmp is private; the session temp dir is shared.
-	cwd, err := os.CreateTemp(sandboxTemp(env), "gantry-cwd-*")
-	if err != nil {
-		return nil, fmt.Errorf("cwd file: %w", err)
-	}
-	cwd.Close()
-	defer os.Remove(cwd.Name())
-	spec.cwdFile = cwd.Name()
+	spec.trackCwd = true
 
 	pattern := "bash-" + sanitizeName(env.ToolUseID) + "-*.txt"
 	spec.out = outbuf.Options{Limit: b.opt.MaxOutputBytes, Dir: dir, Pattern: pattern}
@@ -257,8 +251,8 @@ func (b *bash) foreground(ctx context.Context, env *tool.Env, in BashInput, spec
 	}
 
 	var modifier func(*tool.Env)
-	if stopped == nil {
-		if dir, note := b.newWorkDir(env, cwd.Name()); dir != "" {
+	if stopped == nil && signal == "" {
+		if dir, note := b.newWorkDir(env, p); dir != "" {
 			res.WorkDir = dir
 			modifier = func(e *tool.Env) { e.WorkDir = dir }
 		} else if note != "" {
@@ -289,14 +283,12 @@ func (b *bash) foreground(ctx context.Context, env *tool.Env, in BashInput, spec
 
 // newWorkDir reads the directory the shell ended in. It returns it when it
 // differs from env's, exists and is allowed; else "" and, when the change
-// was refused, a note.
-func (b *bash) newWorkDir(env *tool.Env, cwdFile string) (string, string) {
-	data, err := os.ReadFile(cwdFile)
-	if err != nil {
-		return "", ""
-	}
-	dir := strings.TrimRight(string(data), "\n")
-	if dir == "" || dir == env.WorkDir || !strings.HasPrefix(dir, "/") {
+// was refused, a note. The report is only a hint — sandboxed code can forge
+// it — so a directory outside the sandbox's fixed roots is refused, and the
+// sandbox never derives what is writable from it ([sandbox.Options.Roots]).
+func (b *bash) newWorkDir(env *tool.Env, p *proc) (string, string) {
+	dir, ok := p.cwd()
+	if !ok || dir == env.WorkDir || !strings.HasPrefix(dir, "/") {
 		return "", ""
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -306,6 +298,10 @@ func (b *bash) newWorkDir(env *tool.Env, cwdFile string) (string, string) {
 		if same, err := sameDir(dir, env.WorkDir); err == nil && same {
 			return "", ""
 		}
+	}
+	if sb, err := tool.Use[*sandbox.Sandbox](env); err == nil && sb.Contained() && !sb.Inside(dir) {
+		return "", fmt.Sprintf("The working directory stays %s: %s is outside the directories this sandboxed session may use (%s).",
+			env.WorkDir, dir, strings.Join(sb.Roots(), ", "))
 	}
 	if b.opt.AllowCwd != nil && !b.opt.AllowCwd(env, dir) {
 		return "", fmt.Sprintf("The working directory stays %s: %s is outside the allowed directories.", env.WorkDir, dir)

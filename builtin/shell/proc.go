@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -24,9 +26,10 @@ type procSpec struct {
 	dir     string
 	env     []string
 	out     outbuf.Options
-	// cwdFile, if set, receives `pwd -P` when the shell exits normally.
-	cwdFile string
-	grace   time.Duration
+	// trackCwd makes the shell report `pwd -P` when it exits normally, on
+	// a pipe (file descriptor [cwdFD] of the shell), read by [proc.cwd].
+	trackCwd bool
+	grace    time.Duration
 	// wrap, if set, contains the command before it starts (the session's
 	// sandbox); its release function runs once the shell has exited.
 	wrap func(cmd *exec.Cmd) (release func(), err error)
@@ -46,7 +49,13 @@ type proc struct {
 	limit chan struct{}
 	// release undoes spec.wrap (kills what the sandbox still holds).
 	release func()
+	// cwdR is the read end of the working-directory report (trackCwd).
+	cwdR *os.File
 }
+
+// cwdFD is the shell's file descriptor for the working-directory report:
+// high, so that scripts' own descriptors (3–9, `exec 9>lock`) never meet it.
+const cwdFD = 63
 
 // startProc starts spec's command: `shell --noprofile --norc -c` in its own
 // process group, stdin /dev/null, stdout and stderr on one pipe (so they
@@ -72,13 +81,28 @@ func startProc(spec procSpec) (*proc, error) {
 	}
 	p.buf = buf
 	script := spec.command
-	if spec.cwdFile != "" {
+	var cwdW *os.File
+	if spec.trackCwd && tracksCwd(spec.shell) {
 		// The trap runs when the shell exits normally (also through
 		// `exit`), not when it is killed: a killed command keeps the old
-		// working directory.
-		script = "trap 'pwd -P >| " + shellQuote(spec.cwdFile) + " 2>/dev/null' EXIT\n" + script
+		// working directory. The report goes to a pipe, not a file: no
+		// file in the writable area carries it, and what arrives is
+		// checked (one line, the shell exited normally, inside the
+		// session's roots) before the session moves.
+		r, w, err := os.Pipe()
+		if err != nil {
+			buf.Close()
+			return nil, fmt.Errorf("shell: pipe: %w", err)
+		}
+		p.cwdR, cwdW = r, w
+		script = fmt.Sprintf("trap 'pwd -P >&%d 2>/dev/null' EXIT\n", cwdFD) + script
 	}
 	cmd := exec.Command(spec.shell, "--noprofile", "--norc", "-c", script)
+	if cwdW != nil {
+		cmd.ExtraFiles = make([]*os.File, cwdFD-2) // nil entries are closed in the child
+		cmd.ExtraFiles[cwdFD-3] = cwdW
+		defer cwdW.Close()
+	}
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -87,6 +111,7 @@ func startProc(spec procSpec) (*proc, error) {
 		release, err := spec.wrap(cmd)
 		if err != nil {
 			buf.Close()
+			p.closeCwd()
 			return nil, fmt.Errorf("shell: sandbox: %w", err)
 		}
 		p.release = release
@@ -94,6 +119,7 @@ func startProc(spec procSpec) (*proc, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		buf.Close()
+		p.closeCwd()
 		return nil, fmt.Errorf("shell: pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = w, w // an *os.File: passed to the child as is, no copying goroutine
@@ -101,6 +127,7 @@ func startProc(spec procSpec) (*proc, error) {
 		r.Close()
 		w.Close()
 		buf.Close()
+		p.closeCwd()
 		p.release()
 		return nil, fmt.Errorf("shell: start %s: %w", spec.shell, err)
 	}
@@ -178,6 +205,41 @@ func (p *proc) exitStatus() (code int, signal string) {
 		return 128 + int(ws.Signal()), ws.Signal().String()
 	}
 	return st.ExitCode(), ""
+}
+
+// tracksCwd reports whether shell can write to descriptor [cwdFD] (bash,
+// zsh and ksh can; POSIX sh only has 0–9).
+func tracksCwd(shell string) bool {
+	switch filepath.Base(shell) {
+	case "bash", "zsh", "ksh", "mksh":
+		return true
+	}
+	return false
+}
+
+// cwd returns the directory the shell reported when it exited, once it has
+// been waited for: ok is false when there is no single, complete report
+// (the shell was killed, the script replaced the trap, or something else
+// wrote to the descriptor). It reads at most a short while: a process that
+// escaped the group may still hold the pipe open.
+func (p *proc) cwd() (dir string, ok bool) {
+	if p.cwdR == nil {
+		return "", false
+	}
+	defer p.closeCwd()
+	_ = p.cwdR.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	data, _ := io.ReadAll(io.LimitReader(p.cwdR, 8<<10))
+	line, rest, found := strings.Cut(string(data), "\n")
+	if !found || rest != "" || line == "" {
+		return "", false
+	}
+	return line, true
+}
+
+func (p *proc) closeCwd() {
+	if p.cwdR != nil {
+		p.cwdR.Close()
+	}
 }
 
 // shellQuote quotes s for a POSIX shell.

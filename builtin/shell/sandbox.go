@@ -33,13 +33,3 @@ func sandboxOf(ctx context.Context, env *tool.Env, in BashInput) *sandbox.Sandbo
 	sb.LogUnsandboxed(ctx, in.Command, why)
 	return nil
 }
-
-// sandboxTemp is the directory for files a sandboxed shell writes for
-// Gantry (the working-directory file): the session's sandbox temp dir, or
-// the system's.
-func sandboxTemp(env *tool.Env) string {
-	if sb, err := tool.Use[*sandbox.Sandbox](env); err == nil && sb != nil && sb.Contained() {
-		return sb.TempDir()
-	}
-	return ""
-}
