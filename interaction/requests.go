@@ -243,6 +243,10 @@ type TrustRequest struct {
 	// ("fs (changed): srv --root ." — what runs or is reached, never
 	// secrets).
 	Servers []string `json:"servers,omitempty"`
+	// Changed reports that the folder was trusted before and its project
+	// configuration changed since (a settings file was added, edited or
+	// removed outside Gantry — possibly by a command of a session).
+	Changed bool `json:"changed,omitempty"`
 }
 
 // Kind implements [Request].

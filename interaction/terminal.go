@@ -307,6 +307,9 @@ func (t *Terminal) trust(ctx context.Context, r *TrustRequest) (Answer, error) {
 		}
 		return &TrustAnswer{Trust: yes}, nil
 	}
+	if r.Changed {
+		t.printf("\nThe configuration of %s changed since you trusted it; it is ignored until you trust it again.\n", label(r.Dir, 300))
+	}
 	t.printf("\nDo you trust the files in %s?\n", label(r.Dir, 300))
 	for file, what := range r.Ignored {
 		t.printf("  %s: %s\n", label(file, 200), label(strings.Join(what, ", "), 200))

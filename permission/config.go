@@ -125,11 +125,25 @@ func (e *Engine) Apply(u Update, paths map[settings.Scope]string) error {
 	switch u.Destination {
 	case ToSession:
 	case ToUser, ToProject, ToLocal:
+		// A trusted folder's configuration is pinned by its trust; a change
+		// the person made through Gantry keeps it trusted.
+		var ts *settings.TrustStore
+		if u.Destination != ToUser && e.cfg.GantryHome != "" && e.cfg.WorkDir != "" {
+			ts = &settings.TrustStore{Path: filepath.Join(e.cfg.GantryHome, settings.TrustFile)}
+			if ok, err := ts.IsTrusted(e.cfg.WorkDir); err != nil || !ok {
+				ts = nil
+			}
+		}
 		err := settings.Update(paths[settings.Scope(u.Destination)], settings.Change{
 			Kind: u.Kind, AddRules: u.Rules, Mode: u.Mode, AddDirectories: u.Directories,
 		})
 		if err != nil {
 			return fmt.Errorf("permission: %w", err)
+		}
+		if ts != nil {
+			if err := ts.Trust(e.cfg.WorkDir); err != nil {
+				return fmt.Errorf("permission: %w", err)
+			}
 		}
 	default:
 		return fmt.Errorf("permission: unknown destination %q", u.Destination)

@@ -136,6 +136,10 @@ type Settings struct {
 	// it.
 	ProjectDir string `json:"project_dir"`
 	Trusted    bool   `json:"trusted"`
+	// ConfigChanged reports that the folder was trusted but its project
+	// configuration changed since (see [TrustStore]): it is treated as
+	// untrusted until the person trusts it again.
+	ConfigChanged bool `json:"config_changed,omitempty"`
 }
 
 // Options says where [Load] looks. Zero fields get defaults.
@@ -226,18 +230,18 @@ func Load(opts Options) (*Settings, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
-	trusted := false
+	trusted, changed := false, false
 	if opts.Trusted != nil {
 		trusted = *opts.Trusted
 	} else {
 		ts := &TrustStore{Path: filepath.Join(opts.GantryHome, TrustFile)}
-		t, err := ts.IsTrusted(opts.ProjectDir)
+		st, err := ts.Check(opts.ProjectDir)
 		if err != nil {
 			return nil, err
 		}
-		trusted = t
+		trusted, changed = st == Trusted, st == ConfigChanged
 	}
-	s := &Settings{ProjectDir: opts.ProjectDir, Trusted: trusted}
+	s := &Settings{ProjectDir: opts.ProjectDir, Trusted: trusted, ConfigChanged: changed}
 	type cand struct {
 		scope Scope
 		path  string

@@ -3,6 +3,8 @@ package settings
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,10 +26,18 @@ const TrustFile = "trusted-folders.json"
 //
 //	{"folders": [{"path": "/home/u/project", "trusted_at": "2026-01-02T15:04:05Z"}]}
 //
-// A folder is trusted if it or one of its parents is recorded. Paths are
-// compared after symlinks are resolved, element by element (never by string
-// prefix). A TrustStore is safe for concurrent use within a process; writes
-// are atomic (temp file and rename).
+// A folder is trusted if it or one of its parents is recorded and its
+// project configuration ([ProjectConfigFiles]) is the one the trust covers.
+// Trust pins that configuration: [TrustStore.Trust] records a digest of the
+// files, and the first check of a project inside a trusted parent pins the
+// files it finds. A project whose configuration changed since — a settings
+// file planted, edited or removed, by a command of a session or by anyone
+// else outside Gantry — is not trusted until the person trusts it again (as
+// direnv asks again for a changed .envrc): a hook planted by a sandboxed
+// command never runs outside the sandbox unasked. Paths are compared after
+// symlinks are resolved, element by element (never by string prefix). A
+// TrustStore is safe for concurrent use within a process; writes are atomic
+// (temp file and rename).
 type TrustStore struct {
 	// Path is the record's file.
 	Path string
@@ -45,6 +55,65 @@ type TrustRecord struct {
 
 type trustDoc struct {
 	Folders []TrustRecord `json:"folders"`
+	// Config maps a trusted project directory to the digest of its
+	// configuration files when the trust was given (or first used).
+	Config map[string]string `json:"config,omitempty"`
+}
+
+// ProjectConfigFiles are the files of a project, relative to it, whose
+// content runs code or widens permissions once the folder is trusted:
+// settings (hooks, allow rules, environment, modes, sandbox keys). Trust
+// covers them as they were when it was given. (The servers of .mcp.json
+// have their own approval, which pins each server's definition: see
+// [MCPApprovals].)
+var ProjectConfigFiles = []string{
+	".gantry/settings.json", ".gantry/settings.local.json",
+	".claude/settings.json", ".claude/settings.local.json",
+}
+
+// ConfigDigest returns a digest of dir's [ProjectConfigFiles]: their
+// names, whether each exists, and their content. A file that cannot be read
+// (other than missing) changes the digest to a value no trust matches.
+func ConfigDigest(dir string) string {
+	h := sha256.New()
+	for _, name := range ProjectConfigFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(h, "%s absent\n", name)
+		case err != nil:
+			fmt.Fprintf(h, "%s unreadable %d\n", name, time.Now().UnixNano())
+		default:
+			fmt.Fprintf(h, "%s %d\n", name, len(b))
+			h.Write(b)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// TrustState is what [TrustStore.Check] found.
+type TrustState int
+
+const (
+	// Untrusted: neither the folder nor a parent is recorded.
+	Untrusted TrustState = iota
+	// Trusted: recorded, and the configuration is the one trusted.
+	Trusted
+	// ConfigChanged: recorded, but the project configuration changed
+	// since the trust was given; it counts as untrusted.
+	ConfigChanged
+)
+
+func (s TrustState) String() string {
+	switch s {
+	case Untrusted:
+		return "untrusted"
+	case Trusted:
+		return "trusted"
+	case ConfigChanged:
+		return "configuration changed since trusted"
+	}
+	return fmt.Sprintf("TrustState(%d)", int(s))
 }
 
 func (t *TrustStore) read() (trustDoc, error) {
@@ -91,28 +160,48 @@ func Within(path, dir string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
-// IsTrusted reports whether dir (or a parent) is recorded as trusted.
+// IsTrusted reports whether dir (or a parent) is recorded as trusted and
+// its project configuration is the one the trust covers ([TrustStore.Check]).
 func (t *TrustStore) IsTrusted(dir string) (bool, error) {
+	st, err := t.Check(dir)
+	return st == Trusted, err
+}
+
+// Check reports whether dir is trusted. A trusted folder whose
+// configuration has no recorded digest yet (a project inside a trusted
+// parent, or a record written before digests) has its current
+// configuration pinned now.
+func (t *TrustStore) Check(dir string) (TrustState, error) {
 	c, err := Canonical(dir)
 	if err != nil {
-		return false, err
+		return Untrusted, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d, err := t.read()
 	if err != nil {
-		return false, err
+		return Untrusted, err
 	}
-	for _, r := range d.Folders {
-		if Within(c, r.Path) {
-			return true, nil
-		}
+	if !slices.ContainsFunc(d.Folders, func(r TrustRecord) bool { return Within(c, r.Path) }) {
+		return Untrusted, nil
 	}
-	return false, nil
+	digest := ConfigDigest(c)
+	switch pinned, ok := d.Config[c]; {
+	case ok && pinned == digest:
+		return Trusted, nil
+	case ok:
+		return ConfigChanged, nil
+	}
+	if d.Config == nil {
+		d.Config = map[string]string{}
+	}
+	d.Config[c] = digest
+	return Trusted, writeJSON(t.Path, d)
 }
 
-// Trust records dir as trusted. Trusting a folder already trusted (or
-// inside a trusted one) is a no-op.
+// Trust records dir as trusted, with its configuration as it is now.
+// Trusting a folder already trusted (or inside a trusted one) records the
+// configuration again.
 func (t *TrustStore) Trust(dir string) error {
 	c, err := Canonical(dir)
 	if err != nil {
@@ -124,10 +213,12 @@ func (t *TrustStore) Trust(dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range d.Folders {
-		if Within(c, r.Path) {
-			return nil
-		}
+	if d.Config == nil {
+		d.Config = map[string]string{}
+	}
+	d.Config[c] = ConfigDigest(c)
+	if slices.ContainsFunc(d.Folders, func(r TrustRecord) bool { return Within(c, r.Path) }) {
+		return writeJSON(t.Path, d)
 	}
 	now := time.Now
 	if t.Now != nil {
@@ -152,7 +243,9 @@ func (t *TrustStore) Revoke(dir string) error {
 	}
 	n := len(d.Folders)
 	d.Folders = slices.DeleteFunc(d.Folders, func(r TrustRecord) bool { return r.Path == c })
-	if len(d.Folders) == n {
+	_, pinned := d.Config[c]
+	delete(d.Config, c)
+	if len(d.Folders) == n && !pinned {
 		return nil
 	}
 	return writeJSON(t.Path, d)

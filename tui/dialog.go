@@ -480,6 +480,9 @@ func (d *trustDialog) view(st *styles, width int) string {
 			b.WriteString(wrapPrefixed(esc(s), "  • ", "    ", width) + "\n")
 		}
 	} else {
+		if d.r.Changed {
+			b.WriteString(st.bad.Render("Its configuration changed since you trusted it; it is ignored until you trust it again.") + "\n")
+		}
 		b.WriteString(st.accent.Render("Trust the folder "+esc(d.r.Dir)+"?") + "\n")
 		b.WriteString(st.faint.Render("Its settings would turn on:") + "\n")
 		files := make([]string, 0, len(d.r.Ignored))

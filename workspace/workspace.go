@@ -265,6 +265,10 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		w.settings = st
+		if st.ConfigChanged {
+			w.warn(opts, "settings: the project configuration of "+dir+" changed since the folder was trusted "+
+				"(a settings file was added, edited or removed outside Gantry); its settings are ignored until you trust it again")
+		}
 		cfg = permission.ConfigFromSettings(st)
 		cfg.WorkDir, cfg.Getenv = dir, getenv
 		cfg.SettingsPaths = paths

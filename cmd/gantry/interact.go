@@ -99,7 +99,7 @@ func (rc *runChannel) trust(ctx context.Context, a *app, dir string) {
 	if err != nil || st.Trusted || len(st.Ignored()) == 0 {
 		return
 	}
-	ans, err := interaction.AskTrust(ctx, rc.person, &interaction.TrustRequest{Dir: dir, Ignored: st.Ignored()})
+	ans, err := interaction.AskTrust(ctx, rc.person, &interaction.TrustRequest{Dir: dir, Ignored: st.Ignored(), Changed: st.ConfigChanged})
 	if err != nil || !ans.Trust {
 		return
 	}
