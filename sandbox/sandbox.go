@@ -59,6 +59,10 @@ type Status struct {
 	Cleanup string `json:"cleanup"`
 	// Network is "none", "proxy (domains…)" or "full".
 	Network string `json:"network"`
+	// UnixSockets says which host Unix sockets commands reach: "none
+	// (AF_UNIX sockets refused)", "all", or the named paths with the
+	// caveat that every visible socket is then reachable.
+	UnixSockets string `json:"unix_sockets"`
 }
 
 // Contained reports whether commands really run in a sandbox.
@@ -158,6 +162,15 @@ type Options struct {
 	// AllowLocalBinding lets commands listen on loopback ports
 	// (sandbox.network.allowLocalBinding).
 	AllowLocalBinding bool
+	// AllowUnixSockets are host Unix sockets commands may connect to
+	// (sandbox.network.allowUnixSockets). Empty, with AllowAllUnixSockets
+	// false: commands cannot create AF_UNIX sockets at all. The filter
+	// cannot tell paths apart, so naming one socket lets a command reach
+	// every socket it can see (see [Policy.UnixSockets]).
+	AllowUnixSockets []string
+	// AllowAllUnixSockets lets commands create AF_UNIX sockets
+	// (sandbox.network.allowAllUnixSockets).
+	AllowAllUnixSockets bool
 	// FullNetwork gives commands the host network unfiltered (SDK users
 	// only; settings cannot ask for it).
 	FullNetwork bool
@@ -202,7 +215,7 @@ func New(opts Options) (*Sandbox, error) {
 	if !opts.Enabled {
 		s.backend = None{}
 		s.status = Status{Backend: BackendNone, Reason: "the sandbox is off (settings: sandbox.enabled)",
-			Cleanup: "process group only; processes that leave it (setsid) survive", Network: "full"}
+			Cleanup: "process group only; processes that leave it (setsid) survive", Network: "full", UnixSockets: "all (no sandbox)"}
 		return s, nil
 	}
 	if opts.backend != nil {
@@ -238,6 +251,17 @@ func New(opts Options) (*Sandbox, error) {
 		s.status.Network = "none"
 	default:
 		s.status.Network = "full"
+	}
+	switch {
+	case !s.status.Contained():
+		s.status.UnixSockets = "all (no sandbox)"
+	case opts.AllowAllUnixSockets:
+		s.status.UnixSockets = "all (sandbox.network.allowAllUnixSockets)"
+	case len(opts.AllowUnixSockets) > 0:
+		s.status.UnixSockets = strings.Join(opts.AllowUnixSockets, ", ") +
+			" (AF_UNIX sockets allowed: every socket a command can see is reachable, the named ones are made visible)"
+	default:
+		s.status.UnixSockets = "none (AF_UNIX sockets refused; socketpair works)"
 	}
 	return s, nil
 }
@@ -281,7 +305,11 @@ func (s *Sandbox) TempDir() string { return s.tempDir }
 // other directories: those writable (with their protected files kept
 // read-only), plus the options' writable and hidden paths and network.
 func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
-	p := &Policy{TempDir: s.tempDir, AllowLocalBinding: s.opt.AllowLocalBinding}
+	p := &Policy{TempDir: s.tempDir, AllowLocalBinding: s.opt.AllowLocalBinding,
+		AllowAllUnixSockets: s.opt.AllowAllUnixSockets}
+	for _, u := range s.opt.AllowUnixSockets {
+		p.UnixSockets = append(p.UnixSockets, resolved(u))
+	}
 	for _, d := range append([]string{workDir}, dirs...) {
 		if d == "" {
 			continue
