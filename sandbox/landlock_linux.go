@@ -321,4 +321,3 @@ func dropCapabilities() error {
 	var data [2]unix.CapUserData
 	return unix.Capset(&hdr, &data[0])
 }
-

@@ -40,6 +40,6 @@ type filterOptions struct {
 	UnixSockets  bool    `json:"unix_sockets,omitempty"`
 }
 
-func loadSeccomp(filterOptions) error            { return errNotLinux }
+func loadSeccomp(filterOptions) error           { return errNotLinux }
 func filterBytes(filterOptions) ([]byte, error) { return nil, errNotLinux }
 func hardenBridge() error                       { return errNotLinux }
