@@ -218,6 +218,22 @@ func mounts(p *Policy) []string {
 		addAll(mountWrite, []string{p.TempDir})
 	}
 	addAll(mountReadOnly, p.ReadOnly)
+	// The protected names of every writable directory: read-only, and
+	// mount points, which cannot be renamed or removed (EBUSY). A git
+	// directory is bound writable onto itself (immovable), its
+	// configuration and hooks read-only. Names that do not exist cannot
+	// be mounted without creating them in the user's tree: the session's
+	// guard reverts them after the command (see Sandbox.WrapGuarded).
+	for _, pp := range protectedOf(p) {
+		if _, err := os.Lstat(pp.path); err != nil {
+			continue
+		}
+		kind := mountReadOnly
+		if pp.gitDir {
+			kind = mountWrite
+		}
+		ms = append(ms, mnt{pp.path, kind, strings.Count(pp.path, "/")})
+	}
 	addAll(mountHide, p.Hide)
 	addAll(mountSocket, p.UnixSockets)
 	slices.SortStableFunc(ms, func(a, b mnt) int {

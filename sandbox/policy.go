@@ -115,24 +115,3 @@ func (p *Policy) clone() *Policy {
 	c.UnixSockets = append([]string(nil), p.UnixSockets...)
 	return &c
 }
-
-// ProtectedNames are the names inside a writable directory that a sandboxed
-// command may not change, because changing them would run code or change
-// permissions later, outside the sandbox: version-control hooks and config,
-// Gantry's and Claude Code's settings, editor configuration, MCP server
-// definitions.
-var ProtectedNames = []string{
-	".git/hooks", ".git/config", ".gantry", ".claude", ".vscode", ".idea", ".husky", ".mcp.json",
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".gitconfig", ".npmrc",
-}
-
-// Protected returns the [ProtectedNames] under each of dirs.
-func Protected(dirs ...string) []string {
-	var out []string
-	for _, d := range dirs {
-		for _, n := range ProtectedNames {
-			out = append(out, filepath.Join(d, n))
-		}
-	}
-	return out
-}

@@ -178,6 +178,11 @@ type Options struct {
 	// for commands. Empty: one is made under os.TempDir and removed by
 	// Close.
 	TempDir string
+	// QuarantineDir is where the directory that receives what commands
+	// left in protected paths is made (see [Sandbox.WrapGuarded]); it is
+	// kept after Close. Empty: os.TempDir(). It must not be writable by
+	// sandboxed commands.
+	QuarantineDir string
 	// Logger receives the one-time notice when no backend works and every
 	// run outside the sandbox. Nil: slog.Default().
 	Logger *slog.Logger
@@ -200,6 +205,8 @@ type Sandbox struct {
 	ownTemp bool
 	proxy   *Proxy
 
+	guard guard
+
 	warnOnce sync.Once
 	closeMu  sync.Mutex
 	closed   bool
@@ -212,6 +219,7 @@ func New(opts Options) (*Sandbox, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Sandbox{opt: opts}
+	s.guard.qparent = opts.QuarantineDir
 	if !opts.Enabled {
 		s.backend = None{}
 		s.status = Status{Backend: BackendNone, Reason: "the sandbox is off (settings: sandbox.enabled)",
@@ -319,7 +327,7 @@ func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 			p.Write = append(p.Write, d)
 		}
 	}
-	p.ReadOnly = append(Protected(p.Write...), s.opt.ReadOnly...)
+	p.ReadOnly = append([]string(nil), s.opt.ReadOnly...)
 	for _, w := range s.opt.Write {
 		p.Write = append(p.Write, resolved(w))
 	}
@@ -338,9 +346,29 @@ func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 	return p
 }
 
-// Wrap contains cmd with p, or — when no backend works — leaves it as it
-// is after saying so once. The release function is never nil.
+// Wrap is [Sandbox.WrapGuarded] for callers that do not report reverted
+// paths to the model: they are logged (Options.Logger, warning).
 func (s *Sandbox) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
+	release, err := s.WrapGuarded(cmd, p)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if rs := release(); len(rs) > 0 {
+			s.opt.Logger.Warn(Notice(rs))
+		}
+	}, nil
+}
+
+// WrapGuarded contains cmd with p, or — when no backend works — leaves it
+// as it is after saying so once. The release function is never nil; call
+// it once the command has been waited for. It kills what the command left
+// behind and then reverts every change the command made to the protected
+// paths of p's writable directories ([ProtectedNames]): a protected path
+// that appeared is moved to a quarantine directory, one that changed, was
+// replaced or removed is put back. It returns what it reverted (nil when
+// nothing); [Notice] turns that into a note for the model.
+func (s *Sandbox) WrapGuarded(cmd *exec.Cmd, p *Policy) (func() []Reverted, error) {
 	if !s.Contained() {
 		if s.Unavailable() {
 			s.warnOnce.Do(func() {
@@ -348,16 +376,28 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 					"reason", s.status.Reason)
 			})
 		}
-		return func() {}, nil
+		return func() []Reverted { return nil }, nil
 	}
-	release, err := s.backend.Wrap(cmd, p)
-	if err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if release == nil {
-		release = func() {}
+	run := s.guard.begin(writableDirs(p))
+	release, err := s.backend.Wrap(cmd, p)
+	if err != nil {
+		s.guard.end(run)
+		return nil, err
 	}
-	return release, nil
+	var once sync.Once
+	var out []Reverted
+	return func() []Reverted {
+		once.Do(func() {
+			if release != nil {
+				release()
+			}
+			out = s.guard.end(run)
+		})
+		return out
+	}, nil
 }
 
 // LogUnsandboxed records that a command runs outside the sandbox and why.

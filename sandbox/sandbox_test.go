@@ -85,9 +85,8 @@ func newWorld(t *testing.T) world {
 
 func (w world) policy() *Policy {
 	return &Policy{
-		Write:    []string{w.proj},
-		ReadOnly: Protected(w.proj),
-		Hide:     []string{w.secret, filepath.Join(w.proj, ".env")},
+		Write: []string{w.proj},
+		Hide:  []string{w.secret, filepath.Join(w.proj, ".env")},
 	}
 }
 
