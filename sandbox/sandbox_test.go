@@ -354,7 +354,7 @@ func TestSandboxSession(t *testing.T) {
 		t.Error("Runs")
 	}
 	p := s.Policy(t.TempDir())
-	if p.Network != NetworkProxy || p.ProxySocket == "" || p.TempDir != tmp || len(p.ReadOnly) == 0 {
+	if p.Network != NetworkProxy || p.ProxySocket == "" || p.TempDir != tmp || len(p.ReadOnly) != 0 {
 		t.Errorf("policy %+v", p)
 	}
 	if err := s.Close(); err != nil {
