@@ -170,9 +170,18 @@ func TestEscapeUnixSockets(t *testing.T) {
 				return `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('` + addr + `'); print(s.recv(64).decode())" 2>&1; ` +
 					`python3 -c "import socket; a,b=socket.socketpair(); a.send(b'PAIR-OK'); print(b.recv(7).decode())"`
 			}
-			for _, net := range []Network{NetworkNone, NetworkFull} {
-				s := newGuarded(t, b, Options{FullNetwork: net == NetworkFull})
+			for _, net := range []Network{NetworkNone, NetworkProxy, NetworkFull} {
+				opts := Options{FullNetwork: net == NetworkFull}
+				if net == NetworkProxy {
+					// The bridge dials the proxy's Unix socket; the
+					// command under it may not open one.
+					opts.AllowedDomains = []string{"example.com"}
+				}
+				s := newGuarded(t, b, opts)
 				p := s.Policy(dir)
+				if p.Network != net {
+					t.Fatalf("policy network %v, want %v", p.Network, net)
+				}
 				r, _ := runGuarded(t, s, p, dir, client(sock)+"; "+client(abstract))
 				if strings.Contains(r.out, "HOST-SOCKET") || nPath.Load() != 0 || nAbs.Load() != 0 {
 					t.Errorf("network %v: a host Unix socket is reachable: %q", net, r.out)
