@@ -20,12 +20,14 @@ import (
 // namespaces: the command runs through a helper (this program re-executed,
 // see [Main]) that drops every capability, applies a Landlock ruleset
 // (reads everywhere except the hidden paths, writes only to the policy's
-// paths — [Policy.ReadOnly] is not enforced, Landlock cannot take back a
-// right inside a granted hierarchy — TCP refused except the proxy bridge; signals and abstract Unix
-// sockets scoped to the sandbox where the kernel supports it) and a seccomp
-// filter (no namespaces, mounts, ptrace, kernel modules, bpf, io_uring, and
-// no UDP/raw or — without network — any IP socket), then executes the
-// command. Every process it starts is put in a cgroup v2 of its own where
+// paths — [Policy.ReadOnly] and the protected paths are not enforced,
+// Landlock cannot take back a right inside a granted hierarchy (the
+// session's guard reverts protected paths after the command, see
+// [Sandbox.WrapGuarded]) — TCP refused except the proxy bridge; signals and
+// abstract Unix sockets scoped to the sandbox where the kernel supports it)
+// and the seccomp filter (no namespaces, mounts, ptrace, kernel modules,
+// bpf, io_uring, no AF_UNIX sockets unless the policy names some, and no
+// UDP/raw or — without network — any IP socket), then executes the command. Every process it starts is put in a cgroup v2 of its own where
 // the machine allows, and killed with it.
 //
 // It needs Landlock ABI 4 or later (Linux 6.7+).
