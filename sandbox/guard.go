@@ -66,27 +66,32 @@ const (
 	guardMaxEntries = 4096     // entries of one protected tree
 )
 
-// guard keeps the protected paths of a session's writable directories as
-// they were before its sandboxed commands, and after each command reverts
-// what changed: a path that appeared is moved to the quarantine directory,
-// one that changed or went away is put back (moved back when the original
-// still exists elsewhere on the same file system, else rebuilt from the
-// guard's copy). It is the one rule for both backends: under bubblewrap the
-// existing protected paths are read-only mount points and only new names
-// can appear; under Landlock, which cannot take rights back inside a
-// writable directory, every change is reverted here.
+// guard keeps, for each sandboxed command of a session, the protected
+// paths of its writable directories as they were when it began, and when
+// it ends reverts what changed: a path that appeared is moved to the
+// quarantine directory, one that changed or went away is put back (moved
+// back when the original still exists elsewhere on the same file system,
+// else rebuilt from the guard's copy). It is the one rule for both
+// backends: under bubblewrap the existing protected paths are read-only
+// mount points and only new names can appear; under Landlock, which cannot
+// take rights back inside a writable directory, every change is reverted
+// here.
 //
-// The baseline is taken when no sandboxed command of the session runs;
-// while some run, changes by anyone (including the user's editor) count as
-// the commands' and are reverted when each ends.
+// Each command compares with its own starting state, so changes made on
+// the host between commands are kept; changes made by anyone (including
+// the user's editor) while a command runs count as the command's. When a
+// command's changes are reverted, the commands that began after it take
+// the reverted state as their starting state (their snapshot may hold the
+// change being undone).
 type guard struct {
 	mu         sync.Mutex
-	active     int
-	base       map[string]*node // protected path → state (nil: absent)
-	copied     int64            // bytes held by base
-	quarantine string           // made on first use
-	qparent    string           // where it is made ("" = os.TempDir)
-	seq        int
+	seq        uint64                 // begin order of runs
+	runs       map[*guardRun]struct{} // running commands
+	last       map[string]*node       // latest state seen per path (to reuse copies)
+	copied     int64                  // bytes of copies made since no command ran
+	quarantine string                 // made on first use
+	qparent    string                 // where it is made ("" = os.TempDir)
+	qseq       int
 }
 
 // node is the state of one path: identity and metadata, and for a
@@ -102,10 +107,13 @@ type node struct {
 	noCopy bool // a file whose content was not copied, or a tree cut short
 }
 
-// guardRun is one command's view: its protected paths and handles on the
-// existing git directories (to find them again if moved).
+// guardRun is one command's view: its protected paths, their state when
+// it began, and handles on the existing git directories (to find them
+// again if moved).
 type guardRun struct {
+	seq   uint64
 	paths []protPath
+	base  map[string]*node
 	fds   map[string]*os.File
 }
 
@@ -115,35 +123,31 @@ func (g *guard) begin(roots []string) *guardRun {
 	for _, r := range roots {
 		paths = append(paths, protectedIn(r)...)
 	}
-	run := &guardRun{paths: paths, fds: map[string]*os.File{}}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.base == nil {
-		g.base = map[string]*node{}
+	if g.runs == nil {
+		g.runs, g.last = map[*guardRun]struct{}{}, map[string]*node{}
 	}
-	if g.active == 0 {
+	if len(g.runs) == 0 {
 		g.copied = 0 // counted again by the scans below
 	}
+	g.seq++
+	run := &guardRun{seq: g.seq, paths: paths, base: map[string]*node{}, fds: map[string]*os.File{}}
 	for _, pp := range paths {
-		old, known := g.base[pp.path]
-		if known && g.active > 0 {
-			continue // a command runs: the baseline stays
-		}
-		g.base[pp.path] = g.scan(pp, old)
-	}
-	for _, pp := range paths {
-		if pp.gitDir && g.base[pp.path] != nil {
+		n := g.scan(pp, g.last[pp.path])
+		run.base[pp.path], g.last[pp.path] = n, n
+		if pp.gitDir && n != nil {
 			if f, err := openPath(pp.path); err == nil {
 				run.fds[pp.path] = f
 			}
 		}
 	}
-	g.active++
+	g.runs[run] = struct{}{}
 	return run
 }
 
-// end compares the protected paths with the baseline after the command
-// and reverts every difference.
+// end compares the protected paths with their state when the command
+// began and reverts every difference.
 func (g *guard) end(run *guardRun) []Reverted {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -152,7 +156,7 @@ func (g *guard) end(run *guardRun) []Reverted {
 			f.Close()
 		}
 	}()
-	g.active--
+	delete(g.runs, run)
 	// Shallowest first: a moved .git put back settles what is inside.
 	paths := slices.Clone(run.paths)
 	slices.SortStableFunc(paths, func(a, b protPath) int {
@@ -160,19 +164,22 @@ func (g *guard) end(run *guardRun) []Reverted {
 	})
 	var out []Reverted
 	for _, pp := range paths {
-		old := g.base[pp.path]
+		old := run.base[pp.path]
 		cur := g.scan(pp, old)
 		if same(old, cur) {
 			continue
 		}
-		before := len(out)
 		if pp.gitDir {
 			out = g.revertGitDir(pp.path, old, cur, run.fds[pp.path], out)
 		} else {
 			out = g.revert(pp.path, old, cur, out)
 		}
-		if len(out) > before {
-			g.base[pp.path] = g.scan(pp, old)
+		now := g.scan(pp, old)
+		g.last[pp.path] = now
+		for r := range g.runs {
+			if _, ok := r.base[pp.path]; ok && r.seq > run.seq {
+				r.base[pp.path] = now
+			}
 		}
 	}
 	return out
@@ -410,8 +417,8 @@ func (g *guard) toQuarantine(p string) (string, error) {
 		}
 		g.quarantine = d
 	}
-	g.seq++
-	dst := filepath.Join(g.quarantine, fmt.Sprintf("%d-%s", g.seq, filepath.Base(p)))
+	g.qseq++
+	dst := filepath.Join(g.quarantine, fmt.Sprintf("%d-%s", g.qseq, filepath.Base(p)))
 	if err := os.Rename(p, dst); err == nil {
 		return dst, nil
 	} else if !errors.Is(err, errCrossDevice) {

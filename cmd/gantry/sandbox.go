@@ -108,11 +108,11 @@ func printSandboxStatus(a *app, s sandboxStatusOutput) {
 		return
 	}
 	fmt.Fprintf(w, "auto-allow sandboxed Bash: %v; dangerouslyDisableSandbox honoured (after asking): %v\n", s.AutoAllow, s.AllowUnsandboxed)
-	guard := "read-only mount points; new ones are removed after each command (kept in a quarantine directory)"
+	guard := "existing ones are read-only mount points, new ones are moved to a quarantine directory after each command"
 	if s.Backend == sandbox.BackendLandlock {
 		guard = "checked after each command: new ones are moved to a quarantine directory, changed ones put back"
 	}
-	fmt.Fprintf(w, "protected names (%s, also when they do not exist yet): %s\n", guard, strings.Join(sandbox.ProtectedNames, " "))
+	fmt.Fprintf(w, "protected names (%s): %s\n", guard, strings.Join(sandbox.ProtectedNames, " "))
 	for _, l := range []struct {
 		what  string
 		paths []string
