@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Bubblewrap is the backend that runs commands under bubblewrap (`bwrap`,
@@ -15,8 +16,14 @@ import (
 // policy's writable paths bound read-write, a fresh tmpfs on /tmp, a new pid
 // namespace (the command sees only its own processes, and every process it
 // started dies when it ends), a new network namespace unless the policy
-// allows the full network, --die-with-parent, --new-session, no new
-// privileges and, when started as root, no capabilities.
+// allows the full network, --die-with-parent, --new-session, always a user
+// namespace with every capability dropped (also when Gantry runs as root),
+// no new privileges, and the package's seccomp filter (the same as the
+// Landlock backend's, without its IP socket rules: no mounts, namespaces,
+// ptrace, keyrings, modules, io_uring …, no AF_UNIX sockets unless the
+// policy names some). The protected names of every writable directory are
+// mounted read-only (see [ProtectedNames]); mount points cannot be moved or
+// removed.
 type Bubblewrap struct {
 	// Path is the bwrap binary; empty means "bwrap" on PATH.
 	Path string
@@ -24,6 +31,9 @@ type Bubblewrap struct {
 	// namespace (the Gantry binary, see [Main]); empty means
 	// os.Executable. Only used for [NetworkProxy].
 	Helper string
+
+	mu      sync.Mutex
+	filters map[filterOptions][]byte // compiled seccomp filters
 }
 
 var _ Backend = (*Bubblewrap)(nil)
@@ -41,17 +51,71 @@ func (b *Bubblewrap) path() (string, error) {
 
 // Check reports why the backend cannot run here (bwrap missing, namespaces
 // refused), or nil. It runs `bwrap … true` once.
+//
+// The probe uses what every command gets: a user namespace (also as root),
+// no capabilities and the seccomp filter. Where one of them is refused the
+// backend is unavailable rather than weaker.
 func (b *Bubblewrap) Check() error {
 	bin, err := b.path()
 	if err != nil {
 		return fmt.Errorf("bubblewrap is not installed (%w); on Debian: apt-get install bubblewrap", err)
 	}
-	out, err := exec.Command(bin, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-		"--unshare-all", "--die-with-parent", "--new-session", "true").CombinedOutput()
+	cmd := exec.Command(bin, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+		"--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "true")
+	release, err := b.withSeccomp(cmd, filterOptions{})
 	if err != nil {
-		return fmt.Errorf("bubblewrap cannot create namespaces here (%v): %s", err, trimOut(out))
+		return fmt.Errorf("bubblewrap: seccomp filter: %w", err)
+	}
+	defer release()
+	// The filter sits after "true"'s options: insert before the command.
+	n := len(cmd.Args)
+	cmd.Args = append(cmd.Args[:n-1:n-1], "--seccomp", fmt.Sprint(2+len(cmd.ExtraFiles)), "true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("bubblewrap cannot create a user namespace without capabilities and a seccomp filter here (%v): %s", err, trimOut(out))
 	}
 	return nil
+}
+
+// withSeccomp passes the compiled filter of o to cmd as an extra file (fd
+// 2+len(cmd.ExtraFiles) in the child) through a pipe; the release function
+// closes the parent's end.
+func (b *Bubblewrap) withSeccomp(cmd *exec.Cmd, o filterOptions) (func(), error) {
+	prog, err := b.filter(o)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	// A filter is at most a few KB: far below the pipe's buffer.
+	_, err = w.Write(prog)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	return func() { r.Close() }, nil
+}
+
+// filter returns the compiled filter of o, made once per variant.
+func (b *Bubblewrap) filter(o filterOptions) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if f, ok := b.filters[o]; ok {
+		return f, nil
+	}
+	f, err := filterBytes(o)
+	if err != nil {
+		return nil, err
+	}
+	if b.filters == nil {
+		b.filters = map[filterOptions][]byte{}
+	}
+	b.filters[o] = f
+	return f, nil
 }
 
 // Wrap implements [Backend]: cmd becomes `bwrap OPTIONS -- cmd.Path
@@ -73,6 +137,7 @@ func (b *Bubblewrap) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 		"--dev", "/dev",
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
+		"--unshare-user", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session",
 	}
@@ -92,21 +157,35 @@ func (b *Bubblewrap) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 		args = append(args, "--chdir", cmd.Dir)
 	}
 	inner := append([]string{prog}, cmd.Args[1:]...)
+	filter := filterOptions{UnixSockets: p.unixAllowed()}
 	if p.Network == NetworkProxy {
 		helper, err := helperPath(b.Helper)
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, "--ro-bind", p.ProxySocket, p.ProxySocket, "--ro-bind-try", helper, helper)
-		args = append(args, "--setenv", helperEnv, encodeSpec(&helperSpec{Bridge: p.ProxySocket, BridgeAddr: bridgeAddrNS, Args: inner}))
+		spec := &helperSpec{Bridge: p.ProxySocket, BridgeAddr: bridgeAddrNS, Args: inner}
+		if !filter.UnixSockets {
+			// The bridge dials the proxy's socket; its command may not:
+			// it gets a second filter without Unix sockets.
+			inf := filter
+			spec.Inner, spec.Helper = &inf, helper
+			filter.UnixSockets = true
+		}
+		args = append(args, "--setenv", helperEnv, encodeSpec(spec))
 		inner = []string{helper}
 	}
+	release, err := b.withSeccomp(cmd, filter)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: seccomp filter: %w", err)
+	}
+	args = append(args, "--seccomp", fmt.Sprint(2+len(cmd.ExtraFiles)))
 	args = append(args, "--")
 	args = append(args, inner...)
 	cmd.Path = bin
 	cmd.Args = args
 	cmd.Err = nil
-	return func() {}, nil
+	return release, nil
 }
 
 // mount kinds, in the order they apply to the same path.
@@ -114,6 +193,7 @@ const (
 	mountWrite = iota
 	mountReadOnly
 	mountHide
+	mountSocket
 )
 
 // mounts returns the bind and tmpfs options of p's paths, shallowest
@@ -138,7 +218,24 @@ func mounts(p *Policy) []string {
 		addAll(mountWrite, []string{p.TempDir})
 	}
 	addAll(mountReadOnly, p.ReadOnly)
+	// The protected names of every writable directory: read-only, and
+	// mount points, which cannot be renamed or removed (EBUSY). A git
+	// directory is bound writable onto itself (immovable), its
+	// configuration and hooks read-only. Names that do not exist cannot
+	// be mounted without creating them in the user's tree: the session's
+	// guard reverts them after the command (see Sandbox.WrapGuarded).
+	for _, pp := range protectedOf(p) {
+		if _, err := os.Lstat(pp.path); err != nil {
+			continue
+		}
+		kind := mountReadOnly
+		if pp.gitDir {
+			kind = mountWrite
+		}
+		ms = append(ms, mnt{pp.path, kind, strings.Count(pp.path, "/")})
+	}
 	addAll(mountHide, p.Hide)
+	addAll(mountSocket, p.UnixSockets)
 	slices.SortStableFunc(ms, func(a, b mnt) int {
 		if a.depth != b.depth {
 			return a.depth - b.depth
@@ -151,6 +248,9 @@ func mounts(p *Policy) []string {
 		case mountWrite:
 			args = append(args, "--bind", m.path, m.path)
 		case mountReadOnly:
+			args = append(args, "--ro-bind", m.path, m.path)
+		case mountSocket:
+			// Visible also under /tmp's tmpfs and inside hidden paths.
 			args = append(args, "--ro-bind", m.path, m.path)
 		case mountHide:
 			if m.path == "/" {

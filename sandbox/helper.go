@@ -30,6 +30,15 @@ type helperSpec struct {
 	// variables for Args.
 	Bridge     string `json:"bridge,omitempty"`
 	BridgeAddr string `json:"bridge_addr,omitempty"`
+	// Inner, with Bridge, is the seccomp filter of the command (the bridge
+	// itself keeps the right to dial the proxy's Unix socket): the bridge
+	// runs Helper again with Seccomp set to it, which loads it and
+	// executes Args.
+	Inner  *filterOptions `json:"inner,omitempty"`
+	Helper string         `json:"helper,omitempty"`
+	// Seccomp, if set, is loaded before Args are executed (and nothing
+	// else is done).
+	Seccomp *filterOptions `json:"seccomp,omitempty"`
 	// Args is the command (Args[0] an absolute path).
 	Args []string `json:"args"`
 }
@@ -100,6 +109,15 @@ func helperPath(p string) (string, error) {
 // runHelper applies spec and runs its command; it returns the exit status.
 func runHelper(spec *helperSpec) int {
 	env := os.Environ()
+	if spec.Seccomp != nil {
+		if err := loadSeccomp(*spec.Seccomp); err != nil {
+			fmt.Fprintf(os.Stderr, "gantry sandbox: seccomp: %v\n", err)
+			return 126
+		}
+		err := syscall.Exec(spec.Args[0], spec.Args, env)
+		fmt.Fprintf(os.Stderr, "gantry sandbox: exec %s: %v\n", spec.Args[0], err)
+		return 127
+	}
 	var ln net.Listener
 	if spec.Bridge != "" {
 		var err error
@@ -109,13 +127,17 @@ func runHelper(spec *helperSpec) int {
 			return 126
 		}
 		env = withProxyEnv(env, "http://"+ln.Addr().String())
+		if err := hardenBridge(); err != nil {
+			fmt.Fprintf(os.Stderr, "gantry sandbox: proxy bridge: %v\n", err)
+			return 126
+		}
 	}
 	if spec.Landlock != nil {
 		port := 0
 		if ln != nil {
 			port = ln.Addr().(*net.TCPAddr).Port
 		}
-		if err := restrictSelf(spec.Landlock, port); err != nil {
+		if err := restrictSelf(spec.Landlock, port, ln != nil || spec.Landlock.unixAllowed()); err != nil {
 			fmt.Fprintf(os.Stderr, "gantry sandbox: %v\n", err)
 			return 126
 		}
@@ -147,6 +169,12 @@ func runBridged(spec *helperSpec, ln net.Listener, env []string) int {
 	}()
 	cmd := exec.Command(spec.Args[0], spec.Args[1:]...)
 	cmd.Env = env
+	if spec.Inner != nil {
+		// The command gets the filter without Unix sockets through a
+		// second run of the helper.
+		cmd = exec.Command(spec.Helper)
+		cmd.Env = append(env, helperEnv+"="+encodeSpec(&helperSpec{Seccomp: spec.Inner, Args: spec.Args}))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Pass termination on to the command (the process group gets it too).
 	sig := make(chan os.Signal, 1)

@@ -20,12 +20,14 @@ import (
 // namespaces: the command runs through a helper (this program re-executed,
 // see [Main]) that drops every capability, applies a Landlock ruleset
 // (reads everywhere except the hidden paths, writes only to the policy's
-// paths — [Policy.ReadOnly] is not enforced, Landlock cannot take back a
-// right inside a granted hierarchy — TCP refused except the proxy bridge; signals and abstract Unix
-// sockets scoped to the sandbox where the kernel supports it) and a seccomp
-// filter (no namespaces, mounts, ptrace, kernel modules, bpf, io_uring, and
-// no UDP/raw or — without network — any IP socket), then executes the
-// command. Every process it starts is put in a cgroup v2 of its own where
+// paths — [Policy.ReadOnly] and the protected paths are not enforced,
+// Landlock cannot take back a right inside a granted hierarchy (the
+// session's guard reverts protected paths after the command, see
+// [Sandbox.WrapGuarded]) — TCP refused except the proxy bridge; signals and
+// abstract Unix sockets scoped to the sandbox where the kernel supports it)
+// and the seccomp filter (no namespaces, mounts, ptrace, kernel modules,
+// bpf, io_uring, no AF_UNIX sockets unless the policy names some, and no
+// UDP/raw or — without network — any IP socket), then executes the command. Every process it starts is put in a cgroup v2 of its own where
 // the machine allows, and killed with it.
 //
 // It needs Landlock ABI 4 or later (Linux 6.7+).
@@ -88,6 +90,11 @@ func (l *Landlock) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 	spec := &helperSpec{Landlock: pol, Args: append([]string{prog}, cmd.Args[1:]...)}
 	if p.Network == NetworkProxy {
 		spec.Bridge, spec.BridgeAddr = p.ProxySocket, "127.0.0.1:0"
+		if !p.unixAllowed() {
+			// The bridge dials the proxy's socket; its command may not.
+			f := landlockFilter(p, false)
+			spec.Inner, spec.Helper = &f, helper
+		}
 	}
 	env := cmd.Env
 	if env == nil {
@@ -149,8 +156,10 @@ var devWritable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 
 // restrictSelf applies p to this process (and what it executes): no
 // capabilities, Landlock, seccomp. bridgePort, if not 0, is the one TCP port
-// the command may connect to.
-func restrictSelf(p *Policy, bridgePort int) error {
+// the command may connect to. unixSockets allows socket(AF_UNIX) (the policy
+// names host sockets, or this process is the proxy bridge, whose command
+// gets a second filter without it).
+func restrictSelf(p *Policy, bridgePort int, unixSockets bool) error {
 	runtime.LockOSThread() // never unlocked: the thread execs or exits restricted
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
@@ -175,11 +184,22 @@ func restrictSelf(p *Policy, bridgePort int) error {
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	if err := loadSeccomp(p.Network, p.AllowLocalBinding); err != nil {
+	if err := loadSeccomp(landlockFilter(p, unixSockets)); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
 }
+
+// landlockFilter is the seccomp filter of a command under Landlock.
+func landlockFilter(p *Policy, unixSockets bool) filterOptions {
+	return filterOptions{IPRules: true, Network: p.Network, LocalBinding: p.AllowLocalBinding, UnixSockets: unixSockets}
+}
+
+// hardenBridge makes the proxy bridge, which keeps the right to open Unix
+// sockets its command lacks, impossible to take over from the command:
+// not dumpable, so /proc/PID/mem and ptrace of it are refused to a process
+// of the same user without capabilities.
+func hardenBridge() error { return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }
 
 // landlockRules turns p into Landlock rules.
 func landlockRules(p *Policy) []landlock.Rule {
@@ -302,111 +322,4 @@ func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	return unix.Capset(&hdr, &data[0])
-}
-
-// Syscalls a sandboxed command never needs and that could undo the
-// sandbox: new namespaces, mounts, ptrace and cross-process memory access,
-// kernel modules and kexec, bpf, perf, io_uring (its operations bypass
-// seccomp), handle-based opens (a classic container escape), keyrings,
-// and changes of ownership and extended attributes (Landlock does not
-// control them; modes and times it does not control either, and those stay
-// allowed: chmod +x inside the project is common).
-var deniedSyscalls = []string{
-	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "mount_setattr", "move_mount",
-	"open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "ptrace", "process_vm_readv",
-	"process_vm_writev", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-	"delete_module", "reboot", "swapon", "swapoff", "bpf", "perf_event_open", "userfaultfd",
-	"open_by_handle_at", "name_to_handle_at", "keyctl", "add_key", "request_key", "acct",
-	"io_uring_setup", "io_uring_enter", "io_uring_register", "personality",
-	// Landlock does not control ownership and extended attributes.
-	"chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32", "setxattr", "lsetxattr",
-	"fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
-}
-
-// loadSeccomp installs the filter on every thread.
-func loadSeccomp(n Network, localBinding bool) error {
-	native, err := nativeAudit()
-	if err != nil {
-		return err
-	}
-	rules, err := seccompRules(n, localBinding)
-	if err != nil {
-		return err
-	}
-	prog, err := assembleFilter(native, runtime.GOARCH == "amd64", rules)
-	if err != nil {
-		return err
-	}
-	return installFilter(prog)
-}
-
-// seccompRules are the filter's rules: deniedSyscalls, namespace flags of
-// clone and the socket families and types of the network mode fail with
-// EPERM; clone3 with ENOSYS (its flags are in memory, out of a filter's
-// reach: libc falls back to clone, which is checked). A call this
-// architecture does not have is left out (arm64 has no chown, only
-// fchownat; the 32-bit chown32 family exists only on 386 and arm).
-func seccompRules(n Network, localBinding bool) ([]seccompRule, error) {
-	eperm, enosys := retErrno(unix.EPERM), retErrno(unix.ENOSYS)
-	var rules []seccompRule
-	add := func(name string, ret uint32, conds ...argCond) {
-		if nr, ok := seccompNumber(name); ok {
-			rules = append(rules, seccompRule{nr: nr, conds: conds, ret: ret})
-		}
-	}
-	for _, name := range deniedSyscalls {
-		add(name, eperm)
-	}
-	for _, flag := range []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER,
-		unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME} {
-		add("clone", eperm, argCond{0, opAnyBits, flag})
-	}
-	domains := []uint64{unix.AF_PACKET}
-	if n == NetworkNone && !localBinding {
-		domains = append(domains, unix.AF_INET, unix.AF_INET6)
-	}
-	for _, d := range domains {
-		add("socket", eperm, argCond{0, opEqual, d})
-	}
-	if n != NetworkFull {
-		// Only plain TCP, which Landlock controls: no UDP, raw, SCTP,
-		// DCCP or packet sockets (a type other than SOCK_STREAM sets bit 1
-		// or 2), and no protocol but 0 or IPPROTO_TCP (MPTCP and SCTP
-		// escape Landlock's TCP rules).
-		for _, d := range []uint64{unix.AF_INET, unix.AF_INET6} {
-			for _, c := range [][]argCond{
-				{{1, opAnyBits, 2}},
-				{{1, opAnyBits, 4}},
-				{{2, opGreater, unix.IPPROTO_TCP}},
-				{{2, opNotEqual, 0}, {2, opLess, unix.IPPROTO_TCP}},
-			} {
-				add("socket", eperm, append([]argCond{{0, opEqual, d}}, c...)...)
-			}
-		}
-	}
-	add("clone3", enosys)
-	if len(rules) == 0 {
-		return nil, fmt.Errorf("seccomp: no system call numbers for %s", runtime.GOARCH)
-	}
-	return rules, nil
-}
-
-func nativeAudit() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
-	case "386":
-		return unix.AUDIT_ARCH_I386, nil
-	case "arm":
-		return unix.AUDIT_ARCH_ARM, nil
-	case "riscv64":
-		return unix.AUDIT_ARCH_RISCV64, nil
-	case "ppc64le":
-		return unix.AUDIT_ARCH_PPC64LE, nil
-	case "s390x":
-		return unix.AUDIT_ARCH_S390X, nil
-	}
-	return 0, fmt.Errorf("no seccomp support for %s", runtime.GOARCH)
 }

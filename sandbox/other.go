@@ -30,4 +30,16 @@ func (l *Landlock) Wrap(*exec.Cmd, *Policy) (func(), error) { return nil, errNot
 // CgroupCheck reports that cgroups need Linux.
 func CgroupCheck() error { return errNotLinux }
 
-func restrictSelf(*Policy, int) error { return errNotLinux }
+func restrictSelf(*Policy, int, bool) error { return errNotLinux }
+
+// filterOptions pick the variant of the seccomp filter (Linux only).
+type filterOptions struct {
+	IPRules      bool    `json:"ip_rules,omitempty"`
+	Network      Network `json:"network"`
+	LocalBinding bool    `json:"local_binding,omitempty"`
+	UnixSockets  bool    `json:"unix_sockets,omitempty"`
+}
+
+func loadSeccomp(filterOptions) error           { return errNotLinux }
+func filterBytes(filterOptions) ([]byte, error) { return nil, errNotLinux }
+func hardenBridge() error                       { return errNotLinux }

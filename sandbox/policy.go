@@ -59,7 +59,21 @@ type Policy struct {
 	// bubblewrap it has its own loopback (nothing outside can reach it);
 	// under Landlock binding TCP ports is refused unless this is set.
 	AllowLocalBinding bool
+	// UnixSockets are host Unix sockets the command may connect to
+	// (sandbox.network.allowUnixSockets). The seccomp filter cannot see
+	// paths: when any is named, the command may create AF_UNIX sockets at
+	// all and so reach every socket it can see; the named ones are made
+	// visible (under bubblewrap, also inside its private /tmp). Empty and
+	// AllowAllUnixSockets false: socket(AF_UNIX) is refused (socketpair
+	// works), so no host socket, pathname or abstract, is reachable.
+	UnixSockets []string
+	// AllowAllUnixSockets allows AF_UNIX sockets without naming any
+	// (sandbox.network.allowAllUnixSockets).
+	AllowAllUnixSockets bool
 }
+
+// unixAllowed reports whether the command may create AF_UNIX sockets.
+func (p *Policy) unixAllowed() bool { return p.AllowAllUnixSockets || len(p.UnixSockets) > 0 }
 
 // Validate checks that every path is absolute and free of NUL bytes and
 // that a proxied policy names its socket.
@@ -78,6 +92,7 @@ func (p *Policy) Validate() error {
 	check("write", p.Write...)
 	check("read-only", p.ReadOnly...)
 	check("hidden", p.Hide...)
+	check("unix socket", p.UnixSockets...)
 	if p.TempDir != "" {
 		check("temp", p.TempDir)
 	}
@@ -97,26 +112,6 @@ func (p *Policy) clone() *Policy {
 	c.Write = append([]string(nil), p.Write...)
 	c.ReadOnly = append([]string(nil), p.ReadOnly...)
 	c.Hide = append([]string(nil), p.Hide...)
+	c.UnixSockets = append([]string(nil), p.UnixSockets...)
 	return &c
-}
-
-// ProtectedNames are the names inside a writable directory that a sandboxed
-// command may not change, because changing them would run code or change
-// permissions later, outside the sandbox: version-control hooks and config,
-// Gantry's and Claude Code's settings, editor configuration, MCP server
-// definitions.
-var ProtectedNames = []string{
-	".git/hooks", ".git/config", ".gantry", ".claude", ".vscode", ".idea", ".husky", ".mcp.json",
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".gitconfig", ".npmrc",
-}
-
-// Protected returns the [ProtectedNames] under each of dirs.
-func Protected(dirs ...string) []string {
-	var out []string
-	for _, d := range dirs {
-		for _, n := range ProtectedNames {
-			out = append(out, filepath.Join(d, n))
-		}
-	}
-	return out
 }

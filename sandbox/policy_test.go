@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,7 +72,7 @@ func FuzzExcluded(f *testing.F) {
 // uncontained one: the backend's overhead per call.
 func BenchmarkTrue(b *testing.B) {
 	dir := b.TempDir()
-	p := &Policy{Write: []string{dir}, ReadOnly: Protected(dir), Hide: []string{"/root/.ssh"}}
+	p := &Policy{Write: []string{dir}, Hide: []string{"/root/.ssh"}}
 	for _, be := range []Backend{None{}, &Bubblewrap{}, &Landlock{}} {
 		if c, ok := be.(interface{ Check() error }); ok {
 			if err := c.Check(); err != nil {
@@ -90,6 +92,40 @@ func BenchmarkTrue(b *testing.B) {
 					b.Fatalf("%v: %s", err, out)
 				}
 				release()
+			}
+		})
+		if be.Name() == BackendNone {
+			continue
+		}
+		// The session's Wrap: the backend plus the protected-path guard
+		// (a .git, .gantry and hooks to record before and check after).
+		b.Run(be.Name()+"+guard", func(b *testing.B) {
+			proj := b.TempDir()
+			for _, d := range []string{".git/hooks", ".git/info", ".gantry"} {
+				os.MkdirAll(filepath.Join(proj, d), 0o755)
+			}
+			for _, f := range []string{".git/config", ".git/HEAD", ".git/hooks/pre-commit", ".git/info/exclude", ".gantry/settings.json"} {
+				os.WriteFile(filepath.Join(proj, f), []byte("x\n"), 0o644)
+			}
+			s, err := New(Options{Enabled: true, backend: be, TempDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			sp := s.Policy(proj)
+			for b.Loop() {
+				cmd := exec.Command("bash", "--noprofile", "--norc", "-c", "true")
+				cmd.Dir = proj
+				release, err := s.WrapGuarded(cmd, sp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				if rs := release(); len(rs) != 0 {
+					b.Fatalf("reverted %+v", rs)
+				}
 			}
 		})
 	}

@@ -59,6 +59,10 @@ type Status struct {
 	Cleanup string `json:"cleanup"`
 	// Network is "none", "proxy (domains…)" or "full".
 	Network string `json:"network"`
+	// UnixSockets says which host Unix sockets commands reach: "none
+	// (AF_UNIX sockets refused)", "all", or the named paths with the
+	// caveat that every visible socket is then reachable.
+	UnixSockets string `json:"unix_sockets"`
 }
 
 // Contained reports whether commands really run in a sandbox.
@@ -168,6 +172,15 @@ type Options struct {
 	// AllowLocalBinding lets commands listen on loopback ports
 	// (sandbox.network.allowLocalBinding).
 	AllowLocalBinding bool
+	// AllowUnixSockets are host Unix sockets commands may connect to
+	// (sandbox.network.allowUnixSockets). Empty, with AllowAllUnixSockets
+	// false: commands cannot create AF_UNIX sockets at all. The filter
+	// cannot tell paths apart, so naming one socket lets a command reach
+	// every socket it can see (see [Policy.UnixSockets]).
+	AllowUnixSockets []string
+	// AllowAllUnixSockets lets commands create AF_UNIX sockets
+	// (sandbox.network.allowAllUnixSockets).
+	AllowAllUnixSockets bool
 	// FullNetwork gives commands the host network unfiltered (SDK users
 	// only; settings cannot ask for it).
 	FullNetwork bool
@@ -175,6 +188,11 @@ type Options struct {
 	// for commands. Empty: one is made under os.TempDir and removed by
 	// Close.
 	TempDir string
+	// QuarantineDir is where the directory that receives what commands
+	// left in protected paths is made (see [Sandbox.WrapGuarded]); it is
+	// kept after Close. Empty: os.TempDir(). It must not be writable by
+	// sandboxed commands.
+	QuarantineDir string
 	// Logger receives the one-time notice when no backend works and every
 	// run outside the sandbox. Nil: slog.Default().
 	Logger *slog.Logger
@@ -198,6 +216,8 @@ type Sandbox struct {
 	ownTemp bool
 	proxy   *Proxy
 
+	guard guard
+
 	warnOnce sync.Once
 	closeMu  sync.Mutex
 	closed   bool
@@ -218,10 +238,11 @@ func New(opts Options) (*Sandbox, error) {
 			s.roots = append(s.roots, r)
 		}
 	}
+	s.guard.qparent = opts.QuarantineDir
 	if !opts.Enabled {
 		s.backend = None{}
 		s.status = Status{Backend: BackendNone, Reason: "the sandbox is off (settings: sandbox.enabled)",
-			Cleanup: "process group only; processes that leave it (setsid) survive", Network: "full"}
+			Cleanup: "process group only; processes that leave it (setsid) survive", Network: "full", UnixSockets: "all (no sandbox)"}
 		return s, nil
 	}
 	if opts.backend != nil {
@@ -257,6 +278,17 @@ func New(opts Options) (*Sandbox, error) {
 		s.status.Network = "none"
 	default:
 		s.status.Network = "full"
+	}
+	switch {
+	case !s.status.Contained():
+		s.status.UnixSockets = "all (no sandbox)"
+	case opts.AllowAllUnixSockets:
+		s.status.UnixSockets = "all (sandbox.network.allowAllUnixSockets)"
+	case len(opts.AllowUnixSockets) > 0:
+		s.status.UnixSockets = strings.Join(opts.AllowUnixSockets, ", ") +
+			" (AF_UNIX sockets allowed: every socket a command can see is reachable, the named ones are made visible)"
+	default:
+		s.status.UnixSockets = "none (AF_UNIX sockets refused; socketpair works)"
 	}
 	return s, nil
 }
@@ -322,7 +354,11 @@ func (s *Sandbox) Inside(dir string) bool {
 // With [Options.Roots] set, workDir and dirs are ignored: the writable
 // directories are the roots, fixed when the session started.
 func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
-	p := &Policy{TempDir: s.tempDir, AllowLocalBinding: s.opt.AllowLocalBinding}
+	p := &Policy{TempDir: s.tempDir, AllowLocalBinding: s.opt.AllowLocalBinding,
+		AllowAllUnixSockets: s.opt.AllowAllUnixSockets}
+	for _, u := range s.opt.AllowUnixSockets {
+		p.UnixSockets = append(p.UnixSockets, resolved(u))
+	}
 	writable := append([]string{workDir}, dirs...)
 	if len(s.roots) > 0 {
 		writable = s.roots
@@ -336,7 +372,7 @@ func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 			p.Write = append(p.Write, d)
 		}
 	}
-	p.ReadOnly = append(Protected(p.Write...), s.opt.ReadOnly...)
+	p.ReadOnly = append([]string(nil), s.opt.ReadOnly...)
 	for _, w := range s.opt.Write {
 		p.Write = append(p.Write, resolved(w))
 	}
@@ -355,9 +391,29 @@ func (s *Sandbox) Policy(workDir string, dirs ...string) *Policy {
 	return p
 }
 
-// Wrap contains cmd with p, or — when no backend works — leaves it as it
-// is after saying so once. The release function is never nil.
+// Wrap is [Sandbox.WrapGuarded] for callers that do not report reverted
+// paths to the model: they are logged (Options.Logger, warning).
 func (s *Sandbox) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
+	release, err := s.WrapGuarded(cmd, p)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if rs := release(); len(rs) > 0 {
+			s.opt.Logger.Warn(Notice(rs))
+		}
+	}, nil
+}
+
+// WrapGuarded contains cmd with p, or — when no backend works — leaves it
+// as it is after saying so once. The release function is never nil; call
+// it once the command has been waited for. It kills what the command left
+// behind and then reverts every change the command made to the protected
+// paths of p's writable directories ([ProtectedNames]): a protected path
+// that appeared is moved to a quarantine directory, one that changed, was
+// replaced or removed is put back. It returns what it reverted (nil when
+// nothing); [Notice] turns that into a note for the model.
+func (s *Sandbox) WrapGuarded(cmd *exec.Cmd, p *Policy) (func() []Reverted, error) {
 	if !s.Contained() {
 		if s.Unavailable() {
 			s.warnOnce.Do(func() {
@@ -365,16 +421,28 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p *Policy) (func(), error) {
 					"reason", s.status.Reason)
 			})
 		}
-		return func() {}, nil
+		return func() []Reverted { return nil }, nil
 	}
-	release, err := s.backend.Wrap(cmd, p)
-	if err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if release == nil {
-		release = func() {}
+	run := s.guard.begin(writableDirs(p))
+	release, err := s.backend.Wrap(cmd, p)
+	if err != nil {
+		s.guard.end(run)
+		return nil, err
 	}
-	return release, nil
+	var once sync.Once
+	var out []Reverted
+	return func() []Reverted {
+		once.Do(func() {
+			if release != nil {
+				release()
+			}
+			out = s.guard.end(run)
+		})
+		return out
+	}, nil
 }
 
 // LogUnsandboxed records that a command runs outside the sandbox and why.

@@ -85,9 +85,8 @@ func newWorld(t *testing.T) world {
 
 func (w world) policy() *Policy {
 	return &Policy{
-		Write:    []string{w.proj},
-		ReadOnly: Protected(w.proj),
-		Hide:     []string{w.secret, filepath.Join(w.proj, ".env")},
+		Write: []string{w.proj},
+		Hide:  []string{w.secret, filepath.Join(w.proj, ".env")},
 	}
 }
 
@@ -355,7 +354,7 @@ func TestSandboxSession(t *testing.T) {
 		t.Error("Runs")
 	}
 	p := s.Policy(t.TempDir())
-	if p.Network != NetworkProxy || p.ProxySocket == "" || p.TempDir != tmp || len(p.ReadOnly) == 0 {
+	if p.Network != NetworkProxy || p.ProxySocket == "" || p.TempDir != tmp || len(p.ReadOnly) != 0 {
 		t.Errorf("policy %+v", p)
 	}
 	if err := s.Close(); err != nil {

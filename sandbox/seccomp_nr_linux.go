@@ -44,6 +44,14 @@ func seccompNumber(name string) (uint32, bool) {
 		return unix.SYS_PROCESS_VM_READV, true
 	case "process_vm_writev":
 		return unix.SYS_PROCESS_VM_WRITEV, true
+	case "pidfd_getfd":
+		return unix.SYS_PIDFD_GETFD, true
+	case "process_madvise":
+		return unix.SYS_PROCESS_MADVISE, true
+	case "kcmp":
+		return unix.SYS_KCMP, true
+	case "quotactl":
+		return unix.SYS_QUOTACTL, true
 	case "kexec_load":
 		return unix.SYS_KEXEC_LOAD, true
 	case "init_module":

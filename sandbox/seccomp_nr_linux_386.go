@@ -8,6 +8,8 @@ import "golang.org/x/sys/unix"
 // archSyscallNumber has the numbers of the calls only some architectures have.
 func archSyscallNumber(name string) (uint32, bool) {
 	switch name {
+	case "socketcall":
+		return unix.SYS_SOCKETCALL, true
 	case "chown":
 		return unix.SYS_CHOWN, true
 	case "lchown":

@@ -13,8 +13,9 @@ import (
 
 // absentCalls are the denied calls an architecture does not have.
 var absentCalls = map[string]map[string]bool{
-	"amd64": {"chown32": true, "fchown32": true, "lchown32": true},
-	"arm64": {"chown": true, "lchown": true, "chown32": true, "fchown32": true, "lchown32": true},
+	"amd64": {"chown32": true, "fchown32": true, "lchown32": true, "socketcall": true},
+	"arm64": {"chown": true, "lchown": true, "chown32": true, "fchown32": true, "lchown32": true, "socketcall": true},
+	"arm":   {"socketcall": true},
 	"386":   {"kexec_file_load": true},
 }
 
@@ -60,6 +61,8 @@ func TestSeccompFilter(t *testing.T) {
 			return unix.SYS_READ
 		case "openat":
 			return unix.SYS_OPENAT
+		case "socketpair":
+			return unix.SYS_SOCKETPAIR
 		}
 		n, ok := seccompNumber(name)
 		if !ok {
@@ -90,7 +93,13 @@ func TestSeccompFilter(t *testing.T) {
 		{"clone", []uint64{unix.CLONE_NEWNET}, all(eperm)},
 		{"clone", []uint64{unix.CLONE_NEWTIME}, all(eperm)},
 		{"clone3", nil, all(enosys)},
-		{"socket", []uint64{unix.AF_UNIX, tcp, 0}, all(allow)},
+		{"socket", []uint64{unix.AF_UNIX, tcp, 0}, all(eperm)},
+		{"socket", []uint64{unix.AF_UNIX, udp, 0}, all(eperm)},
+		{"socketpair", []uint64{unix.AF_UNIX, tcp, 0}, all(allow)},
+		{"setns", nil, all(eperm)},
+		{"keyctl", nil, all(eperm)},
+		{"pidfd_getfd", nil, all(eperm)},
+		{"open_by_handle_at", nil, all(eperm)},
 		{"socket", []uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}, all(eperm)},
 		{"socket", []uint64{unix.AF_INET, tcp, 0}, map[Network]uint32{NetworkNone: eperm, NetworkProxy: allow, NetworkFull: allow}},
 		{"socket", []uint64{unix.AF_INET6, tcp, unix.IPPROTO_TCP}, map[Network]uint32{NetworkNone: eperm, NetworkProxy: allow, NetworkFull: allow}},
@@ -101,7 +110,7 @@ func TestSeccompFilter(t *testing.T) {
 		{"socket", []uint64{unix.AF_INET, tcp, 1<<32 | unix.IPPROTO_TCP}, map[Network]uint32{NetworkNone: eperm, NetworkProxy: eperm, NetworkFull: allow}},
 	}
 	for _, mode := range []Network{NetworkNone, NetworkProxy, NetworkFull} {
-		rules, err := seccompRules(mode, false)
+		rules, err := seccompRules(filterOptions{IPRules: true, Network: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +149,7 @@ func TestSeccompFilter(t *testing.T) {
 	}
 	// With a local binding and no network, IP TCP sockets are allowed (the
 	// bridge), UDP is not.
-	rules, _ := seccompRules(NetworkNone, true)
+	rules, _ := seccompRules(filterOptions{IPRules: true, Network: NetworkNone, LocalBinding: true})
 	prog, _ := assembleFilter(native, runtime.GOARCH == "amd64", rules)
 	vm, _ := bpf.NewVM(prog)
 	if got, _ := vm.Run(seccompData(native, nr("socket"), unix.AF_INET, tcp, 0)); uint32(got) != allow {
@@ -148,5 +157,50 @@ func TestSeccompFilter(t *testing.T) {
 	}
 	if got, _ := vm.Run(seccompData(native, nr("socket"), unix.AF_INET, udp, 0)); uint32(got) != eperm {
 		t.Errorf("local binding, UDP: %#x", got)
+	}
+}
+
+// TestSeccompVariants: Unix sockets open only with the option; without IP
+// rules (bubblewrap: the network namespace decides) IP sockets pass but
+// packet sockets do not.
+func TestSeccompVariants(t *testing.T) {
+	native, err := nativeAudit()
+	if err != nil {
+		t.Skip(err)
+	}
+	sock, ok := seccompNumber("socket")
+	if !ok {
+		t.Skipf("no socket number on %s", runtime.GOARCH)
+	}
+	allow, eperm := uint32(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
+	for _, tc := range []struct {
+		o    filterOptions
+		args []uint64
+		want uint32
+	}{
+		{filterOptions{}, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, eperm},
+		{filterOptions{UnixSockets: true}, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, allow},
+		{filterOptions{UnixSockets: true, IPRules: true}, []uint64{unix.AF_INET, unix.SOCK_STREAM, 0}, eperm},
+		{filterOptions{}, []uint64{unix.AF_INET, unix.SOCK_DGRAM, 0}, allow},
+		{filterOptions{}, []uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}, eperm},
+	} {
+		rules, err := seccompRules(tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := assembleFilter(native, runtime.GOARCH == "amd64", rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := vm.Run(seccompData(native, sock, tc.args...)); uint32(got) != tc.want {
+			t.Errorf("%+v socket%v = %#x, want %#x", tc.o, tc.args, got, tc.want)
+		}
+	}
+	if b, err := filterBytes(filterOptions{}); err != nil || len(b)%8 != 0 || len(b) == 0 {
+		t.Errorf("filterBytes: %d bytes, %v", len(b), err)
 	}
 }

@@ -8,7 +8,8 @@ package settings
 //	  "autoAllowBashIfSandboxed": true,
 //	  "excludedCommands": ["docker"],
 //	  "allowUnsandboxedCommands": false,
-//	  "network": {"allowedDomains": ["github.com", "*.npmjs.org"], "allowLocalBinding": true},
+//	  "network": {"allowedDomains": ["github.com", "*.npmjs.org"], "allowLocalBinding": true,
+//	              "allowUnixSockets": ["/run/user/1000/ssh-agent.sock"], "allowAllUnixSockets": false},
 //	  "backend": "auto"
 //	}
 //
@@ -40,6 +41,15 @@ type SandboxNetwork struct {
 	AllowedDomains []string `json:"allowedDomains,omitempty"`
 	// AllowLocalBinding lets sandboxed commands listen on loopback ports.
 	AllowLocalBinding *bool `json:"allowLocalBinding,omitempty"`
+	// AllowUnixSockets are host Unix sockets sandboxed commands may
+	// connect to. The sandbox cannot tell socket paths apart: naming any
+	// lets commands create Unix sockets at all (and so reach every socket
+	// they can see); the named ones are made visible. Default: none, Unix
+	// sockets are refused.
+	AllowUnixSockets []string `json:"allowUnixSockets,omitempty"`
+	// AllowAllUnixSockets lets sandboxed commands create Unix sockets.
+	// Default false.
+	AllowAllUnixSockets *bool `json:"allowAllUnixSockets,omitempty"`
 }
 
 // untrustedSandbox keeps what an untrusted folder may say about the
@@ -65,7 +75,8 @@ func untrustedSandbox(sb *Sandbox, ignored []string) (*Sandbox, []string) {
 	if len(sb.ExcludedCommands) > 0 {
 		ignored = append(ignored, "sandbox.excludedCommands")
 	}
-	if len(sb.Network.AllowedDomains) > 0 || sb.Network.AllowLocalBinding != nil {
+	if len(sb.Network.AllowedDomains) > 0 || sb.Network.AllowLocalBinding != nil ||
+		len(sb.Network.AllowUnixSockets) > 0 || sb.Network.AllowAllUnixSockets != nil {
 		ignored = append(ignored, "sandbox.network")
 	}
 	if sb.Backend != "" {
@@ -77,8 +88,11 @@ func untrustedSandbox(sb *Sandbox, ignored []string) (*Sandbox, []string) {
 // EffectiveSandbox is the merged sandbox configuration of every scope.
 type EffectiveSandbox struct {
 	Enabled, AutoAllowBashIfSandboxed, AllowUnsandboxedCommands, AllowLocalBinding bool
-	// ExcludedCommands and AllowedDomains are the union of every scope's.
-	ExcludedCommands, AllowedDomains []string
+	// AllowAllUnixSockets is network.allowAllUnixSockets (default false).
+	AllowAllUnixSockets bool
+	// ExcludedCommands, AllowedDomains and AllowUnixSockets are the union
+	// of every scope's.
+	ExcludedCommands, AllowedDomains, AllowUnixSockets []string
 	// Backend is the first scope's that sets one ("" = auto).
 	Backend string
 }
@@ -90,7 +104,7 @@ type EffectiveSandbox struct {
 // autoAllowBashIfSandboxed true, allowUnsandboxedCommands true, no network.
 func (s *Settings) Sandbox() EffectiveSandbox {
 	out := EffectiveSandbox{AutoAllowBashIfSandboxed: true, AllowUnsandboxedCommands: true}
-	var enabled, auto, unsandboxed, local *bool
+	var enabled, auto, unsandboxed, local, allUnix *bool
 	first := func(dst **bool, v *bool) {
 		if *dst == nil && v != nil {
 			*dst = v
@@ -105,16 +119,18 @@ func (s *Settings) Sandbox() EffectiveSandbox {
 		first(&auto, sb.AutoAllowBashIfSandboxed)
 		first(&unsandboxed, sb.AllowUnsandboxedCommands)
 		first(&local, sb.Network.AllowLocalBinding)
+		first(&allUnix, sb.Network.AllowAllUnixSockets)
 		if out.Backend == "" {
 			out.Backend = sb.Backend
 		}
 		out.ExcludedCommands = append(out.ExcludedCommands, sb.ExcludedCommands...)
 		out.AllowedDomains = append(out.AllowedDomains, sb.Network.AllowedDomains...)
+		out.AllowUnixSockets = append(out.AllowUnixSockets, sb.Network.AllowUnixSockets...)
 	}
 	for _, v := range []struct {
 		dst *bool
 		p   *bool
-	}{{&out.Enabled, enabled}, {&out.AutoAllowBashIfSandboxed, auto}, {&out.AllowUnsandboxedCommands, unsandboxed}, {&out.AllowLocalBinding, local}} {
+	}{{&out.Enabled, enabled}, {&out.AutoAllowBashIfSandboxed, auto}, {&out.AllowUnsandboxedCommands, unsandboxed}, {&out.AllowLocalBinding, local}, {&out.AllowAllUnixSockets, allUnix}} {
 		if v.p != nil {
 			*v.dst = *v.p
 		}

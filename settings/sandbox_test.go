@@ -52,3 +52,33 @@ func TestSandboxSettings(t *testing.T) {
 		t.Errorf("defaults %+v", d)
 	}
 }
+
+// TestSandboxUnixSocketSettings: the Unix socket keys merge like the
+// others, and an untrusted project cannot set them (they only widen).
+func TestSandboxUnixSocketSettings(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.gantryHome, "settings.json"), `{"sandbox":{"network":{"allowUnixSockets":["/run/a.sock"]}}}`)
+	write(t, filepath.Join(e.project, ".gantry", "settings.json"), `{"sandbox":{"enabled":true,"network":{"allowUnixSockets":["/run/docker.sock"],"allowAllUnixSockets":true}}}`)
+	for _, tc := range []struct {
+		trusted bool
+		sockets []string
+		all     bool
+	}{
+		{false, []string{"/run/a.sock"}, false},
+		{true, []string{"/run/docker.sock", "/run/a.sock"}, true},
+	} {
+		s, err := Load(e.opts(ptr(tc.trusted)))
+		must(t, err)
+		got := s.Sandbox()
+		if !slices.Equal(got.AllowUnixSockets, tc.sockets) || got.AllowAllUnixSockets != tc.all || !got.Enabled {
+			t.Errorf("trusted=%v: %+v", tc.trusted, got)
+		}
+		ignored := false
+		for _, ig := range s.Ignored() {
+			ignored = ignored || slices.Contains(ig, "sandbox.network")
+		}
+		if !tc.trusted && !ignored {
+			t.Errorf("untrusted: sandbox.network not reported as ignored: %v", s.Ignored())
+		}
+	}
+}

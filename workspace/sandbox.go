@@ -26,6 +26,7 @@ func (w *Workspace) openSandbox(opts Options, cfg permission.Config, dir, home s
 			ExcludedCommands: es.ExcludedCommands, AllowUnsandboxed: es.AllowUnsandboxedCommands,
 			Write: write, Hide: hide, ReadOnly: ro,
 			AllowedDomains: es.AllowedDomains, AllowLocalBinding: es.AllowLocalBinding,
+			AllowUnixSockets: es.AllowUnixSockets, AllowAllUnixSockets: es.AllowAllUnixSockets,
 		}
 	}
 	if len(so.Roots) == 0 {

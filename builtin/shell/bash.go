@@ -172,6 +172,19 @@ func (b *bash) call(ctx context.Context, env *tool.Env, in BashInput) (*tool.Res
 	if sb != nil {
 		policy := sb.Policy(env.WorkDir, env.AdditionalDirs...)
 		spec.wrap = func(cmd *exec.Cmd) (func(), error) { return sb.Wrap(cmd, policy) }
+		if !in.RunInBackground {
+			// A foreground command's reverted protected paths are said
+			// in its result; a background task's are logged by Wrap.
+			reverted := new([]sandbox.Reverted)
+			spec.reverted = reverted
+			spec.wrap = func(cmd *exec.Cmd) (func(), error) {
+				release, err := sb.WrapGuarded(cmd, policy)
+				if err != nil {
+					return nil, err
+				}
+				return func() { *reverted = release() }, nil
+			}
+		}
 	}
 	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
 		// A read-only command may run without a prompt: git must not
@@ -248,6 +261,12 @@ func (b *bash) foreground(ctx context.Context, env *tool.Env, in BashInput, spec
 		notes = append(notes, fmt.Sprintf("Killed by signal %s (exit code %d).", signal, code))
 	case code != 0 && stopped == nil:
 		notes = append(notes, fmt.Sprintf("Exit code %d", code))
+	}
+
+	if spec.reverted != nil {
+		if note := sandbox.Notice(*spec.reverted); note != "" {
+			notes = append(notes, note)
+		}
 	}
 
 	var modifier func(*tool.Env)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/outbuf"
+	"github.com/gantry-dev/gantry/sandbox"
 )
 
 // errOutputLimit is the cancellation cause when a command's output reaches
@@ -33,6 +34,9 @@ type procSpec struct {
 	// wrap, if set, contains the command before it starts (the session's
 	// sandbox); its release function runs once the shell has exited.
 	wrap func(cmd *exec.Cmd) (release func(), err error)
+	// reverted, if set, receives the protected paths the sandbox
+	// reverted after the command (filled by wrap's release).
+	reverted *[]sandbox.Reverted
 }
 
 // proc is one running shell process in its own process group.

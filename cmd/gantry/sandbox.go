@@ -30,6 +30,7 @@ type sandboxStatusOutput struct {
 	AllowUnsandboxed bool     `json:"allow_unsandboxed_commands"`
 	Writable         []string `json:"writable,omitempty"`
 	ReadOnly         []string `json:"read_only,omitempty"`
+	Protected        []string `json:"protected,omitempty"`
 	Hidden           []string `json:"hidden,omitempty"`
 }
 
@@ -62,6 +63,7 @@ network they get, and the paths they may write, may not change and cannot see.`,
 			if sb.Contained() {
 				out.Writable = existingPaths(append(slices.Clone(p.Write), p.TempDir))
 				out.ReadOnly, out.Hidden = existingPaths(p.ReadOnly), existingPaths(p.Hide)
+				out.Protected = existingPaths(sandbox.Protected(p.Write...))
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -101,14 +103,20 @@ func printSandboxStatus(a *app, s sandboxStatusOutput) {
 	}
 	fmt.Fprintf(w, "cleanup:  %s\n", s.Cleanup)
 	fmt.Fprintf(w, "network:  %s\n", s.Network)
+	fmt.Fprintf(w, "unix sockets: %s\n", s.UnixSockets)
 	if !s.Contained() {
 		return
 	}
 	fmt.Fprintf(w, "auto-allow sandboxed Bash: %v; dangerouslyDisableSandbox honoured (after asking): %v\n", s.AutoAllow, s.AllowUnsandboxed)
+	guard := "existing ones are read-only mount points, new ones are moved to a quarantine directory after each command"
+	if s.Backend == sandbox.BackendLandlock {
+		guard = "checked after each command: new ones are moved to a quarantine directory, changed ones put back"
+	}
+	fmt.Fprintf(w, "protected names (%s): %s\n", guard, strings.Join(sandbox.ProtectedNames, " "))
 	for _, l := range []struct {
 		what  string
 		paths []string
-	}{{"writable", s.Writable}, {"read-only", s.ReadOnly}, {"hidden", s.Hidden}} {
+	}{{"writable", s.Writable}, {"read-only", s.ReadOnly}, {"protected", s.Protected}, {"hidden", s.Hidden}} {
 		if l.what == "read-only" && s.Backend == sandbox.BackendLandlock && len(l.paths) > 0 {
 			l.what = "read-only (not enforced by Landlock inside writable directories)"
 		}
