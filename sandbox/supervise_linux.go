@@ -30,6 +30,11 @@ type supervisor struct {
 	mu        sync.Mutex
 	abandoned bool
 	termOnce  sync.Once
+	// gone is closed when the parent died; term receives once the grace
+	// period after a SIGTERM passed.
+	gone    chan struct{}
+	term    chan struct{}
+	sigchld chan os.Signal
 }
 
 // activeSupervisor is set in a sandbox helper that was also asked to
@@ -77,7 +82,9 @@ func startSupervisor(spec *superviseSpec) (*supervisor, error) {
 	if _, err := unix.FcntlInt(uintptr(spec.Ctl), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("control pipe: %w", err)
 	}
-	sv := &supervisor{ctl: spec.Ctl, grace: time.Duration(spec.GraceMS) * time.Millisecond}
+	sv := &supervisor{ctl: spec.Ctl, grace: time.Duration(spec.GraceMS) * time.Millisecond,
+		gone: make(chan struct{}), term: make(chan struct{}, 1), sigchld: make(chan os.Signal, 1)}
+	signal.Notify(sv.sigchld, syscall.SIGCHLD)
 	go sv.watchParent()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -85,7 +92,7 @@ func startSupervisor(spec *superviseSpec) (*supervisor, error) {
 		for range sig {
 			// The command's process group got the signal too; if it
 			// has not ended after the grace period, kill everything.
-			sv.termOnce.Do(func() { time.AfterFunc(sv.grace, func() { killChildren() }) })
+			sv.termOnce.Do(func() { time.AfterFunc(sv.grace, func() { sv.term <- struct{}{} }) })
 		}
 	}()
 	return sv, nil
@@ -108,13 +115,16 @@ func (sv *supervisor) watchParent() {
 	sv.mu.Lock()
 	sv.abandoned = true
 	sv.mu.Unlock()
-	// No direct child starts any more; kill them until none is left
-	// (their orphans come to this subreaper and are killed next round).
+	// No command starts any more. The goroutine that started it kills
+	// what it left (from its thread: under Landlock only that thread's
+	// domain may signal the command); this one kills too, for the helper
+	// that runs the command in another way (the proxy bridge), which
+	// Landlock's signal scoping may refuse.
+	close(sv.gone)
 	for killChildren() > 0 {
 		reapAvailable()
 		time.Sleep(time.Millisecond)
 	}
-	exit(1)
 }
 
 // run starts args as a child and supervises it: it returns (with the
@@ -133,23 +143,51 @@ func (sv *supervisor) run(args, env []string) int {
 		sv.report(syscall.WaitStatus(127 << 8))
 		return 127
 	}
+	// Everything below runs on this goroutine, which in the folded
+	// helper is locked to the restricted thread: its kills are allowed
+	// by Landlock's signal scoping.
 	var status syscall.WaitStatus
-	done := false
+	done, killing := false, false
+	tick := time.NewTicker(50 * time.Millisecond) // in case a SIGCHLD is missed
+	defer tick.Stop()
 	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
+		// Reap whatever ended.
+		left := true
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil {
+				left = false // ECHILD: no process of the command is left
+				break
+			}
+			if got <= 0 {
+				break
+			}
+			if got == pid {
+				status, done = ws, true
+			}
 		}
-		if err != nil {
-			break // ECHILD: no process of the command is left
+		if !left {
+			break
 		}
-		if got == pid {
-			status, done = ws, true
-		}
-		if done {
+		if done || killing {
 			killChildren()
 		}
+		select {
+		case <-sv.sigchld:
+		case <-tick.C:
+		case <-sv.gone:
+			killing = true
+			sv.gone = nil
+		case <-sv.term:
+			killChildren()
+		}
+	}
+	if killing && !done {
+		exit(1)
 	}
 	sv.report(status)
 	return 0
