@@ -78,6 +78,7 @@ var mainCalled atomic.Bool
 // programs that call Main (see [Detect]).
 func Main() {
 	mainCalled.Store(true)
+	superviseMain() // supervise.go: returns unless started as a supervisor
 	v, ok := os.LookupEnv(helperEnv)
 	if !ok {
 		return
@@ -88,7 +89,7 @@ func Main() {
 		fmt.Fprintf(os.Stderr, "gantry sandbox: bad helper spec: %v\n", err)
 		os.Exit(126)
 	}
-	os.Exit(runHelper(spec))
+	os.Exit(endHelper(runHelper(spec)))
 }
 
 // helperPath is the program to re-execute as the helper.
@@ -143,7 +144,7 @@ func runHelper(spec *helperSpec) int {
 		}
 	}
 	if ln == nil {
-		err := syscall.Exec(spec.Args[0], spec.Args, env)
+		err := execCommand(spec.Args, env) // supervise.go: exec, or run supervised
 		fmt.Fprintf(os.Stderr, "gantry sandbox: exec %s: %v\n", spec.Args[0], err)
 		return 127
 	}

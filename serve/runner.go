@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
@@ -47,6 +48,11 @@ type AgentRunner struct {
 	// Agent, when set, adjusts each run's agent options (reminders, the
 	// small model, …).
 	Agent func(*agent.Options)
+
+	// Ledger, when set, records the runs' running shell commands so that
+	// the next serve process kills what they left if this one dies
+	// (set by [New] from Options.Procs).
+	Ledger *sandbox.Ledger
 
 	shared workspace.Shared // the runs' built-in tools
 
@@ -93,6 +99,7 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 	}
 	wo := workspace.Options{Dir: req.Dir, Mode: req.Options.Mode, Allow: req.Options.Allow, Deny: req.Options.Deny,
 		Interaction: x.Channel, Store: r.Store, Shared: &r.shared}
+	wo.Builtin.Shell.Ledger = r.Ledger
 	if r.Workspace != nil {
 		r.Workspace(&wo)
 	}

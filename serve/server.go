@@ -29,6 +29,7 @@ import (
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 )
@@ -82,6 +83,13 @@ type Options struct {
 	// ([serveapi.StateFile]) for local clients while it runs; TokenFile is
 	// recorded with it.
 	Home, TokenFile string
+	// Procs is the directory where the runs' running commands are
+	// recorded ([sandbox.Ledger]; "" = <Home>/procs when Home is set, else
+	// none). At start, and whenever it looks for lost runs, the server
+	// kills what the commands of a dead serve process left and removes
+	// their temporary files before it marks the runs lost. New gives an
+	// [*AgentRunner] Runner without a Ledger this one.
+	Procs string
 	// Logger receives the server's log (nil = discard).
 	Logger *slog.Logger
 	// Now is the clock (nil = time.Now).
@@ -121,6 +129,12 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Procs == "" && o.Home != "" {
+		o.Procs = filepath.Join(o.Home, "procs")
+	}
+	if ar, ok := o.Runner.(*AgentRunner); ok && ar.Ledger == nil && o.Procs != "" {
+		ar.Ledger = &sandbox.Ledger{Dir: o.Procs, Owner: o.Owner}
 	}
 	if o.Listener != nil && o.Token == "" && !Loopback(o.Listener.Addr()) {
 		return nil, fmt.Errorf("serve: the API listens on %s, which is not a loopback address: a token is required", o.Listener.Addr())
@@ -232,11 +246,24 @@ func (s *Server) maintain(ctx context.Context) {
 	}
 }
 
-// Reap marks lost the live runs whose process died (its lease ran out, or
-// it ran on this host and is gone) and the fires leased by such a process
+// Reap kills what the commands of dead processes on this host left
+// (see Options.Procs), then marks lost the live runs whose process died
+// (its lease ran out, or it ran on this host and is gone) and the fires leased by such a process
 // before their run started; each is logged, and started again when its
 // request asks for retry. It returns the lost runs.
 func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
+	if s.o.Procs != "" {
+		// Kill what dead processes' commands left before their runs are
+		// reported lost: nothing of a lost run runs on.
+		rep, err := sandbox.ReapLedger(s.o.Procs, Dead)
+		if err != nil {
+			s.log.Warn("serve: reaping the commands of dead processes", "err", err)
+		}
+		if rep.Commands > 0 {
+			s.log.Warn("serve: killed what commands of a dead process left", "commands", rep.Commands,
+				"processes", rep.Killed, "temp_files", rep.Removed)
+		}
+	}
 	now := s.now()
 	var lost []runqueue.Run
 	_, err := s.o.Store.ReapRuns(ctx, now, Dead, func(rec store.RunRecord) store.RunRecord {

@@ -167,8 +167,10 @@ func (b *bash) call(ctx context.Context, env *tool.Env, in BashInput) (*tool.Res
 		dir:     env.WorkDir,
 		env:     b.opt.environ(),
 		grace:   b.opt.Grace,
+		ledger:  b.opt.Ledger,
 	}
 	sb := sandboxOf(ctx, env, in)
+	spec.supervise = needsSupervisor(sb)
 	if sb != nil {
 		policy := sb.Policy(env.WorkDir, env.AdditionalDirs...)
 		spec.wrap = func(cmd *exec.Cmd) (func(), error) { return sb.Wrap(cmd, policy) }

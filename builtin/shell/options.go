@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -69,6 +70,11 @@ type Options struct {
 	// working directory to dir; when it says no the working directory stays
 	// and the result says so. Nil allows any existing directory.
 	AllowCwd func(env *tool.Env, dir string) bool
+	// Ledger, if set, records every running command (and its temporary
+	// files) so that the next process can kill what is left of it if this
+	// one dies, even by SIGKILL ([sandbox.ReapLedger]; `gantry serve` sets
+	// it). Nil records nothing.
+	Ledger *sandbox.Ledger
 }
 
 func (o Options) withDefaults() Options {

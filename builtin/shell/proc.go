@@ -37,6 +37,20 @@ type procSpec struct {
 	// reverted, if set, receives the protected paths the sandbox
 	// reverted after the command (filled by wrap's release).
 	reverted *[]sandbox.Reverted
+	// supervise runs the command under a supervisor ([sandbox.Supervise])
+	// so that every process it starts dies with it, also when this process
+	// is killed. False only under bubblewrap, whose pid namespace and
+	// --die-with-parent already hold.
+	supervise bool
+	// ledger, if set, records the running command so that a later process
+	// can kill what it left if this one dies ([sandbox.ReapLedger]).
+	ledger *sandbox.Ledger
+}
+
+// needsSupervisor reports whether a command run through sb (nil: outside
+// any sandbox) needs a supervisor: everywhere but under bubblewrap.
+func needsSupervisor(sb *sandbox.Sandbox) bool {
+	return sb == nil || !sb.Contained() || sb.Status().Backend != sandbox.BackendBubblewrap
 }
 
 // proc is one running shell process in its own process group.
@@ -55,6 +69,13 @@ type proc struct {
 	release func()
 	// cwdR is the read end of the working-directory report (trackCwd).
 	cwdR *os.File
+	// sup is the command's supervisor (nil: none); supStatus and supOK
+	// are the status it reported, set before waitDone is closed.
+	sup       *sandbox.Supervision
+	supStatus syscall.WaitStatus
+	supOK     bool
+	// unrecord removes the command's ledger record.
+	unrecord func()
 }
 
 // cwdFD is the shell's file descriptor for the working-directory report:
@@ -120,14 +141,30 @@ func startProc(spec procSpec) (*proc, error) {
 		}
 		p.release = release
 	}
+	if spec.supervise {
+		sup, err := sandbox.Supervise(cmd, sandbox.SuperviseOptions{Grace: spec.grace})
+		if err != nil {
+			buf.Close()
+			p.closeCwd()
+			p.release()
+			return nil, fmt.Errorf("shell: supervisor: %w", err)
+		}
+		p.sup = sup
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		buf.Close()
 		p.closeCwd()
+		p.sup.Started()
+		p.sup.Kill()
+		p.release()
 		return nil, fmt.Errorf("shell: pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = w, w // an *os.File: passed to the child as is, no copying goroutine
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	p.sup.Started()
+	if err != nil {
+		p.sup.Kill()
 		r.Close()
 		w.Close()
 		buf.Close()
@@ -137,12 +174,18 @@ func startProc(spec procSpec) (*proc, error) {
 	}
 	w.Close()
 	p.cmd, p.pgid, p.readEnd = cmd, cmd.Process.Pid, r
+	p.unrecord = func() {}
+	if spec.ledger != nil {
+		// Best effort: a command that cannot be recorded still runs.
+		p.unrecord, _ = spec.ledger.Record(p.pgid, p.pgid)
+	}
 	go func() {
 		defer close(p.readDone)
 		buf.ReadFrom(r) //nolint:errcheck // a closed read end ends the copy
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		p.supStatus, p.supOK = p.sup.Status()
 		close(p.waitDone)
 	}()
 	return p, nil
@@ -169,6 +212,7 @@ func (p *proc) wait(ctx context.Context) (stopped error) {
 	// (setsid, double fork). ESRCH: nothing left.
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
 	p.release()
+	p.unrecord()
 	t := time.NewTimer(p.grace)
 	select {
 	case <-p.readDone:
@@ -185,22 +229,41 @@ func (p *proc) wait(ctx context.Context) (stopped error) {
 	return stopped
 }
 
-// terminate sends SIGTERM to the process group, then SIGKILL after the
-// grace period if the shell has not exited, and waits for it to exit.
+// terminate sends SIGTERM to the process group, and waits for the
+// command to exit. After the grace period it has the supervisor kill every
+// process of the command (and SIGKILLs the group, after another grace
+// period if the supervisor does not end, or at once without one).
 func (p *proc) terminate() {
 	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
 	t := time.NewTimer(p.grace)
 	defer t.Stop()
 	select {
 	case <-p.waitDone:
+		return
 	case <-t.C:
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-		<-p.waitDone
 	}
+	if p.sup != nil {
+		p.sup.Kill()
+		t.Reset(p.grace)
+		select {
+		case <-p.waitDone:
+			return
+		case <-t.C:
+		}
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	<-p.waitDone
 }
 
 // exitStatus returns the exit code and, for a killed shell, the signal.
 func (p *proc) exitStatus() (code int, signal string) {
+	if p.supOK {
+		if ws := p.supStatus; ws.Signaled() {
+			return 128 + int(ws.Signal()), ws.Signal().String()
+		} else if ws.Exited() {
+			return ws.ExitStatus(), ""
+		}
+	}
 	st := p.cmd.ProcessState
 	if st == nil {
 		return -1, ""
