@@ -268,6 +268,9 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 		}
 	}
 	for _, sc := range a.allCmds() {
+		if why, bad := c.transferProtected(sc, bases, basesOK); bad {
+			return ask("writes: "+why, "safety", ""), true
+		}
 		for _, p := range sc.Writes {
 			if p.Redirect {
 				continue

@@ -40,7 +40,7 @@ const (
 // SDK program without Bash) pays nothing for them.
 var tablesOnce sync.Once
 
-func loadTables() { tablesOnce.Do(func() { initCommands(); initGit() }) }
+func loadTables() { tablesOnce.Do(func() { initCommands(); initGit(); initExecHooks() }) }
 
 func initCommands() {
 	// Files and text: read-only with every listed option.

@@ -316,6 +316,8 @@ func checkGit(an *analyzer, idx int, args []Word) {
 		switch {
 		case cl&Network != 0:
 			why += " reaches a remote"
+		case cl&Writes == 0:
+			why += " runs a program"
 		default:
 			why += " changes the repository or working tree"
 		}

@@ -1,6 +1,9 @@
 package shellparse
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // Links, moves and copies give a file another name. The model records the
 // sources of ln, cp, install and mv as Transfer paths: a source is read
@@ -43,6 +46,62 @@ func transferSources(e *Cmd, role byte, srcs, ops []Word, targetDir, recursive b
 		if role == opLink && !w.Dynamic && dest != "" && dest != "." && !path.IsAbs(w.Value) {
 			q := p
 			q.Value = path.Join(dest, w.Value)
+			e.Reads = append(e.Reads, q)
+		}
+	}
+}
+
+// rsyncShortArgs are rsync's short options that take a value.
+const rsyncShortArgs = "efBTM"
+
+// rsyncShort reads a cluster of rsync's short options at args[i] (-avz,
+// -avze ssh, -essh): -e names the remote shell, a program rsync runs. It
+// returns the index of the last word it used.
+func rsyncShort(e *Cmd, args []Word, i int) int {
+	v := args[i].Value
+	for j := 1; j < len(v); j++ {
+		if !strings.ContainsRune(rsyncShortArgs, rune(v[j])) {
+			continue
+		}
+		val := v[j+1:]
+		if val == "" && i+1 < len(args) {
+			i++
+			val = args[i].Text
+		}
+		if v[j] == 'e' {
+			e.add(Runs, "rsync -e %s runs another program", val)
+			e.Escalated = true
+		}
+		break
+	}
+	return i
+}
+
+// rsyncDirOpt records the directories rsync compares against, copies or
+// hard-links from (--compare-dest, --copy-dest, --link-dest): they are
+// read, and --link-dest's files get new names at the destination.
+func rsyncDirOpt(e *Cmd, name, val string) {
+	switch name {
+	case "--compare-dest", "--copy-dest", "--link-dest":
+		if val == "" {
+			return
+		}
+		e.Reads = append(e.Reads, Path{Value: val, Recursive: true, Transfer: name != "--compare-dest"})
+	}
+}
+
+// rsyncDestDirs adds, for a relative --link-dest/--copy-dest/
+// --compare-dest directory, its form relative to the destination, which
+// is where rsync resolves it.
+func rsyncDestDirs(e *Cmd, dest Word) {
+	if dest.Dynamic {
+		return
+	}
+	n := len(e.Reads)
+	for _, p := range e.Reads[:n] {
+		if p.Transfer && p.Recursive && !p.Dynamic && !path.IsAbs(p.Value) && p.Value != dest.Value {
+			q := p
+			q.Value = path.Join(dest.Value, p.Value)
 			e.Reads = append(e.Reads, q)
 		}
 	}

@@ -139,21 +139,30 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 			ops = append(ops, args[i+1:]...)
 			break
 		}
-		name, _, hasVal := strings.Cut(v, "=")
+		name, val, hasVal := strings.Cut(v, "=")
+		if !strings.HasPrefix(v, "--") {
+			i = rsyncShort(e, args, i) // links.go
+			continue
+		}
 		switch {
 		case strings.HasPrefix(name, "--delete") || name == "--remove-source-files" || name == "--del":
 			destroy = true
-		case name == "-e" || name == "--rsh" || name == "--rsync-path" || strings.HasPrefix(v, "-e"):
+		case name == "--rsh" || name == "--rsync-path":
 			e.add(Runs, "rsync %s runs another program", v)
 			e.Escalated = true
 		}
 		if rsyncArg[name] && !hasVal && i+1 < len(args) {
 			i++
+			val = args[i].Value
 		}
+		rsyncDirOpt(e, name, val) // links.go
 	}
 	if destroy {
 		e.add(Destructive, "rsync --delete removes files at the destination")
 		e.Escalated = true
+	}
+	if len(ops) > 1 {
+		rsyncDestDirs(e, ops[len(ops)-1]) // links.go
 	}
 	for i, w := range ops {
 		if ok, why := safeOperand(w, false); !ok {
@@ -165,6 +174,7 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 		}
 		p := pathOf(w)
 		p.Recursive = true
+		p.Transfer = i < len(ops)-1 // copied, or linked with --link-dest
 		if i == len(ops)-1 && len(ops) > 1 {
 			p.Destructive = destroy
 			e.Writes = append(e.Writes, p)
