@@ -300,6 +300,11 @@ func checkGit(an *analyzer, idx int, args []Word) {
 			if cl, why := rs.form(r.operands, r); cl != 0 {
 				e.add(cl, "git %s: %s", sub, why)
 				e.Escalated = true
+				if cl&Writes != 0 && sub != "config" && sub != "remote" {
+					// A ref update runs the reference-transaction hook;
+					// worktree add runs post-checkout.
+					e.add(Runs, "git %s may run the repository's hooks", sub)
+				}
 			}
 		} else if sub == "config" {
 			return
