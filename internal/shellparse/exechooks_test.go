@@ -54,6 +54,11 @@ func TestAnalyzeExecHooks(t *testing.T) {
 		{"git submodule foreach 'git pull'", false, true, Runs},
 		{"git submodule update", false, false, Runs},
 		{"git --bare log", false, true, Opaque},
+		{"git clone 'ext::sh -c id' x", false, true, Runs},
+		{"git fetch fd::3", false, true, Runs},
+		{"git commit -m 'fix Foo::bar'", false, false, Runs | Writes},
+		{"git send-email --smtp-server=./s x.patch", false, true, Runs},
+		{"git send-email --to-cmd=id x.patch", false, true, Runs},
 		{"git -C sub log", true, false, 0},
 		{"git status", true, false, 0},
 	} {

@@ -52,6 +52,9 @@ var gitExecOpts = map[string][]gitExecOpt{
 	"mergetool":  {{"--tool", 't', false, execProgram}},
 	"commit":     {{"--edit", 'e', true, execTool}, {"--interactive", 0, true, execTool}, {"--patch", 'p', true, execTool}},
 	"am":         {{"--interactive", 'i', true, execTool}},
+	"send-email": {{"--smtp-server", 0, false, execProgram}, {"--sendmail-cmd", 0, false, execShell},
+		{"--to-cmd", 0, false, execShell}, {"--cc-cmd", 0, false, execShell}, {"--header-cmd", 0, false, execShell},
+		{"--compose", 0, true, execTool}, {"--annotate", 0, true, execTool}},
 	"filter-branch": {{"--tree-filter", 0, false, execShell}, {"--index-filter", 0, false, execShell},
 		{"--env-filter", 0, false, execShell}, {"--msg-filter", 0, false, execShell}, {"--commit-filter", 0, false, execShell},
 		{"--parent-filter", 0, false, execShell}, {"--tag-name-filter", 0, false, execShell}, {"--setup", 0, false, execShell}},
@@ -127,6 +130,18 @@ func gitRuns(an *analyzer, idx int, sub string, rest []Word) {
 		}
 	case sub == "mv" || sub == "rm":
 		gitFileOps(e, sub, ops)
+	}
+	for _, w := range ops {
+		// A remote "<transport>::<address>" given to a subcommand that
+		// reaches a remote runs the remote helper git-remote-<transport>;
+		// ext:: runs a shell command.
+		if gitWrite[sub]&Network == 0 && sub != "remote" {
+			break
+		}
+		if t, _, ok := strings.Cut(w.Value, "::"); ok && !w.Dynamic && t != "" && onlyBytes(t, "+.-") {
+			e.add(Runs, "git %s %s runs the remote helper git-remote-%s", sub, w.Text, t)
+			e.Escalated = true
+		}
 	}
 	for _, src := range payloads {
 		an.payloadSource(src, idx)
