@@ -175,6 +175,13 @@ func TestExecHooksAndLinks(t *testing.T) {
 		{words: nu, cmd: "TZ=/etc/shadow date", modes: notBypass},
 		{words: nu, cmd: "TZ=../../../.env date", modes: notBypass},
 		{words: nu, cmd: "LANG=$X ls", modes: notBypass},
+		// Assignments that precede no command: loop variables and
+		// ${X:=v} to names that may be exported.
+		{words: nu, cmd: "for PATH in ./bin; do ls; done", allow: []string{"Bash(ls *)"}, modes: notBypass},
+		{words: nu, cmd: "for LD_PRELOAD in ./x.so; do ls; done", modes: notBypass},
+		{words: nu, cmd: "select BASH_ENV in ./x; do ls; done", modes: notBypass},
+		{words: nu, cmd: "[[ ${CDPATH:=/} ]] && cd etc && cat passwd", modes: notBypass},
+		{words: nu, cmd: "case ${GIT_DIR=evil.git} in *) git log;; esac", modes: notBypass},
 
 		// 7. links, copies-as-links and moves of protected paths.
 		{words: writes, cmd: "ln .git/config cfg", allow: []string{"Bash(ln *)"}, modes: notBypass},
@@ -306,6 +313,7 @@ func TestExecHooksControls(t *testing.T) {
 		{cmd: "TZ=Europe/Paris date"},
 		{cmd: "NO_COLOR=1 TERM=xterm-256color ls src"},
 		{cmd: "env"},
+		{cmd: "for f in src/a.go; do echo x; done"},
 		{cmd: "cat .envrc", deny: []string{"Read(./.env)"}},
 		{cmd: "cp src/a.go src/b.go", mode: tool.ModeAcceptEdits},
 		{cmd: "cp -r src src2", mode: tool.ModeAcceptEdits},

@@ -104,3 +104,29 @@ func onlyBytes(v, extra string) bool {
 	}
 	return true
 }
+
+// proxyVars are the lower-case names programs read from the environment
+// to choose where they connect.
+var proxyVars = set("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy")
+
+// shellVarOK reports whether a shell variable may be assigned where no
+// command follows (a for or select loop's variable, ${NAME:=value}): an
+// inert variable, or a lower-case name (a script's own variable) that is
+// not a proxy setting. Upper-case names may already be exported — PATH,
+// IFS, CDPATH, HOME, LD_PRELOAD, BASH_ENV, PS4 — and an assignment then
+// changes what every later command runs or loads.
+func shellVarOK(name string) bool {
+	if _, ok := inertVars[name]; ok || strings.HasPrefix(name, "LC_") {
+		return true
+	}
+	if name == "" || proxyVars[name] {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -61,6 +61,15 @@ func TestAnalyzeExecHooks(t *testing.T) {
 		{"git send-email --to-cmd=id x.patch", false, true, Runs},
 		{"git -C sub log", true, false, 0},
 		{"git status", true, false, 0},
+		{"for f in a b; do ls $f; done", false, false, Opaque}, // $f is a dynamic operand
+		{"for f in a b; do ls; done", true, false, 0},
+		{"for PATH in ./bin; do ls; done", false, false, Opaque},
+		{"for LD_PRELOAD in ./x.so; do ls; done", false, false, Opaque},
+		{"select IFS in a; do ls; done", false, false, Opaque},
+		{"for http_proxy in x; do ls; done", false, false, Opaque},
+		{"[[ ${CDPATH:=/} ]] && ls", false, false, Opaque},
+		{"case ${PATH=./bin} in *) ls;; esac", false, false, Opaque},
+		{"[[ ${lang:=x} ]] && ls", true, false, 0},
 	} {
 		a := Analyze(c.src)
 		ok, why := a.ReadOnly()
