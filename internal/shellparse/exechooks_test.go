@@ -1,6 +1,8 @@
 package shellparse
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,6 +59,9 @@ func TestAnalyzeExecHooks(t *testing.T) {
 		{"git clone 'ext::sh -c id' x", false, true, Runs},
 		{"git fetch fd::3", false, true, Runs},
 		{"git commit -m 'fix Foo::bar'", false, false, Runs | Writes},
+		{"git merge -s ours x", false, false, Runs | Writes},
+		{"git merge -s evil x", false, true, Runs},
+		{"git pull --rebase origin main", false, false, Runs | Network},
 		{"git send-email --smtp-server=./s x.patch", false, true, Runs},
 		{"git send-email --to-cmd=id x.patch", false, true, Runs},
 		{"git -C sub log", true, false, 0},
@@ -210,4 +215,49 @@ func FuzzExecHooks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGitRepoRiskFinds: every configuration file git reads for a
+// repository is looked at, and a bare repository or alternates are risky
+// whatever their configuration says.
+func TestGitRepoRiskFinds(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, data string) {
+		t.Helper()
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plain/.git/config", "[core]\n\tbare = false\n")
+	write("plain/.git/HEAD", "ref: refs/heads/main\n")
+	write("bare/HEAD", "ref: refs/heads/main\n")
+	write("bare/objects/.keep", "")
+	write("bare/refs/.keep", "")
+	write("bare/config", "[core]\n\tbare = true\n")
+	write("wt/.git/config", "[extensions]\n\tworktreeConfig = true\n")
+	write("wt/.git/config.worktree", "[diff]\n\texternal = id\n")
+	write("common/.git/commondir", "../../commonrepo\n")
+	write("commonrepo/config", "[filter \"x\"]\n\tclean = id\n")
+	write("mods/.git/config", "[core]\n")
+	write("mods/.git/modules/lib/config", "[core]\n\tfsmonitor = id\n")
+	write("alt/.git/config", "[core]\n")
+	write("alt/.git/objects/info/alternates", "/elsewhere/objects\n")
+	write("inc/.git/config", "[include]\n\tpath = ../evil\n")
+	for dir, want := range map[string]string{
+		"plain": "", "plain/sub": "", "bare": "core.bare", "bare/refs": "core.bare", "wt": "diff.external",
+		"common": "filter.x.clean", "mods": "core.fsmonitor", "alt": "alternates", "inc": "include.path",
+	} {
+		got, err := GitRepoRisk(filepath.Join(root, dir))
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		if want == "" && got != "" || want != "" && !strings.Contains(got, want) {
+			t.Errorf("GitRepoRisk(%s) = %q, want %q", dir, got, want)
+		}
+	}
 }

@@ -39,7 +39,7 @@ var gitExecOpts = map[string][]gitExecOpt{
 	"rebase": {{"--exec", 'x', false, execShell}, {"--interactive", 'i', true, execTool}, {"--edit-todo", 0, true, execTool},
 		{"--strategy", 's', false, execProgram}},
 	"merge":      {{"--strategy", 's', false, execProgram}, {"--edit", 'e', true, execTool}},
-	"pull":       {{"--upload-pack", 0, false, execProgram}, {"--strategy", 's', false, execProgram}, {"--rebase", 'r', true, execTool}, {"--edit", 'e', true, execTool}},
+	"pull":       {{"--upload-pack", 0, false, execProgram}, {"--strategy", 's', false, execProgram}},
 	"fetch":      {{"--upload-pack", 0, false, execProgram}},
 	"clone":      {{"--upload-pack", 'u', false, execProgram}, {"--template", 0, false, execProgram}, {"--config", 'c', false, execConfig}},
 	"init":       {{"--template", 0, false, execProgram}},
@@ -60,6 +60,10 @@ var gitExecOpts = map[string][]gitExecOpt{
 		{"--parent-filter", 0, false, execShell}, {"--tag-name-filter", 0, false, execShell}, {"--setup", 0, false, execShell}},
 }
 
+// builtinStrategies are the merge strategies built into git; any other
+// name runs the program git-merge-<name>.
+var builtinStrategies = set("ort", "recursive", "resolve", "octopus", "ours", "subtree")
+
 // gitRuns classifies a subcommand that is not a pure read: it runs hooks
 // and configured programs (Runs); its exec options escalate it and their
 // literal payloads are analysed; subcommands that take a command as
@@ -71,6 +75,9 @@ func gitRuns(an *analyzer, idx int, sub string, rest []Word) {
 	var payloads []string
 	var payloadWords []Word
 	ops := gitOperands(rest, gitExecOpts[sub], func(o gitExecOpt, flag string, val *Word) {
+		if o.long == "--strategy" && val != nil && !val.Dynamic && builtinStrategies[val.Value] {
+			return // built into git: no program is looked up
+		}
 		e := an.at(idx)
 		e.Escalated = true
 		show := flag

@@ -143,6 +143,10 @@ func gitDirRisk(gd string) (string, error) {
 		}
 	}
 	for _, d := range dirs {
+		// Alternates make git read objects from another repository.
+		if _, err := os.Lstat(filepath.Join(d, "objects", "info", "alternates")); err == nil {
+			return "objects/info/alternates (objects read from another repository)", nil
+		}
 		for _, name := range []string{"config", "config.worktree"} {
 			if k, err := configRisk(filepath.Join(d, name)); k != "" || err != nil {
 				return k, err
