@@ -56,37 +56,46 @@ const rsyncShortArgs = "efBTM"
 
 // rsyncShort reads a cluster of rsync's short options at args[i] (-avz,
 // -avze ssh, -essh): -e names the remote shell, a program rsync runs. It
-// returns the index of the last word it used.
-func rsyncShort(e *Cmd, args []Word, i int) int {
+// returns the option that took a value ("-e", "-f", …; the cluster when
+// none did), that value, and the index of the last word it used.
+func rsyncShort(e *Cmd, args []Word, i int) (string, *Word, int) {
 	v := args[i].Value
 	for j := 1; j < len(v); j++ {
 		if !strings.ContainsRune(rsyncShortArgs, rune(v[j])) {
 			continue
 		}
-		val := v[j+1:]
-		if val == "" && i+1 < len(args) {
+		var val *Word
+		if rest := v[j+1:]; rest != "" {
+			val = &Word{Text: rest, Value: rest}
+		} else if i+1 < len(args) {
 			i++
-			val = args[i].Text
+			val = &args[i]
 		}
 		if v[j] == 'e' {
-			e.add(Runs, "rsync -e %s runs another program", val)
+			show := ""
+			if val != nil {
+				show = val.Text
+			}
+			e.add(Runs, "rsync -e %s runs another program", show)
 			e.Escalated = true
 		}
-		break
+		return "-" + v[j:j+1], val, i
 	}
-	return i
+	return v, nil, i
 }
 
 // rsyncDirOpt records the directories rsync compares against, copies or
 // hard-links from (--compare-dest, --copy-dest, --link-dest): they are
 // read, and --link-dest's files get new names at the destination.
-func rsyncDirOpt(e *Cmd, name, val string) {
+func rsyncDirOpt(e *Cmd, name string, val *Word) {
 	switch name {
 	case "--compare-dest", "--copy-dest", "--link-dest":
-		if val == "" {
+		if val == nil {
 			return
 		}
-		e.Reads = append(e.Reads, Path{Value: val, Recursive: true, Transfer: name != "--compare-dest"})
+		p := pathOf(*val)
+		p.Recursive, p.Transfer = true, name != "--compare-dest"
+		e.Reads = append(e.Reads, p)
 	}
 }
 

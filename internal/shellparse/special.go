@@ -139,21 +139,27 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 			ops = append(ops, args[i+1:]...)
 			break
 		}
-		name, val, hasVal := strings.Cut(v, "=")
+		name, _, hasVal := strings.Cut(v, "=")
+		var val *Word
 		if !strings.HasPrefix(v, "--") {
-			i = rsyncShort(e, args, i) // links.go
-			continue
-		}
-		switch {
-		case strings.HasPrefix(name, "--delete") || name == "--remove-source-files" || name == "--del":
-			destroy = true
-		case name == "--rsh" || name == "--rsync-path":
-			e.add(Runs, "rsync %s runs another program", v)
-			e.Escalated = true
-		}
-		if rsyncArg[name] && !hasVal && i+1 < len(args) {
-			i++
-			val = args[i].Value
+			// A cluster of short options (-avz, -avze CMD, -essh): the
+			// first that takes a value takes the rest or the next word.
+			name, val, i = rsyncShort(e, args, i) // links.go
+		} else {
+			switch {
+			case strings.HasPrefix(name, "--delete") || name == "--remove-source-files" || name == "--del":
+				destroy = true
+			case name == "--rsh" || name == "--rsync-path":
+				e.add(Runs, "rsync %s runs another program", v)
+				e.Escalated = true
+			}
+			if rsyncArg[name] && !hasVal && i+1 < len(args) {
+				val = &args[i+1]
+				i++
+			} else if hasVal {
+				_, s, _ := strings.Cut(v, "=")
+				val = &Word{Text: s, Value: s}
+			}
 		}
 		rsyncDirOpt(e, name, val) // links.go
 	}
