@@ -73,8 +73,15 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 }
 
 // Resolve returns the addresses of host (an IP literal or a name), or an
-// error wrapping a [*BlockedError] if any of them is refused.
+// error wrapping a [*BlockedError] if any of them is refused. host is put
+// in canonical form first ([CanonHost]): what is resolved is what rules
+// were checked against, and a host with no canonical form is refused with
+// an error wrapping [ErrBadHost].
 func (d *Dialer) Resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	host, err := CanonHost(host)
+	if err != nil {
+		return nil, err
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if err := d.Policy.Check(a); err != nil {
 			return nil, err

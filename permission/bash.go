@@ -268,6 +268,9 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 		}
 	}
 	for _, sc := range a.allCmds() {
+		if why, bad := c.transferProtected(sc, bases, basesOK); bad {
+			return ask("writes: "+why, "safety", ""), true
+		}
 		for _, p := range sc.Writes {
 			if p.Redirect {
 				continue
@@ -529,7 +532,9 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 			return r, true, ""
 		}
 	}
-	if len(cmd.Assigns) > 0 || len(sc.Words) == 0 {
+	// Past this point only the model approves: leading assignments must
+	// all be inert (LANG=C sort f), see shellparse.InertAssigns.
+	if len(sc.Words) == 0 || !shellparse.InertAssigns(cmd.Assigns) {
 		return nil, false, ""
 	}
 	if sc.Class == 0 {

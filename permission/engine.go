@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/netguard"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -65,9 +66,13 @@ type Config struct {
 // rule is a parsed rule with where it came from.
 type rule struct {
 	Rule
-	raw      string
-	canon    string // Bash rules: the canonical text of an exact specifier
-	wild     bool   // Bash rules: the specifier has a wildcard
+	raw   string
+	canon string // Bash rules: the canonical text of an exact specifier
+	wild  bool   // Bash rules: the specifier has a wildcard
+	// host is a domain: specifier's pattern in canonical form
+	// (netguard.CanonPattern); hostErr is set when it has none.
+	host     string
+	hostErr  error
 	behavior tool.Behavior
 	source   string
 	root     string
@@ -78,6 +83,9 @@ func newRule(r Rule, raw string, b tool.Behavior, source, root string) rule {
 	if r.Specifier != "" {
 		ru.wild = hasWildcard(normalizeCommandSpec(r.Specifier))
 		ru.canon = canonSpec(r.Specifier)
+		if spec, ok := strings.CutPrefix(r.Specifier, "domain:"); ok {
+			ru.host, ru.hostErr = netguard.CanonPattern(spec)
+		}
 	}
 	return ru
 }
@@ -314,8 +322,15 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 		c.kind = kindRead
 	case acc.URL != "" || acc.Network:
 		c.kind = kindWeb
-		if pu, err := url.Parse(acc.URL); err == nil {
-			c.host = pu.Hostname()
+		if pu, err := url.Parse(acc.URL); err == nil && pu.Hostname() != "" {
+			// Hosts are compared in their one canonical form; a host
+			// that has none cannot be checked against a rule.
+			h, err := netguard.CanonHost(pu.Hostname())
+			if err != nil {
+				c.pathErr = fmt.Errorf("url %q: %w", acc.URL, err)
+				return c, nil
+			}
+			c.host = h
 		}
 	}
 	for _, list := range []struct {
@@ -569,8 +584,13 @@ func (e *Engine) ruleMatches(c *call, r *rule) (string, bool) {
 	case kindBash:
 		return e.bashRuleMatches(c, r)
 	case kindWeb:
-		if spec, ok := strings.CutPrefix(r.Specifier, "domain:"); ok {
-			return "", matchHost(spec, c.host)
+		if strings.HasPrefix(r.Specifier, "domain:") {
+			if r.hostErr != nil {
+				// A deny or ask rule that cannot be read binds every
+				// host (fail closed); an allow approves none.
+				return fmt.Sprintf(" (the rule's host cannot be read: %v)", r.hostErr), r.behavior != tool.Allow
+			}
+			return "", netguard.MatchCanon(r.host, c.host)
 		}
 	}
 	if m, ok := c.req.Tool.(tool.RuleMatcher); ok && c.req.Tool != nil && m.MatchRule(r.Specifier, c.req.Input) {

@@ -2,8 +2,6 @@ package permission
 
 import (
 	"strings"
-
-	"github.com/gantry-dev/gantry/netguard"
 )
 
 // normalizeCommandSpec turns the legacy prefix form "cmd:*" into "cmd *".
@@ -104,9 +102,3 @@ func unescapeStars(s string) string { return strings.ReplaceAll(s, `\*`, `*`) }
 func collapseSpaces(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
-
-// matchHost matches a WebFetch domain specifier against a host: exact
-// (case-insensitive, trailing dot ignored), "*" for any host, "*.x.io" for
-// subdomains of x.io only. The rule lives in netguard, shared with
-// WebFetch's preapproved hosts and the sandbox's domain allow-list.
-func matchHost(spec, host string) bool { return netguard.MatchHost(spec, host) }

@@ -272,13 +272,16 @@ func (pp pathPattern) match(p string) bool {
 // to slip past them; on a case-sensitive one this only asks more.
 var protectedDirNames = map[string]bool{
 	".git": true, ".gantry": true, ".claude": true, ".vscode": true, ".idea": true, ".husky": true,
+	// Other version control systems' metadata: configuration and hooks
+	// they run (.hg/hgrc [hooks], .hg/hooks, .svn, .bzr, .jj, .sl).
+	".hg": true, ".svn": true, ".bzr": true, ".jj": true, ".sl": true,
 }
 
 var protectedFileNames = map[string]bool{
 	".gitconfig": true, ".gitmodules": true, ".npmrc": true, ".mcp.json": true,
 	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
 	".zshrc": true, ".zprofile": true, ".zshenv": true, ".zlogin": true, ".zlogout": true,
-	".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true,
+	".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true, ".hgrc": true,
 	".pypirc": true, ".netrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".ripgreprc": true,
 	".pam_environment": true, ".xprofile": true, ".xinitrc": true, ".xsessionrc": true,
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/gantry-dev/gantry/netguard"
 )
 
-// normHost lower-cases a host name and strips a trailing dot and IPv6
-// brackets.
+// normHost is [netguard.NormHost]: the canonical form of a host, "" when
+// it has none.
 func normHost(h string) string { return netguard.NormHost(h) }
 
 // MatchHost reports whether a WebFetch(domain:…) specifier covers host;
@@ -38,7 +38,7 @@ func domainHost(d string) string {
 	d = strings.TrimSpace(d)
 	if i := strings.Index(d, "://"); i >= 0 {
 		if u, err := url.Parse(d); err == nil {
-			return normHost(u.Hostname())
+			return normPattern(u.Hostname())
 		}
 		d = d[i+3:]
 	}
@@ -48,7 +48,17 @@ func domainHost(d string) string {
 	if h, _, err := net.SplitHostPort(d); err == nil {
 		d = h
 	}
-	return normHost(d)
+	return normPattern(d)
+}
+
+// normPattern is [netguard.CanonPattern] ("*.x.io" or a host), "" when d
+// has no canonical form.
+func normPattern(d string) string {
+	c, err := netguard.CanonPattern(d)
+	if err != nil {
+		return ""
+	}
+	return c
 }
 
 // sameSite reports whether a redirect from a to b stays on the same host:

@@ -118,7 +118,21 @@ func (f *fetcher) parseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("url %q carries credentials; WebFetch does not send them", raw)
 	}
 	u.Fragment, u.RawFragment = "", ""
-	u.Host = strings.ToLower(u.Host)
+	// The host in its one canonical form (netguard.CanonHost: IDNA,
+	// fullwidth and odd IP spellings, case, trailing dot): what rules and
+	// the SSRF guard check is what is fetched; a host with no canonical
+	// form is refused.
+	host, err := netguard.CanonHost(u.Hostname())
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", raw, err)
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port := u.Port(); port != "" {
+		host += ":" + port
+	}
+	u.Host = host
 	if u.Scheme == "http" && !f.loopbackAllowed(u.Hostname()) {
 		u.Scheme = "https"
 	}

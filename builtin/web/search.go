@@ -51,7 +51,10 @@ func FilterResults(rs []SearchResult, allowed, blocked []string) []SearchResult 
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 			continue
 		}
-		host := u.Hostname()
+		host := normHost(u.Hostname())
+		if host == "" {
+			continue // no canonical form: no filter could be checked
+		}
 		if len(allowed) > 0 && !anyDomain(allowed, host) {
 			continue
 		}

@@ -70,6 +70,12 @@ type Path struct {
 	Destructive bool
 	// Redirect: the path is a redirection target, not an operand.
 	Redirect bool
+	// Transfer: the file — a directory with everything below it — gets
+	// another name: linked (ln, cp -l/-s, rsync --link-dest), moved (mv,
+	// git mv) or copied (cp, rsync). What it is or holds (a protected
+	// path, a denied file) is then reachable, or created, at the
+	// destination (see links.go).
+	Transfer bool
 }
 
 // Cmd is the analysis of one simple command.
@@ -329,23 +335,13 @@ func (an *analyzer) payloadWords(ws []Word, extra bool, parent int) {
 	an.command(c, parent, depth)
 }
 
-// safeAssign are variables whose assignment cannot change what a command
-// runs or loads.
-func safeAssign(name string) bool {
-	switch name {
-	case "LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "COLUMNS", "LINES", "TERM":
-		return true
-	}
-	return strings.HasPrefix(name, "LC_")
-}
-
 // command analyses one simple command and appends it (and its payloads).
 func (an *analyzer) command(c *Command, parent, depth int) {
 	an.a.Cmds = append(an.a.Cmds, Cmd{Command: c, Parent: parent, Depth: depth})
 	idx := len(an.a.Cmds) - 1
 	e := &an.a.Cmds[idx]
 	for _, as := range c.Assigns {
-		if as.Dynamic || !safeAssign(as.Name) {
+		if !safeAssign(as) { // envvars.go: the one home of this rule
 			e.add(Opaque, "assignment to %s can change what commands run or load", as.Name)
 		}
 	}
@@ -383,6 +379,7 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 		inner = append(slices.Clip(inner), in)
 	}
 	e.Words, e.Inner, e.Wrapped, e.Unresolved = words, inner, wrapped, unresolved
+	runnerAssigns(e, words[:len(words)-len(inner)])
 	if wcl != 0 {
 		e.add(wcl, "%s", wwhy)
 	}
@@ -662,14 +659,7 @@ func (an *analyzer) operands(e *Cmd, role byte, ops []Word, recursive, targetDir
 			srcs = ops[:len(ops)-1]
 			add(&e.Writes, ops[len(ops)-1], role == opMove)
 		}
-		for _, w := range srcs {
-			switch role {
-			case opCopy:
-				add(&e.Reads, w, false)
-			case opMove:
-				add(&e.Writes, w, true)
-			}
-		}
+		transferSources(e, role, srcs, ops, targetDir, recursive)
 		if role == opMove && len(ops) > 0 {
 			e.add(Destructive, "%s moves %s away", name, ops[0].Text)
 		}

@@ -119,7 +119,7 @@ func TestAnalyzePaths(t *testing.T) {
 		{"git show HEAD:x", []string{"."}, nil},
 		{"git -C sub status", []string{"sub"}, nil},
 		{"wc --files0-from=list", []string{"list"}, nil},
-		{"ln -s target link", nil, []string{"link"}},
+		{"ln -s target link", []string{"target"}, []string{"link"}}, // a link source is read (links.go)
 		{"chmod 644 f g", nil, []string{"f", "g"}},
 		{"rsync -a src/ dst/", []string{"src/"}, []string{"dst/"}},
 	}

@@ -28,8 +28,8 @@ const (
 		--after-context= --before-context= --context= --text --binary --devices= --directories= --recursive:R
 		--dereference-recursive:R --extended-regexp --fixed-strings --basic-regexp --perl-regexp --help --version`
 	sumOpts = `-b -c -t -z -w --binary --check --tag --text --zero --ignore-missing --quiet --status --strict --warn --help --version`
-	cpOpts  = `-a -b -d -f -i -H -l -L -n -P -p -R -r -s -S= -t=:w -T -u -v -x -Z --archive --backup=? --force --interactive
-		--link --dereference --no-clobber --no-dereference --preserve=? --no-preserve= --parents --recursive --reflink=?
+	cpOpts  = `-a:R -b -d -f -i -H -l -L -n -P -p -R:R -r:R -s -S= -t=:w -T -u -v -x -Z --archive:R --backup=? --force --interactive
+		--link --dereference --no-clobber --no-dereference --preserve=? --no-preserve= --parents --recursive:R --reflink=?
 		--remove-destination --sparse= --strip-trailing-slashes --symbolic-link --suffix= --target-directory=:w
 		--no-target-directory --update=? --verbose --one-file-system --attributes-only --copy-contents --debug
 		--keep-directory-symlink --context=?`
@@ -40,7 +40,7 @@ const (
 // SDK program without Bash) pays nothing for them.
 var tablesOnce sync.Once
 
-func loadTables() { tablesOnce.Do(func() { initCommands(); initGit() }) }
+func loadTables() { tablesOnce.Do(func() { initCommands(); initGit(); initExecHooks() }) }
 
 func initCommands() {
 	// Files and text: read-only with every listed option.

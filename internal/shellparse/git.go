@@ -56,7 +56,7 @@ var gitWrite = map[string]Class{
 	"hash-object": Writes, "read-tree": Writes, "write-tree": Writes, "symbolic-ref": Writes, "format-patch": Writes,
 	"push": Network, "fetch": Network | Writes, "pull": Network | Writes, "clone": Network | Writes,
 	"ls-remote": Network, "submodule": Network | Writes, "request-pull": Network, "send-email": Network,
-	"archive": Writes,
+	"archive": Writes, "difftool": Runs, "mergetool": Runs | Writes, "send-pack": Network, "fetch-pack": Network | Writes,
 }
 
 func initGit() {
@@ -196,7 +196,7 @@ func configForm(ops []Word, r scanResult) (Class, string) {
 
 var (
 	gitGlobalNoArg = set("-P", "--no-pager", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs",
-		"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice", "--bare",
+		"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice",
 		"--html-path", "--man-path", "--info-path", "--version", "--help", "-v", "-h", "--exec-path")
 	gitGlobalArg = set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
 		"--list-cmds", "--attr-source")
@@ -232,6 +232,11 @@ func checkGit(an *analyzer, idx int, args []Word) {
 			}
 		case name == "--exec-path":
 			e.add(Runs, "git --exec-path=%s runs git programs from another directory", val)
+			e.Escalated = true
+		case name == "--bare" && !hasVal:
+			// A repository selector: the current directory is the
+			// repository, and its configuration can name programs.
+			e.add(Opaque, "git --bare uses the current directory as a repository, whose configuration can run programs")
 			e.Escalated = true
 		case name == "-p" || name == "--paginate":
 			e.add(Opaque, "git %s runs the configured pager", v)
@@ -295,6 +300,11 @@ func checkGit(an *analyzer, idx int, args []Word) {
 			if cl, why := rs.form(r.operands, r); cl != 0 {
 				e.add(cl, "git %s: %s", sub, why)
 				e.Escalated = true
+				if cl&Writes != 0 && sub != "config" && sub != "remote" {
+					// A ref update runs the reference-transaction hook;
+					// worktree add runs post-checkout.
+					e.add(Runs, "git %s may run the repository's hooks", sub)
+				}
 			}
 		} else if sub == "config" {
 			return
@@ -305,10 +315,14 @@ func checkGit(an *analyzer, idx int, args []Word) {
 		return
 	}
 	if cl, ok := gitWrite[sub]; ok {
+		gitRuns(an, idx, sub, rest)
+		e = an.at(idx)
 		why := "git " + sub
 		switch {
 		case cl&Network != 0:
 			why += " reaches a remote"
+		case cl&Writes == 0:
+			why += " runs a program"
 		default:
 			why += " changes the repository or working tree"
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,11 @@ var gitReadConfig = [][2]string{
 	{"core.fsmonitor", "false"},
 	{"core.pager", "cat"},
 	{"core.hooksPath", os.DevNull},
+	{"log.showSignature", "false"},
+	// A reading command never contacts a remote (a partial clone would
+	// fetch missing objects, running the transport, ssh and credential
+	// helpers its configuration names).
+	{"protocol.allow", "never"},
 }
 
 // GitReadEnv returns environment entries (KEY=value) for a command line
@@ -30,7 +36,7 @@ var gitReadConfig = [][2]string{
 func GitReadEnv() []string {
 	env := []string{
 		"GIT_CONFIG_COUNT=" + strconv.Itoa(len(gitReadConfig)),
-		"GIT_PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_NO_LAZY_FETCH=1",
 	}
 	for i, kv := range gitReadConfig {
 		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
@@ -50,8 +56,10 @@ func gitRiskyKey(section, sub, key string) bool {
 		}
 	case "diff":
 		return key == "external" || sub != "" && (key == "command" || key == "textconv")
-	case "filter", "include", "includeif", "pager", "gpg":
+	case "filter", "include", "includeif", "pager", "gpg", "trace2", "mailmap":
 		return true
+	case "blame":
+		return key == "ignorerevsfile"
 	case "log":
 		return key == "showsignature"
 	case "interactive":
@@ -64,45 +72,88 @@ func gitRiskyKey(section, sub, key string) bool {
 	return false
 }
 
-// GitRepoRisk finds the repository that git would use in dir (the first
-// directory from dir upwards with a .git entry) and reports the first key
-// of its own configuration that makes a reading command run a program
-// (core.fsmonitor, diff.<driver>.textconv, filter.<driver>.clean, an
-// include, …), as "section.key"; "" when there is none or no repository.
-// A configuration it cannot read or parse is reported as risky.
+// GitRepoRisk finds the repository that git would use in dir — the first
+// directory from dir upwards with a .git entry (a directory, or a file
+// "gitdir: …"), or that is itself a bare repository — and reports the
+// first key of its own configuration that makes a reading command run a
+// program (core.fsmonitor, diff.<driver>.textconv, filter.<driver>.clean,
+// an include, …), as "section.key"; "" when there is none or no
+// repository. The configuration is every file git reads for it: config
+// and config.worktree of the git directory, of the common directory a
+// commondir file names, and of its submodules (.git/modules/*), which
+// git status and diff enter. A bare repository is reported as such (git
+// would take its configuration from a directory the project controls). A
+// configuration it cannot read or parse is reported as risky.
 func GitRepoRisk(dir string) (string, error) {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		gitPath := filepath.Join(d, ".git")
 		fi, err := os.Lstat(gitPath)
 		if err == nil {
-			cfg := filepath.Join(gitPath, "config")
+			gd := gitPath
 			if !fi.IsDir() {
 				// A worktree or submodule: .git is a file "gitdir: …".
 				data, err := os.ReadFile(gitPath)
 				if err != nil {
 					return gitPath, err
 				}
-				gd := strings.TrimSpace(strings.TrimPrefix(string(data), "gitdir:"))
+				gd = strings.TrimSpace(strings.TrimPrefix(string(data), "gitdir:"))
 				if !filepath.IsAbs(gd) {
 					gd = filepath.Join(d, gd)
 				}
-				cfg = filepath.Join(gd, "config")
-				if common, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
-					cd := strings.TrimSpace(string(common))
-					if !filepath.IsAbs(cd) {
-						cd = filepath.Join(gd, cd)
-					}
-					if k, err := configRisk(filepath.Join(cd, "config")); k != "" || err != nil {
-						return k, err
-					}
-				}
 			}
-			return configRisk(cfg)
+			return gitDirRisk(gd)
+		}
+		if isBareRepo(d) {
+			return "core.bare (" + d + " is a bare repository, whose configuration git would use)", nil
 		}
 		if d == filepath.Dir(d) {
 			return "", nil
 		}
 	}
+}
+
+// isBareRepo reports a directory git would take for a git directory: a
+// HEAD file and objects and refs directories.
+func isBareRepo(d string) bool {
+	if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(d, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// gitDirRisk checks every configuration file git reads for the git
+// directory gd.
+func gitDirRisk(gd string) (string, error) {
+	dirs := []string{gd}
+	if common, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		dirs = append(dirs, cd)
+	}
+	for _, d := range slices.Clone(dirs) {
+		if mods, _ := filepath.Glob(filepath.Join(d, "modules", "*")); len(mods) > 0 {
+			dirs = append(dirs, mods...)
+		}
+	}
+	for _, d := range dirs {
+		// Alternates make git read objects from another repository.
+		if _, err := os.Lstat(filepath.Join(d, "objects", "info", "alternates")); err == nil {
+			return "objects/info/alternates (objects read from another repository)", nil
+		}
+		for _, name := range []string{"config", "config.worktree"} {
+			if k, err := configRisk(filepath.Join(d, name)); k != "" || err != nil {
+				return k, err
+			}
+		}
+	}
+	return "", nil
 }
 
 func configRisk(path string) (string, error) {

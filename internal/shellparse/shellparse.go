@@ -60,7 +60,9 @@ type Script struct {
 	// definitions (which may shadow any command), coproc, extended globs, eval-like builtins
 	// (eval, source, ., trap, alias, enable, exec), and expansions that bash
 	// evaluates as code (arithmetic that refers to variables, array
-	// subscripts, indirect ${!x}, ${x@P}).
+	// subscripts, indirect ${!x}, ${x@P}), and assignments that do not
+	// precede a command — loop variables, ${X:=v} — to a name that may be
+	// exported or special to the shell (see shellVarOK).
 	Complex bool
 	// ContinuedComment reports a comment that ends in a backslash: bash
 	// and the parser may disagree on where it ends.
@@ -262,6 +264,16 @@ func (a *analyser) visit(n syntax.Node) bool {
 	case *syntax.ParamExp:
 		if n.Excl || n.Index != nil || n.Slice != nil || n.NestedParam != nil ||
 			(n.Exp != nil && n.Exp.Op == syntax.OtherParamOps) {
+			a.s.Complex = true
+		}
+		// ${X:=v} and ${X=v} assign (envvars.go decides which names may).
+		if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) &&
+			n.Param != nil && !shellVarOK(n.Param.Value) {
+			a.s.Complex = true
+		}
+	case *syntax.ForClause:
+		// for/select NAME in …: every item is assigned to NAME.
+		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !shellVarOK(wi.Name.Value) {
 			a.s.Complex = true
 		}
 	case *syntax.Assign:

@@ -140,20 +140,35 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 			break
 		}
 		name, _, hasVal := strings.Cut(v, "=")
-		switch {
-		case strings.HasPrefix(name, "--delete") || name == "--remove-source-files" || name == "--del":
-			destroy = true
-		case name == "-e" || name == "--rsh" || name == "--rsync-path" || strings.HasPrefix(v, "-e"):
-			e.add(Runs, "rsync %s runs another program", v)
-			e.Escalated = true
+		var val *Word
+		if !strings.HasPrefix(v, "--") {
+			// A cluster of short options (-avz, -avze CMD, -essh): the
+			// first that takes a value takes the rest or the next word.
+			name, val, i = rsyncShort(e, args, i) // links.go
+		} else {
+			switch {
+			case strings.HasPrefix(name, "--delete") || name == "--remove-source-files" || name == "--del":
+				destroy = true
+			case name == "--rsh" || name == "--rsync-path":
+				e.add(Runs, "rsync %s runs another program", v)
+				e.Escalated = true
+			}
+			if rsyncArg[name] && !hasVal && i+1 < len(args) {
+				val = &args[i+1]
+				i++
+			} else if hasVal {
+				_, s, _ := strings.Cut(v, "=")
+				val = &Word{Text: s, Value: s}
+			}
 		}
-		if rsyncArg[name] && !hasVal && i+1 < len(args) {
-			i++
-		}
+		rsyncDirOpt(e, name, val) // links.go
 	}
 	if destroy {
 		e.add(Destructive, "rsync --delete removes files at the destination")
 		e.Escalated = true
+	}
+	if len(ops) > 1 {
+		rsyncDestDirs(e, ops[len(ops)-1]) // links.go
 	}
 	for i, w := range ops {
 		if ok, why := safeOperand(w, false); !ok {
@@ -165,6 +180,7 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 		}
 		p := pathOf(w)
 		p.Recursive = true
+		p.Transfer = i < len(ops)-1 // copied, or linked with --link-dest
 		if i == len(ops)-1 && len(ops) > 1 {
 			p.Destructive = destroy
 			e.Writes = append(e.Writes, p)

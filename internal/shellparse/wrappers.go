@@ -28,7 +28,10 @@ var (
 	commandFlags = set("-p")
 	noFlags      = set()
 	envFlags     = set("-i", "--ignore-environment", "-0", "--null", "-v", "--debug")
-	envArgs      = set("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
+	// env -S/--split-string splits its value into the command and its
+	// first arguments: the command is not the next word, so env with -S
+	// is not stripped (its inner command is unknown).
+	envArgs      = set("-u", "--unset", "-C", "--chdir")
 	sudoFlags    = set("-A", "-b", "-E", "-e", "-H", "-i", "-k", "-K", "-n", "-P", "-S", "-s", "-V", "-v", "--preserve-env", "--login", "--non-interactive", "--shell", "--stdin", "--background", "--set-home", "--askpass", "--reset-timestamp", "--remove-timestamp")
 	sudoArgs     = set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--close-from")
 	watchFlags   = set("-d", "-t", "-x", "-b", "-e", "-g", "-c", "-p", "-w", "--differences", "--no-title", "--exec", "--beep", "--errexit", "--chgexit", "--color", "--precise", "--no-wrap")
