@@ -104,6 +104,7 @@ type model struct {
 
 	asks   []*pending
 	dlg    dialog
+	dlgAt  time.Time // when dlg was shown
 	picker *pickerState
 
 	ctrlC      time.Time
@@ -329,6 +330,7 @@ func (m *model) showAsk() tea.Cmd {
 		m.print(m.st.accent.Render("Plan") + m.st.faint.Render(whoLabel(r.Who)) + "\n" + renderMarkdown(m.st, r.Plan, m.width-2))
 	}
 	m.dlg = newDialog(p.req)
+	m.dlgAt = m.now()
 	m.input.Blur()
 	return nil
 }
