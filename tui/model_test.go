@@ -782,3 +782,31 @@ func TestHistoryFile(t *testing.T) {
 		t.Errorf("the file has %d lines after the cut", n)
 	}
 }
+
+// TestLogLinesInStatusArea: log output during a run is one status line,
+// never the transcript; it clears when the turn ends. Before the UI runs
+// it goes to the fallback.
+func TestLogLinesInStatusArea(t *testing.T) {
+	h := newHarness(t, Options{}, false)
+	w := &logWriter{bus: h.m.bus}
+	fmt.Fprintf(w, "gantry: 529 overloaded; retrying in 600ms (attempt 2)\n")
+	fmt.Fprintf(w, "gantry: 529 overloaded; retrying in 1.2s ")
+	fmt.Fprintf(w, "(attempt 3)\n")
+	h.pump(func() bool { return strings.Contains(h.m.logLine, "attempt 3") })
+	h.wantView("… gantry: 529 overloaded; retrying in 1.2s (attempt 3)")
+	if strings.Contains(h.view(), "attempt 2") || strings.Contains(h.transcript(), "retrying") {
+		t.Errorf("an older log line stays:\nview:\n%s\ntranscript:\n%s", h.view(), h.transcript())
+	}
+	h.m.running = true
+	h.send(runDoneMsg{})
+	if strings.Contains(h.view(), "retrying") {
+		t.Errorf("the log line outlives the turn:\n%s", h.view())
+	}
+
+	var fallback strings.Builder
+	u := New(Options{})
+	fmt.Fprintln(u.Log(&fallback), "gantry: warning: before the UI")
+	if fallback.String() != "gantry: warning: before the UI\n" {
+		t.Errorf("fallback got %q", fallback.String())
+	}
+}
