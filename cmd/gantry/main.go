@@ -64,8 +64,19 @@ func newRootCmd(a *app) *cobra.Command { return newRootCmdFor(a, nil) }
 // pages is start-up every command would pay for nothing.
 func newRootCmdFor(a *app, args []string) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "gantry",
-		Short:         "Gantry runs LLM agents built around a fast, safe tool runtime",
+		Use:   "gantry",
+		Short: "Gantry runs LLM agents built around a fast, safe tool runtime",
+		Long: `Gantry runs LLM agents built around a fast, safe tool runtime.
+
+On a terminal, gantry opens the interactive UI; gantry -p PROMPT runs headless.
+
+Exit status:
+  0  done
+  1  the run failed (an error result, the model provider, the set-up)
+  2  wrong usage (a flag, an unknown command, no prompt)
+  3  a headless run (-p, text or json output) finished, but a tool call was
+     denied or blocked, so it may not have done all it was asked; each
+     denial is on stderr (text) or in permission_denials (json)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),

@@ -273,3 +273,38 @@ func TestTerminalRetriesStayInStatusLine(t *testing.T) {
 	p.keys("C-c")
 	p.waitFor("gantry exited: 0")
 }
+
+// TestHeadlessPromptShowsCommand: gantry -p at a terminal asks on the
+// terminal, and the question shows the exact command (the whole pipe, not
+// the model's description of it) and an Edit's change.
+func TestHeadlessPromptShowsCommand(t *testing.T) {
+	bin := e2eBinary(t)
+	srv := llmtest.NewServer(t)
+	srv.Script(
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_sh", Name: "Bash",
+			Input: `{"command":"sh greet.sh | tee out.txt","description":"Run greet.sh and save its output"}`}),
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_ed", Name: "Edit",
+			Input: `{"file_path":"greet.sh","old_string":"echo hello","new_string":"echo goodbye"}`}),
+		llmtest.TextReply("All done."),
+	)
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte("echo hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTmuxPane(t, dir, e2eEnv(home, srv.URL()), "sh", "-c", bin+` -p 'greet and change it'; echo "gantry exited: $?"`)
+	s := p.waitFor("wants to run this command (Bash):", "Choose 1-")
+	for _, want := range []string{"  $ sh greet.sh | tee out.txt", "the model says: Run greet.sh and save its output"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, s)
+		}
+	}
+	p.text("1")
+	p.keys("Enter")
+	p.waitFor("greet.sh (Edit):", "  - echo hello", "  + echo goodbye")
+	p.text("1")
+	p.keys("Enter")
+	p.waitFor("All done.", "gantry exited: 0")
+	if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("out.txt = %q, %v", b, err)
+	}
+}
