@@ -165,6 +165,10 @@ func attachRootRun(a *app, root *cobra.Command) {
 			if len(suggestions(cmd, args[0])) > 0 {
 				return unknownCommand(cmd, args[0])
 			}
+			// gantry lsit: close to a sub-subcommand (tools list, …).
+			if deep := deepSuggestions(cmd, args[0]); len(deep) > 0 {
+				return unknownCommand(cmd, args[0], deep...)
+			}
 		}
 		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
 		f.toolsSet = cmd.Flags().Changed("tools")
@@ -710,6 +714,13 @@ func denialLine(agentType string, o *executor.Outcome) string {
 		verb = "blocked by a hook"
 	}
 	pv := interaction.Preview(o.Name, o.Input)
+	var in struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+	}
+	if pv.Input != "" && json.Unmarshal(o.Input, &in) == nil && cmpOr(in.FilePath, in.Path) != "" {
+		pv.Path = cmpOr(in.FilePath, in.Path) // Read, Glob, …: the file is what a person looks for
+	}
 	what := cmpOr(pv.Command, cmpOr(pv.Path, cmpOr(pv.URL, pv.Input)))
 	line := "gantry: " + verb + ": " + o.Name
 	if what != "" {
@@ -721,7 +732,7 @@ func denialLine(agentType string, o *executor.Outcome) string {
 	why := ""
 	if d := o.Decision; d != nil && o.Kind == executor.KindDenied {
 		why = d.Reason
-		if d.Rule != "" {
+		if d.Rule != "" && !strings.Contains(why, d.Rule) {
 			why = strings.TrimSpace(why + " (rule " + d.Rule + ")")
 		}
 	}
