@@ -28,6 +28,22 @@ func policyTool(t *testing.T, answer string, isErr bool, seen *[]PromptInput) fu
 	return func() (tool.Tool, error) { return tl, nil }
 }
 
+// TestPromptToolGetsWholeCommand: the permission prompt tool is asked with
+// the call's exact input — the whole command, not a description of it.
+func TestPromptToolGetsWholeCommand(t *testing.T) {
+	cmd := "sh greet.sh | tee out.txt && " + strings.Repeat("echo more; ", 100)
+	in, _ := json.Marshal(map[string]string{"command": cmd, "description": "Run greet.sh"})
+	var seen []PromptInput
+	pt := &PromptTool{Tool: policyTool(t, `{"behavior":"deny","message":"no"}`, false, &seen)}
+	if _, err := pt.Ask(context.Background(), &PermissionRequest{ToolName: "Bash", Input: in, Description: "Run greet.sh"}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Command string }
+	if len(seen) != 1 || json.Unmarshal(seen[0].Input, &got) != nil || got.Command != cmd {
+		t.Errorf("the prompt tool saw %+v, want the whole command", seen)
+	}
+}
+
 func TestPromptTool(t *testing.T) {
 	ctx := context.Background()
 	perm := &PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"ls"}`), ToolUseID: "toolu_1"}

@@ -122,10 +122,18 @@ func label(s string, n int) string {
 }
 
 // block escapes s for display on several lines, each indented.
-func block(s, indent string) string {
+func block(s, indent string) string { return blockPrefixed(s, indent, indent) }
+
+// blockPrefixed is block with the first line's prefix first and the
+// others' rest.
+func blockPrefixed(s, first, rest string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = indent + outbuf.EscapeDisplay(strings.ReplaceAll(l, "\t", "    "))
+		p := rest
+		if i == 0 {
+			p = first
+		}
+		lines[i] = p + outbuf.EscapeDisplay(strings.ReplaceAll(l, "\t", "    "))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -160,13 +168,40 @@ func (t *Terminal) who(w Who) string {
 }
 
 func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer, error) {
-	desc := r.Description
-	if desc == "" {
-		desc = r.ToolName
+	// What the call does comes first and whole: the exact command, the
+	// file and its change. The model's description is secondary.
+	pv := Preview(r.ToolName, r.Input)
+	switch {
+	case pv.Command != "":
+		t.printf("\nGantry%s wants to run this command (%s):\n%s\n", t.who(r.Who), label(r.ToolName, 64), blockPrefixed(pv.Command, "  $ ", "    "))
+	case pv.Path != "":
+		verb := "change"
+		if pv.Removed == "" {
+			verb = "write"
+		}
+		t.printf("\nGantry%s wants to %s %s (%s):\n", t.who(r.Who), verb, label(pv.Path, 500), label(r.ToolName, 64))
+		if pv.ReplaceAll {
+			t.printf("  (every occurrence)\n")
+		}
+		if lines := DiffLines(pv.Removed, pv.Added); len(lines) > 0 {
+			t.printf("%s\n", block(strings.Join(lines, "\n"), "  "))
+		} else {
+			t.printf("  (empty)\n")
+		}
+	case pv.URL != "":
+		t.printf("\nGantry%s wants to use %s on %s\n", t.who(r.Who), label(r.ToolName, 64), label(pv.URL, 2000))
+	default:
+		t.printf("\nGantry%s wants to use %s with:\n%s\n", t.who(r.Who), label(r.ToolName, 64), block(pv.Input, "  "))
 	}
-	t.printf("\nGantry%s wants to run %s: %s\n", t.who(r.Who), label(r.ToolName, 64), label(desc, 300))
+	if r.Description != "" {
+		t.printf("  the model says: %s\n", label(r.Description, 300))
+	}
 	if r.Reason != "" {
-		t.printf("  why it asks: %s\n", label(r.Reason, 300))
+		why := r.Reason
+		if r.Rule != "" {
+			why += " (rule " + r.Rule + ")"
+		}
+		t.printf("  why it asks: %s\n", label(why, 500))
 	}
 	type option struct {
 		text   string

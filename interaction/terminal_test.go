@@ -19,8 +19,62 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func permReq() *PermissionRequest {
-	return &PermissionRequest{ToolName: "Bash", Description: "Run npm test", Reason: "Bash needs permission",
+	return &PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"npm test","description":"Run npm test"}`),
+		Description: "Run npm test", Reason: "Bash needs permission",
 		Suggestions: []string{"Bash(npm test *)"}, Scopes: []settings.Scope{settings.ScopeLocal, settings.ScopeUser}}
+}
+
+// TestTerminalShowsWhatItApproves: a permission prompt shows the exact
+// command, whole (a pipe, a long command, several lines), and the change
+// of an edit; the model's description comes after it.
+func TestTerminalShowsWhatItApproves(t *testing.T) {
+	long := "printf '%s\\n' " + strings.Repeat("word ", 200) + "| tee out.txt"
+	cases := []struct {
+		name  string
+		req   *PermissionRequest
+		shows []string
+	}{
+		{"pipe", &PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"sh greet.sh | tee out.txt","description":"Run greet.sh and save its output"}`),
+			Description: "Run greet.sh and save its output", Reason: "sh runs another command"},
+			[]string{"  $ sh greet.sh | tee out.txt\n", "the model says: Run greet.sh and save its output"}},
+		{"long", &PermissionRequest{ToolName: "Bash", Input: mustJSON(t, map[string]string{"command": long})}, []string{"  $ " + long + "\n"}},
+		{"lines", &PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"cd x &&\nrm -rf build\n"}`)},
+			[]string{"  $ cd x &&\n    rm -rf build\n"}},
+		{"escaped", &PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"echo \u001b[2Jhi"}`)}, []string{"$ echo \\x1b[2Jhi"}},
+		{"edit", &PermissionRequest{ToolName: "Edit", Input: json.RawMessage(`{"file_path":"/p/a.go","old_string":"x := 1\ny := 2","new_string":"x := 3"}`),
+			Description: "Edit a.go"}, []string{"wants to change /p/a.go (Edit):\n  - x := 1\n  - y := 2\n  + x := 3\n"}},
+		{"write", &PermissionRequest{ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/new.txt","content":"hello\n"}`)},
+			[]string{"wants to write /p/new.txt (Write):\n  + hello\n"}},
+		{"other", &PermissionRequest{ToolName: "mcp__s__t", Input: json.RawMessage(`{"q": 1}`)}, []string{"use mcp__s__t with:\n  {\"q\":1}\n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			term := NewTerminal(strings.NewReader("1\n"), &out)
+			if _, err := term.Ask(context.Background(), tc.req); err != nil {
+				t.Fatal(err)
+			}
+			s := out.String()
+			for _, w := range tc.shows {
+				if !strings.Contains(s, w) {
+					t.Errorf("the prompt lacks %q:\n%s", w, s)
+				}
+			}
+			if d := tc.req.Description; d != "" && strings.Index(s, d) < strings.Index(s, "Gantry wants") {
+				t.Errorf("the model's description comes before what the call does:\n%s", s)
+			}
+			drain(term)
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestTerminalAnswers(t *testing.T) {
@@ -37,7 +91,7 @@ func TestTerminalAnswers(t *testing.T) {
 		want  Answer
 		shows []string
 	}{
-		{"allow once", permReq(), "1\n", &PermissionAnswer{Choice: AllowOnce}, []string{"wants to run Bash: Run npm test", "why it asks: Bash needs permission"}},
+		{"allow once", permReq(), "1\n", &PermissionAnswer{Choice: AllowOnce}, []string{"wants to run this command (Bash):\n  $ npm test\n", "the model says: Run npm test", "why it asks: Bash needs permission"}},
 		{"allow session", permReq(), "2\n", &PermissionAnswer{Choice: AllowSession}, []string{"Bash(npm test *) for this session"}},
 		{"always allow", permReq(), "3\n", &PermissionAnswer{Choice: AllowAlways, Scope: settings.ScopeLocal}, []string{"saved to local settings"}},
 		{"deny with message", permReq(), "4\nuse make test\n", &PermissionAnswer{Choice: Deny, Message: "use make test"}, nil},

@@ -107,6 +107,10 @@ func runProgram(t *testing.T, p *peer, mcpSrv *hostedServer) *program {
 			switch req["subtype"] {
 			case "can_use_tool":
 				name := req["tool_name"].(string)
+				// The program is asked with the exact command, whole.
+				if in, _ := req["input"].(map[string]any); name == "Bash" && in["command"] != "curl -s https://example.invalid" {
+					t.Errorf("can_use_tool input %v, want the whole command", req["input"])
+				}
 				pr.asked <- name
 				if strings.HasPrefix(name, "mcp__") {
 					resp = map[string]any{"behavior": "allow", "updatedInput": req["input"]}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -27,6 +28,32 @@ type step struct {
 	ans       interaction.Answer
 	err       error
 	interrupt bool
+	// print asks for the dialog's full text in the transcript (a
+	// [fullViewer]'s full).
+	print bool
+}
+
+// granter is a dialog whose answer can grant something (run a call, allow
+// a rule, trust a folder, start servers, approve a plan and its mode).
+// Such a dialog starts on its refusing choice, and keys that arrive within
+// [dialogGrace] of it being shown are not its answer: they were typed
+// before the person could see it (see model.key).
+type granter interface{ grants() }
+
+func (*permissionDialog) grants() {}
+func (*trustDialog) grants()      {}
+func (*planDialog) grants()       {}
+
+// dialogGrace is how long after a granting dialog appears keys still count
+// as typed ahead: they go to the prompt, not to the dialog. A person needs
+// longer than this to read a dialog; a burst of typed-ahead keys (a prompt
+// and Enter) arrives well within it.
+const dialogGrace = 400 * time.Millisecond
+
+// fullViewer is a dialog with more to show than fits: full is all of it,
+// for the transcript.
+type fullViewer interface {
+	full(st *styles, width int) string
 }
 
 // esc returns s shown safely: control characters and invisible code points
@@ -72,6 +99,7 @@ type permissionDialog struct {
 	r       *interaction.PermissionRequest
 	m       *menu
 	choices []interaction.Choice
+	printed bool // the whole preview was printed to the transcript (ctrl+o)
 }
 
 func newPermissionDialog(r *interaction.PermissionRequest) *permissionDialog {
@@ -90,10 +118,20 @@ func newPermissionDialog(r *interaction.PermissionRequest) *permissionDialog {
 	items = append(items, item{label: "No, and tell the model what to do instead", text: true, placeholder: "what to do instead (empty: just no)"})
 	d.choices = append(d.choices, interaction.Deny)
 	d.m = newMenu(items, false)
+	d.m.cur = len(items) - 1 // Enter alone never grants
 	return d
 }
 
+// previewRows is how many rows of a call's preview a permission dialog
+// shows before it offers the rest (ctrl+o prints it all to the
+// transcript, where the scrollback holds it).
+const previewRows = 14
+
 func (d *permissionDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
+	if msg.String() == "ctrl+o" && !d.m.typing {
+		d.printed = true
+		return step{print: true}, nil
+	}
 	if msg.String() == "esc" && !d.m.typing {
 		return step{done: true, ans: &interaction.PermissionAnswer{Choice: interaction.Deny, Interrupt: true,
 			Message: "The user interrupted: the call was not run. Wait for the user's next instruction."}}, nil
@@ -113,15 +151,33 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {
 	return step{done: true, ans: a}, cmd
 }
 
+// full is the whole preview of the call, for the transcript (ctrl+o).
+func (d *permissionDialog) full(st *styles, width int) string {
+	head := st.accent.Render(esc(d.r.ToolName)+" asks to run:") + st.faint.Render(whoLabel(d.r.Who))
+	return head + "\n" + strings.Join(previewLines(st, d.r.ToolName, d.r.Input, width), "\n")
+}
+
 func (d *permissionDialog) view(st *styles, width int) string {
 	r := d.r
 	var b strings.Builder
 	b.WriteString(st.accent.Render("Allow "+esc(r.ToolName)+"?") + st.faint.Render(whoLabel(r.Who)) + "\n")
-	if r.Description != "" {
-		b.WriteString(wrapPrefixed(st.bold.Render(esc(r.Description)), "", "", width) + "\n")
+	// What the call does first, whole up to previewRows rows; the model's
+	// description after it (it is the model's claim, not the call).
+	lines := previewLines(st, r.ToolName, r.Input, width)
+	if len(lines) > previewRows {
+		more := len(lines) - (previewRows - 1)
+		lines = lines[:previewRows-1]
+		note := fmt.Sprintf("… %d more lines · ctrl+o prints it all above", more)
+		if d.printed {
+			note = fmt.Sprintf("… %d more lines · printed in full above", more)
+		}
+		lines = append(lines, st.warn.Render(note))
 	}
-	if p := inputPreview(st, r.ToolName, r.Input, width); p != "" {
-		b.WriteString(p + "\n")
+	if len(lines) > 0 {
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+	}
+	if r.Description != "" {
+		b.WriteString(wrapPrefixed(st.faint.Render("the model says: "+esc(r.Description)), "", "  ", width) + "\n")
 	}
 	if r.Reason != "" {
 		why := r.Reason
@@ -134,48 +190,38 @@ func (d *permissionDialog) view(st *styles, width int) string {
 	return b.String()
 }
 
-// inputPreview shows what a call will do: the command of Bash, the change
-// of Edit and Write, the URL of WebFetch, else the input as JSON.
-func inputPreview(st *styles, name string, input json.RawMessage, width int) string {
-	var in map[string]any
-	if json.Unmarshal(input, &in) != nil {
-		return ""
-	}
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	switch name {
-	case "Bash":
-		return st.code.Render(wrapPrefixed(esc(clipLines(str("command"), 8)), "$ ", "  ", width))
-	case "Edit":
-		return st.bold.Render(esc(str("file_path"))) + "\n" + diffLines(st, str("old_string"), str("new_string"), 12, width)
-	case "Write":
-		return st.bold.Render(esc(str("file_path"))) + "\n" + diffLines(st, "", str("content"), 10, width)
-	case "NotebookEdit":
-		return st.bold.Render(esc(str("notebook_path"))) + "\n" + diffLines(st, "", str("new_source"), 10, width)
-	case "WebFetch":
-		return st.link.Render(esc(str("url")))
-	}
-	b, _ := json.Marshal(in)
-	return st.faint.Render(wrapPrefixed(esc(clipLines(string(b), 3)), "", "", width))
-}
-
-// diffLines shows old as removed and new as added lines, at most n in all.
-func diffLines(st *styles, old, new string, n, width int) string {
-	var lines []string
-	add := func(prefix, s string, style func(...string) string) {
-		if s == "" {
-			return
+// previewLines shows what a call will do, whole, as rows of at most width
+// cells: the command of Bash (wrapped), the file and change of Edit, Write
+// and NotebookEdit, the URL of WebFetch, else the input as JSON.
+func previewLines(st *styles, name string, input json.RawMessage, width int) []string {
+	pv := interaction.Preview(name, input)
+	var out string
+	switch {
+	case pv.Command != "":
+		out = st.code.Render(wrapPrefixed(esc(strings.TrimRight(pv.Command, "\n")), "$ ", "  ", width))
+	case pv.Path != "":
+		head := st.bold.Render(esc(pv.Path))
+		if pv.ReplaceAll {
+			head += st.faint.Render(" (every occurrence)")
 		}
-		for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
-			lines = append(lines, style(truncate(prefix+expandTabs(esc(l)), width)))
+		rows := []string{head}
+		for _, l := range interaction.DiffLines(pv.Removed, pv.Added) {
+			style := st.add.Render
+			if strings.HasPrefix(l, "- ") {
+				style = st.del.Render
+			}
+			rows = append(rows, style(wrapPrefixed(expandTabs(esc(l)), "", "  ", width)))
 		}
+		out = strings.Join(rows, "\n")
+	case pv.URL != "":
+		out = st.link.Render(wrapPrefixed(esc(pv.URL), "", "", width))
+	case pv.Input != "":
+		out = st.faint.Render(wrapPrefixed(esc(pv.Input), "", "", width))
 	}
-	add("- ", old, st.del.Render)
-	add("+ ", new, st.add.Render)
-	if len(lines) > n {
-		more := len(lines) - n
-		lines = append(lines[:n], st.faint.Render(fmt.Sprintf("… %d more lines", more)))
+	if out == "" {
+		return nil
 	}
-	return strings.Join(lines, "\n")
+	return strings.Split(out, "\n")
 }
 
 // --- questions ------------------------------------------------------------
@@ -295,6 +341,7 @@ func newPlanDialog(r *interaction.PlanRequest) *planDialog {
 	}
 	items = append(items, item{label: "No, keep planning", text: true, placeholder: "what should change in the plan"})
 	d.m = newMenu(items, false)
+	d.m.cur = len(items) - 1 // Enter alone never approves (approving may turn on auto-accepted edits)
 	return d
 }
 
@@ -458,7 +505,9 @@ func newTrustDialog(r *interaction.TrustRequest) *trustDialog {
 	if len(r.Servers) > 0 {
 		yes, no = "Yes, approve and start them", "No, leave them off"
 	}
-	return &trustDialog{r: r, m: newMenu([]item{{label: yes}, {label: no}}, false)}
+	d := &trustDialog{r: r, m: newMenu([]item{{label: yes}, {label: no}}, false)}
+	d.m.cur = 1 // Enter alone never trusts
+	return d
 }
 
 func (d *trustDialog) key(msg tea.KeyPressMsg) (step, tea.Cmd) {

@@ -16,7 +16,13 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.ctrlCPressed()
 	}
 	if m.dlg != nil {
+		if _, ok := m.dlg.(granter); ok && m.now().Sub(m.dlgAt) < dialogGrace {
+			return m.typedAhead(msg)
+		}
 		s, cmd := m.dlg.key(msg)
+		if fv, ok := m.dlg.(fullViewer); ok && s.print {
+			m.print(fv.full(m.st, m.width-2))
+		}
 		if s.done {
 			return tea.Batch(cmd, m.answer(s))
 		}
@@ -43,6 +49,13 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case "shift+tab":
 		m.cycleMode()
 		return nil
+	case "ctrl+j":
+		// Enter typed before the UI put the terminal in raw mode arrives
+		// as a line feed: while the first session opens it sends the
+		// prompt, as Enter does (it is queued).
+		if m.opening && m.session == "" {
+			return m.submit()
+		}
 	case "enter":
 		v := m.input.Value()
 		if strings.HasSuffix(v, "\\") {
@@ -70,6 +83,26 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
 	return cmd
+}
+
+// typedAhead takes a key that reached a granting dialog before the person
+// could have read it: text goes to the prompt (hidden under the dialog
+// until it is answered), Enter (or a line feed) queues the prompt, other
+// keys are dropped.
+// The dialog is left as it was.
+func (m *model) typedAhead(msg tea.KeyPressMsg) tea.Cmd {
+	m.notice = "keys typed before the dialog appeared went to the prompt"
+	switch {
+	case msg.String() == "enter" || msg.String() == "ctrl+j": // ctrl+j: Enter typed before the terminal was in raw mode
+		cmd := m.submit()
+		if len(m.queue) > 0 {
+			m.notice = fmt.Sprintf("%d prompt(s) queued; answer the dialog first", len(m.queue))
+		}
+		return cmd
+	case msg.Text != "" && msg.Mod&^tea.ModShift == 0:
+		m.input.InsertString(msg.Text)
+	}
+	return nil
 }
 
 // ctrlCPressed: the first Ctrl-C stops what is going on (the turn, a

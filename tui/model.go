@@ -104,10 +104,13 @@ type model struct {
 
 	asks   []*pending
 	dlg    dialog
+	dlgAt  time.Time // when dlg was shown
 	picker *pickerState
 
 	ctrlC      time.Time
 	notice     string
+	logLine    string // the latest line of log output (Log), shown above the status line
+	errShown   bool   // the run's error was printed (its result): runDone does not repeat it
 	frame      int
 	ticking    bool
 	outbox     []string
@@ -241,6 +244,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case flushedMsg:
 		m.flushing = false
 		return nil
+	case logMsg:
+		m.logLine = msg.text
+		return nil
 	case tickMsg:
 		m.ticking = false
 		m.frame++
@@ -329,6 +335,7 @@ func (m *model) showAsk() tea.Cmd {
 		m.print(m.st.accent.Render("Plan") + m.st.faint.Render(whoLabel(r.Who)) + "\n" + renderMarkdown(m.st, r.Plan, m.width-2))
 	}
 	m.dlg = newDialog(p.req)
+	m.dlgAt = m.now()
 	m.input.Blur()
 	return nil
 }
@@ -454,7 +461,7 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cancel, m.running, m.runStart = cancel, true, m.now()
 	m.runBase.usage, m.runBase.cost = m.usage, m.cost
-	m.notice = ""
+	m.notice, m.logLine, m.errShown = "", "", false
 	ag := m.sess.Agent
 	m.bg.Add(1)
 	go func() {
@@ -579,6 +586,7 @@ func (m *model) event(ev agent.Event) {
 			m.print(st.warn.Render("■ interrupted") + st.faint.Render(" — what do you want to do instead?"))
 		case e.IsError:
 			m.print(wrapPrefixed(st.bad.Render(esc(e.Text)), st.bad.Render("✗ "), "  ", m.width))
+			m.errShown = true
 		}
 	}
 }
@@ -627,7 +635,8 @@ func (m *model) runDone(err error) tea.Cmd {
 		m.cancel = nil
 	}
 	m.flushLeftovers()
-	if err != nil && m.ctx.Err() == nil {
+	m.logLine = "" // a retry's note is stale once the turn ended
+	if err != nil && m.ctx.Err() == nil && !m.errShown {
 		m.print(wrapPrefixed(m.st.bad.Render(esc(err.Error())), m.st.bad.Render("✗ "), "  ", m.width))
 	}
 	if m.notice == "interrupting…" {

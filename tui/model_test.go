@@ -142,6 +142,7 @@ func (h *harness) wantView(subs ...string) {
 func (h *harness) ask(req interaction.Request) chan result {
 	p := &pending{id: int64(len(h.m.asks) + 100), req: req, reply: make(chan result, 1)}
 	h.send(askMsg{p})
+	h.clock = h.clock.Add(dialogGrace) // the person reads the dialog
 	return p.reply
 }
 
@@ -226,8 +227,9 @@ func TestPermissionDialog(t *testing.T) {
 		want interaction.PermissionAnswer
 	}{
 		{"yes by number", []string{"1"}, "", interaction.PermissionAnswer{Choice: interaction.AllowOnce}},
-		{"yes by enter", []string{"enter"}, "", interaction.PermissionAnswer{Choice: interaction.AllowOnce}},
-		{"session", []string{"down", "enter"}, "", interaction.PermissionAnswer{Choice: interaction.AllowSession}},
+		{"yes by enter on it", []string{"up", "up", "up", "enter"}, "", interaction.PermissionAnswer{Choice: interaction.AllowOnce}},
+		{"enter alone is no", []string{"enter", "enter"}, "", interaction.PermissionAnswer{Choice: interaction.Deny}},
+		{"session", []string{"2"}, "", interaction.PermissionAnswer{Choice: interaction.AllowSession}},
 		{"always", []string{"3"}, "", interaction.PermissionAnswer{Choice: interaction.AllowAlways, Scope: settings.ScopeLocal}},
 		{"no with words", []string{"4"}, "use make test", interaction.PermissionAnswer{Choice: interaction.Deny, Message: "use make test"}},
 		{"esc interrupts", []string{"esc"}, "", interaction.PermissionAnswer{Choice: interaction.Deny, Interrupt: true}},
@@ -405,7 +407,7 @@ func TestElicitationForm(t *testing.T) {
 func TestTrustDialog(t *testing.T) {
 	h := newHarness(t, Options{}, true)
 	ch := h.ask(&interaction.TrustRequest{Dir: "/p", Ignored: map[string][]string{"/p/.gantry/settings.json": {"hooks", "allow rules"}}})
-	h.wantView("Trust the folder /p?", "hooks, allow rules", "1. Yes, trust this folder")
+	h.wantView("Trust the folder /p?", "hooks, allow rules", "1. Yes, trust this folder", "❯ 2. No")
 	h.keys("2")
 	if a := reply(t, ch).ans.(*interaction.TrustAnswer); a.Trust {
 		t.Error("no gave trust")
@@ -415,6 +417,75 @@ func TestTrustDialog(t *testing.T) {
 	h.keys("1")
 	if a := reply(t, ch).ans.(*interaction.TrustAnswer); !a.Trust {
 		t.Error("yes did not approve")
+	}
+}
+
+// TestGrantingDialogsIgnoreTypedAhead: keys that reach a granting dialog
+// before the person could read it go to the prompt (Enter queues it), and
+// Enter alone on a granting dialog refuses.
+func TestGrantingDialogsIgnoreTypedAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  interaction.Request
+		no   func(interaction.Answer) bool
+	}{
+		{"trust", &interaction.TrustRequest{Dir: "/p", Ignored: map[string][]string{"/p/.gantry/settings.json": {"hooks"}}},
+			func(a interaction.Answer) bool { return !a.(*interaction.TrustAnswer).Trust }},
+		{"servers", &interaction.TrustRequest{Dir: "/p/.mcp.json", Servers: []string{"fs (new): srv"}},
+			func(a interaction.Answer) bool { return !a.(*interaction.TrustAnswer).Trust }},
+		{"permission", &interaction.PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":"rm -rf x"}`),
+			Suggestions: []string{"Bash(rm *)"}, Scopes: []settings.Scope{settings.ScopeLocal}},
+			func(a interaction.Answer) bool { return a.(*interaction.PermissionAnswer).Choice == interaction.Deny }},
+		{"plan", &interaction.PlanRequest{Plan: "p", ReturnMode: tool.ModeDefault},
+			func(a interaction.Answer) bool { return !a.(*interaction.PlanAnswer).Approved }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Options{}, true)
+			p := &pending{id: 1, req: tc.req, reply: make(chan result, 1)}
+			h.send(askMsg{p}) // shown now: the clock does not move
+			h.typeText("1fix the bug")
+			h.keys("enter", "1", "enter")
+			select {
+			case r := <-p.reply:
+				t.Fatalf("typed-ahead keys answered the dialog: %#v", r.ans)
+			default:
+			}
+			if h.m.dlg == nil {
+				t.Fatal("the dialog went away")
+			}
+			if len(h.m.queue) != 2 || h.m.queue[0] != "1fix the bug" || h.m.queue[1] != "1" {
+				t.Errorf("queue = %q, want the typed-ahead prompts", h.m.queue)
+			}
+			// Read, then Enter alone: the refusing choice (a text item
+			// takes a second Enter).
+			h.clock = h.clock.Add(dialogGrace)
+			h.keys("enter")
+			if h.m.dlg != nil {
+				h.keys("enter")
+			}
+			if r := reply(t, p.reply); r.err != nil || !tc.no(r.ans) {
+				t.Errorf("Enter alone answered %#v, %v; want the refusal", r.ans, r.err)
+			}
+		})
+	}
+}
+
+// TestPermissionDialogLongCommand: a command longer than the dialog shows
+// its start and how much more; ctrl+o prints all of it to the transcript.
+func TestPermissionDialogLongCommand(t *testing.T) {
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf("echo step-%02d", i))
+	}
+	cmd := strings.Join(lines, " &&\n") + " | tee out.txt"
+	h := newHarness(t, Options{}, true)
+	h.ask(&interaction.PermissionRequest{ToolName: "Bash", Input: json.RawMessage(`{"command":` + mustJSON(cmd) + `}`)})
+	h.wantView("$ echo step-00", "more lines · ctrl+o prints it all above")
+	h.send(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
+	h.wantTranscript("$ echo step-00", "echo step-39 | tee out.txt")
+	h.wantView("printed in full above")
+	if h.m.dlg == nil {
+		t.Error("ctrl+o closed the dialog")
 	}
 }
 
@@ -709,5 +780,33 @@ func TestHistoryFile(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if n := strings.Count(string(data), "\n"); n != maxHistory {
 		t.Errorf("the file has %d lines after the cut", n)
+	}
+}
+
+// TestLogLinesInStatusArea: log output during a run is one status line,
+// never the transcript; it clears when the turn ends. Before the UI runs
+// it goes to the fallback.
+func TestLogLinesInStatusArea(t *testing.T) {
+	h := newHarness(t, Options{}, false)
+	w := &logWriter{bus: h.m.bus}
+	fmt.Fprintf(w, "gantry: 529 overloaded; retrying in 600ms (attempt 2)\n")
+	fmt.Fprintf(w, "gantry: 529 overloaded; retrying in 1.2s ")
+	fmt.Fprintf(w, "(attempt 3)\n")
+	h.pump(func() bool { return strings.Contains(h.m.logLine, "attempt 3") })
+	h.wantView("… gantry: 529 overloaded; retrying in 1.2s (attempt 3)")
+	if strings.Contains(h.view(), "attempt 2") || strings.Contains(h.transcript(), "retrying") {
+		t.Errorf("an older log line stays:\nview:\n%s\ntranscript:\n%s", h.view(), h.transcript())
+	}
+	h.m.running = true
+	h.send(runDoneMsg{})
+	if strings.Contains(h.view(), "retrying") {
+		t.Errorf("the log line outlives the turn:\n%s", h.view())
+	}
+
+	var fallback strings.Builder
+	u := New(Options{})
+	fmt.Fprintln(u.Log(&fallback), "gantry: warning: before the UI")
+	if fallback.String() != "gantry: warning: before the UI\n" {
+		t.Errorf("fallback got %q", fallback.String())
 	}
 }

@@ -48,6 +48,7 @@ func TestSessionEndToEnd(t *testing.T) {
 	h.keys("enter")
 	h.pump(func() bool { return h.m.dlg != nil })
 	h.wantView("Allow Write?", "+ hello")
+	h.clock = h.clock.Add(dialogGrace) // the person reads the dialog
 	h.keys("1")
 	h.pump(func() bool { return len(srv.Requests()) == 2 })
 	h.keys("esc") // the second reply stalls: interrupt it

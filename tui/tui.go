@@ -21,10 +21,13 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -174,4 +177,44 @@ func environ(getenv func(string) string) []string {
 		}
 	}
 	return env
+}
+
+// Log returns a writer for log output while the UI runs (a provider's
+// retries, warnings, the standard logger): each line it is given is shown
+// in the UI's status area — the latest one, until the next prompt starts
+// or the turn ends — instead of being written over the screen. Before Run
+// draws and after it ends, lines go to fallback (nil: dropped). It is safe
+// for concurrent use.
+func (u *UI) Log(fallback io.Writer) io.Writer { return &logWriter{bus: u.bus, fallback: fallback} }
+
+// logMsg is one line of log output for the status area.
+type logMsg struct{ text string }
+
+type logWriter struct {
+	bus      *bus
+	fallback io.Writer
+	mu       sync.Mutex
+	partial  []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.partial[:i+1])
+		w.partial = w.partial[i+1:]
+		text := strings.TrimSpace(line)
+		if text == "" {
+			continue
+		}
+		if !w.bus.send(logMsg{text: text}) && w.fallback != nil {
+			w.fallback.Write([]byte(line))
+		}
+	}
+	return len(p), nil
 }

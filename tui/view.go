@@ -49,6 +49,9 @@ func (m *model) View() tea.View {
 			bottom = append(bottom, strings.Join(lines, "\n"))
 		}
 	}
+	if m.logLine != "" {
+		bottom = append(bottom, truncate(m.st.faint.Render("… "+esc(m.logLine)), w))
+	}
 	bottom = append(bottom, m.statusLine(w))
 	bot := strings.Join(bottom, "\n")
 

@@ -96,8 +96,15 @@ func notExistHint(p string, err error) error {
 	if s := similarName(p); s != "" {
 		msg += fmt.Sprintf(". Did you mean %s?", s)
 	}
-	return fmt.Errorf("%s: %w", msg, fs.ErrNotExist)
+	return &notExistError{msg: msg}
 }
+
+// notExistError is a missing file's message that matches fs.ErrNotExist
+// without repeating its text ("…: file does not exist").
+type notExistError struct{ msg string }
+
+func (e *notExistError) Error() string { return e.msg }
+func (e *notExistError) Unwrap() error { return fs.ErrNotExist }
 
 // similarName returns a file of p's directory whose name equals p's ignoring
 // case, or has p's name without its extension, or "".

@@ -95,6 +95,17 @@ func TestNoServer(t *testing.T) {
 	if !isErr || !strings.Contains(got, "language server not installed") || !strings.Contains(got, "lspServers") {
 		t.Fatalf("got %v %s", isErr, got)
 	}
+	// gopls missing: the error names the commands that install it.
+	goSrc := filepath.Join(dir, "x.go")
+	os.WriteFile(goSrc, []byte("package x\n"), 0o644)
+	m3 := NewManager(Options{NoProjectConfig: true, NoBuiltin: true, Servers: map[string]ServerConfig{
+		"gopls": {Command: "gopls-not-installed-here", ExtensionToLanguage: map[string]string{".go": "go"}},
+	}})
+	defer m3.Close()
+	got, isErr = run(t, newEnv(dir, m3), OpHover, goSrc, 1, 1)
+	if !isErr || !strings.Contains(got, "go install golang.org/x/tools/gopls@v0.23.0") || !strings.Contains(got, "scripts/setup --lsp") {
+		t.Fatalf("got %v %s", isErr, got)
+	}
 }
 
 func TestNoManager(t *testing.T) {

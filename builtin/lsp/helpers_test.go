@@ -68,7 +68,7 @@ func gopls(t testing.TB) string {
 	t.Helper()
 	p, err := resolveCommand("gopls", os.Getenv)
 	if err != nil {
-		t.Skipf("gopls is not installed (%v): run scripts/setup, which runs go install golang.org/x/tools/gopls@v0.23.0", err)
+		t.Skipf("gopls is not installed (%v): run scripts/setup --lsp, which runs go install golang.org/x/tools/gopls@v0.23.0", err)
 	}
 	return p
 }

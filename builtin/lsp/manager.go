@@ -391,7 +391,7 @@ func (m *Manager) server(ctx context.Context, name string, cfg ServerConfig, roo
 		if errors.Is(err, ErrNotInstalled) {
 			err = fmt.Errorf("lsp: %w (install it, or set its command in .gantry/lsp.json / settings lspServers)", err)
 			if name == "gopls" {
-				err = fmt.Errorf("%w; for Go: go install golang.org/x/tools/gopls@v0.23.0", err)
+				err = fmt.Errorf("%w; for Go: go install golang.org/x/tools/gopls@v0.23.0 (from a Gantry clone: scripts/setup --lsp)", err)
 			}
 			sl.lastErr = err // do not retry a missing binary on every call
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -83,7 +84,7 @@ same name.`,
 			for _, d := range list {
 				tools := "all"
 				if len(d.Tools) > 0 {
-					tools = strings.Join(d.Tools, ",")
+					tools = strings.Join(offered(ws.Pool(), d.Tools), ",")
 				}
 				if len(d.DisallowedTools) > 0 {
 					tools += " -" + strings.Join(d.DisallowedTools, ",-")
@@ -103,4 +104,23 @@ same name.`,
 	f.BoolVar(&asJSON, "json", false, "print the definitions as JSON")
 	af.add(cmd)
 	return cmd
+}
+
+// offered keeps the tools of an agent type's list that the session offers
+// (a type may name tools this build has not, or that settings hide: the
+// subagent never gets those). MCP names stay: their servers start with a
+// run, not here. A rule-like entry ("Bash(git diff *)") is kept when its
+// tool is.
+func offered(pool *toolset.Pool, tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		name, _, _ := strings.Cut(t, "(")
+		if _, ok := pool.Lookup(name); ok || strings.HasPrefix(name, "mcp__") {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"(none offered)"}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,10 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 	var mu sync.Mutex
 	var after []func() // what follows each session (checkpoint pruning)
 	var ui *tui.UI
+	// While the UI runs it owns the screen: what the session would write
+	// on stderr (a provider's retries, warnings) goes to its status area.
+	la := *a
+	a = &la
 	opened := false // --session-id names the first session only
 	open := func(ctx context.Context, req tui.OpenRequest) (*tui.Session, error) {
 		g := *f
@@ -127,6 +132,12 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 		Output:      out,
 		Getenv:      a.getenv,
 	})
+	stderr := la.stderr
+	la.stderr = ui.Log(stderr)
+	if stderr == os.Stderr {
+		log.SetOutput(la.stderr) // slog.Default and the standard logger
+		defer log.SetOutput(os.Stderr)
+	}
 	err = ui.Run(ctx)
 	for _, done := range after {
 		done()

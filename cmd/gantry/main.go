@@ -64,8 +64,19 @@ func newRootCmd(a *app) *cobra.Command { return newRootCmdFor(a, nil) }
 // pages is start-up every command would pay for nothing.
 func newRootCmdFor(a *app, args []string) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "gantry",
-		Short:         "Gantry runs LLM agents built around a fast, safe tool runtime",
+		Use:   "gantry",
+		Short: "Gantry runs LLM agents built around a fast, safe tool runtime",
+		Long: `Gantry runs LLM agents built around a fast, safe tool runtime.
+
+On a terminal, gantry opens the interactive UI; gantry -p PROMPT runs headless.
+
+Exit status:
+  0  done
+  1  the run failed (an error result, the model provider, the set-up)
+  2  wrong usage (a flag, an unknown command, no prompt)
+  3  a headless run (-p, text or json output) finished, but a tool call was
+     denied or blocked, so it may not have done all it was asked; each
+     denial is on stderr (text) or in permission_denials (json)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),
@@ -162,15 +173,34 @@ func suggestions(c *cobra.Command, word string) []string {
 	return c.SuggestionsFor(word)
 }
 
+// deepSuggestions are the commands one level further down close to word
+// ("gantry lsit": gantry tools list, gantry agents list, …), as command
+// paths without the root's name.
+func deepSuggestions(root *cobra.Command, word string) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		for _, s := range suggestions(c, word) {
+			out = append(out, c.Name()+" "+s)
+		}
+	}
+	return out
+}
+
 // unknownCommand is the error for a word that names no subcommand of c,
-// with the subcommands it is close to.
-func unknownCommand(c *cobra.Command, word string) error {
+// with the subcommands it is close to (and extra ones).
+func unknownCommand(c *cobra.Command, word string, extra ...string) error {
 	msg := fmt.Sprintf("unknown command %q for %q", word, c.CommandPath())
-	if s := suggestions(c, word); len(s) > 0 {
+	if s := append(suggestions(c, word), extra...); len(s) > 0 {
 		msg += "\n\nDid you mean this?"
 		for _, x := range s {
 			msg += "\n\t" + x
 		}
+	}
+	if c.Parent() == nil {
+		msg += fmt.Sprintf("\n\nTo send it to the model as a prompt: gantry -p %q", word)
 	}
 	return &exitError{code: 2, err: fmt.Errorf("%s\n\nRun '%s --help' for usage.", msg, c.CommandPath())}
 }

@@ -73,7 +73,8 @@ func TestPermissionPromptTool(t *testing.T) {
 			llmtest.TextReply("done"),
 		)
 		first := len(srv.Requests())
-		if code, out := cli(t); code != 0 {
+		// The policy denies calls: the run ends, with exit status 3.
+		if code, out := cli(t); code != exitDenied {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		reqs := srv.Requests()[first:]
@@ -114,7 +115,7 @@ func TestPermissionPromptTool(t *testing.T) {
 			llmtest.ToolReply(write("after", "allowed/b.txt")),
 			llmtest.TextReply("done"),
 		)
-		if code, out := cli(t, "--permission-mode", "plan"); code != 0 {
+		if code, out := cli(t, "--permission-mode", "plan"); code != exitDenied { // the early write was denied
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "allowed", "early.txt")); err == nil {

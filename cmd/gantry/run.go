@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
@@ -162,6 +164,10 @@ func attachRootRun(a *app, root *cobra.Command) {
 			wholeTree(a, cmd) // built for the command line: without the subcommands it did not name
 			if len(suggestions(cmd, args[0])) > 0 {
 				return unknownCommand(cmd, args[0])
+			}
+			// gantry lsit: close to a sub-subcommand (tools list, …).
+			if deep := deepSuggestions(cmd, args[0]); len(deep) > 0 {
+				return unknownCommand(cmd, args[0], deep...)
 			}
 		}
 		f.settingSourcesSet = cmd.Flags().Changed("setting-sources")
@@ -317,8 +323,24 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		// non-zero without repeating it.
 		return &exitError{code: 1, err: errors.New("")}
 	}
+	if out.denials > 0 && f.outputFormat != "stream-json" {
+		// The run ended, but a call it made was refused: what was asked
+		// may not be done. Each denial was reported on stderr (text) or
+		// is in the result's permission_denials (json).
+		return &exitError{code: exitDenied, err: errors.New("")}
+	}
 	return nil
 }
+
+// The exit statuses of a headless run (gantry -p, gantry run); see
+// `gantry --help` and docs/agent.md.
+const (
+	// exitDenied: the run finished, but at least one tool call was
+	// denied (a permission rule, the mode, a person, nobody to ask) or
+	// blocked by a hook, so it may not have done what was asked. Not for
+	// stream-json output, whose program reads the denials.
+	exitDenied = 3
+)
 
 // serveStream runs a stream-json session (--input-format stream-json):
 // the Agent SDKs' protocol on stdin and stdout, until stdin ends.
@@ -602,6 +624,9 @@ func isTerminal(v any) bool {
 // result), json (the result, or with --verbose every message) and
 // stream-json (every message as a line, in the Agent SDKs' shapes).
 type printer struct {
+	// denials counts the calls denied or blocked in the run (subagents'
+	// too).
+	denials  int
 	a        *app
 	format   string
 	verbose  bool
@@ -653,8 +678,71 @@ func (p *printer) event(ev agent.Event) {
 	}
 	if e, ok := ev.(*agent.ToolResultEvent); ok {
 		p.todos(e)
+		p.denied("", e.Outcome)
+	}
+	if e, ok := ev.(*agent.SubagentEvent); ok {
+		if tr, ok := e.Event.(*agent.ToolResultEvent); ok {
+			p.denied(e.AgentType, tr.Outcome)
+		}
 	}
 	p.w.Event(ev)
+}
+
+// denied counts a call that was denied or blocked and, in text output,
+// says so on stderr: which call (its command, file or input) and why.
+func (p *printer) denied(agentType string, o *executor.Outcome) {
+	if o == nil || (o.Kind != executor.KindDenied && o.Kind != executor.KindBlocked) {
+		return
+	}
+	p.denials++
+	if p.format != "text" {
+		return
+	}
+	line := denialLine(agentType, o)
+	if p.progress != nil {
+		p.progress.line(line)
+		return
+	}
+	fmt.Fprintln(p.a.stderr, line)
+}
+
+// denialLine is the stderr line of a denied call: "gantry: denied: Bash
+// `rm -rf x` — reason".
+func denialLine(agentType string, o *executor.Outcome) string {
+	verb := "denied"
+	if o.Kind == executor.KindBlocked {
+		verb = "blocked by a hook"
+	}
+	pv := interaction.Preview(o.Name, o.Input)
+	var in struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+	}
+	if pv.Input != "" && json.Unmarshal(o.Input, &in) == nil && cmpOr(in.FilePath, in.Path) != "" {
+		pv.Path = cmpOr(in.FilePath, in.Path) // Read, Glob, …: the file is what a person looks for
+	}
+	what := cmpOr(pv.Command, cmpOr(pv.Path, cmpOr(pv.URL, pv.Input)))
+	line := "gantry: " + verb + ": " + o.Name
+	if what != "" {
+		line += " `" + oneLine(what, 200) + "`"
+	}
+	if agentType != "" {
+		line += " (subagent " + agentType + ")"
+	}
+	why := ""
+	if d := o.Decision; d != nil && o.Kind == executor.KindDenied {
+		why = d.Reason
+		if d.Rule != "" && !strings.Contains(why, d.Rule) {
+			why = strings.TrimSpace(why + " (rule " + d.Rule + ")")
+		}
+	}
+	if why == "" && o.Result != nil {
+		why = firstLine(o.Result.TextContent())
+	}
+	if why != "" {
+		line += " — " + oneLine(why, 300)
+	}
+	return file.EscapeDisplay(line)
 }
 
 func (p *printer) finish(res *agent.ResultEvent, runErr error) {

@@ -88,6 +88,8 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					return &exitError{code: 1, err: err}
 				}
 				o.TokenFile = tokenFile
+				// Where a client finds the bearer token (never the token).
+				log.Info("serve: API token", "token_file", tokenFile, "use", "Authorization: Bearer $(cat "+tokenFile+")")
 				if o.Listener, err = net.Listen("tcp", addr); err != nil {
 					return &exitError{code: 1, err: err}
 				}

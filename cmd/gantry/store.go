@@ -70,8 +70,11 @@ func (f *lookFlags) sessionID(a *app) (string, error) {
 		return "", err
 	}
 	id, err := session.NewStore(home).Latest(dir)
+	if errors.Is(err, session.ErrNotFound) {
+		return "", &exitError{code: 1, err: fmt.Errorf("no session in %s yet", dir)}
+	}
 	if err != nil {
-		return "", &exitError{code: 1, err: fmt.Errorf("no session in %s: %w", dir, err)}
+		return "", &exitError{code: 1, err: fmt.Errorf("the latest session in %s: %w", dir, err)}
 	}
 	return id, nil
 }

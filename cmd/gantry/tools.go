@@ -204,6 +204,14 @@ is_error and display. Exit status 1 when the result is an error.`,
 				if err := enc.Encode(out); err != nil {
 					return err
 				}
+			} else if o.Kind == executor.KindDenied || o.Kind == executor.KindBlocked {
+				// For the person at the command line, not the model's
+				// "do not retry" text.
+				fmt.Fprintln(a.stdout, strings.TrimPrefix(denialLine("", o), "gantry: "))
+				if o.Kind == executor.KindDenied && (o.Decision == nil || o.Decision.Rule == "") {
+					fmt.Fprintf(a.stdout, "Nobody is asked here: allow the call with --allowedTools (a rule, e.g. %q) or another --permission-mode; gantry permissions check %s '…' shows what decides.\n",
+						exampleRule(o.Name), o.Name)
+				}
 			} else {
 				text := blocksText(o.Result.Content)
 				if !strings.HasSuffix(text, "\n") {
@@ -237,4 +245,18 @@ func blocksText(blocks []tool.Content) string {
 		parts[i] = c.AsText()
 	}
 	return strings.Join(parts, "\n")
+}
+
+// exampleRule is an example allow rule for a tool, for the advice of a
+// denied call.
+func exampleRule(name string) string {
+	switch name {
+	case "Bash":
+		return "Bash(go version)"
+	case "Edit", "Write", "NotebookEdit":
+		return name + "(./src/**)"
+	case "WebFetch":
+		return "WebFetch(domain:example.com)"
+	}
+	return name
 }

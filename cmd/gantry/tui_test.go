@@ -68,6 +68,10 @@ func (p *tmuxPane) waitFor(want ...string) string {
 	}
 }
 
+// read waits as long as a person takes to read a dialog: a granting
+// dialog ignores keys that arrive sooner (they went to the prompt).
+func (p *tmuxPane) read() { time.Sleep(500 * time.Millisecond) }
+
 func (p *tmuxPane) keys(keys ...string) {
 	p.t.Helper()
 	p.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
@@ -114,17 +118,20 @@ func TestInteractiveTerminal(t *testing.T) {
 	p.text("make the button nice")
 	p.keys("Enter")
 	s := p.waitFor("> make the button nice", "I will write the file first.", "Allow Bash?", "Write e2e.txt and show it", "1. Yes")
-	if !strings.Contains(s, "e2e.txt") {
-		t.Errorf("the permission dialog does not show the command:\n%s", s)
+	if !strings.Contains(s, `$ printf 'tui-e2e-ok\n' > e2e.txt && cat e2e.txt`) {
+		t.Errorf("the permission dialog does not show the whole command:\n%s", s)
 	}
+	p.read()
 	p.keys("1") // Yes
 	p.waitFor("✓ Bash", "tui-e2e-ok", "Which colour should the button be?", "2. Blue")
 	if b, err := os.ReadFile(filepath.Join(dir, "e2e.txt")); err != nil || string(b) != "tui-e2e-ok\n" {
 		t.Errorf("the approved command did not run: %q, %v", b, err)
 	}
+	p.read()
 	p.keys("Down", "Enter") // Blue
 	p.waitFor("→ Blue", "Button plan", "Paint the button blue", "Ready to carry out the plan?", "auto-accept edits")
-	p.keys("Enter") // Yes, and auto-accept edits
+	p.read()
+	p.keys("1") // Yes, and auto-accept edits (Enter alone would keep planning)
 	s = p.waitFor("plan approved", "Done: the button is blue now.", "acceptEdits")
 
 	reqs := srv.Requests()
@@ -157,5 +164,147 @@ func TestInteractiveTerminal(t *testing.T) {
 	t.Logf("screen at the end:\n%s", s)
 	if bytes.Contains([]byte(s), []byte("panic")) {
 		t.Errorf("the screen shows a panic:\n%s", s)
+	}
+}
+
+// e2eEnv is the environment of a gantry in a tmux pane against the fake
+// model API at url.
+func e2eEnv(home, url string) []string {
+	return []string{
+		"HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"), "TERM=xterm-256color", "NO_COLOR=",
+		"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=test-key", "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+		"GORACE=atexit_sleep_ms=0", "PATH=" + os.Getenv("PATH"),
+	}
+}
+
+func e2eBinary(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (scripts/setup --test installs it)")
+	}
+	bin, err := exec.LookPath("gantry")
+	if err != nil {
+		t.Fatalf("the gantry command of this test binary: %v", err)
+	}
+	return bin
+}
+
+// TestTerminalTypeAheadTrust: a prompt typed and sent the moment gantry
+// starts in a folder with project settings neither accepts the trust
+// dialog nor gets lost: the dialog stays until answered, then the prompt
+// runs.
+func TestTerminalTypeAheadTrust(t *testing.T) {
+	bin := e2eBinary(t)
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("Typed-ahead prompt answered."), llmtest.TextReply("The second one too."))
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".gantry"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gantry", "settings.json"), []byte(`{"permissions":{"allow":["Bash(ls *)"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTmuxPane(t, dir, e2eEnv(home, srv.URL()), "sh", "-c", bin+` --model claude-sonnet-4-5; echo "gantry exited: $?"`)
+	// At once, before anything is drawn: the prompt, Enter, and a "1"
+	// with Enter (the trust dialog's "Yes" were it listening).
+	p.text("hello there")
+	p.keys("Enter")
+	p.text("1")
+	p.keys("Enter")
+	s := p.waitFor("Trust the folder", "❯ 2. No")
+	if strings.Contains(s, "  trusted") {
+		t.Fatalf("typed-ahead keys trusted the folder:\n%s", s)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatalf("a prompt ran before the trust dialog was answered")
+	}
+	p.read()
+	p.keys("Enter") // the default: No
+	// Both typed-ahead prompts run, in order: "1" was a prompt, not a
+	// choice.
+	s = p.waitFor("not trusted", "> hello there", "Typed-ahead prompt answered.", "> 1", "The second one too.")
+	if b, err := os.ReadFile(filepath.Join(home, ".gantry", "trusted-folders.json")); err == nil && strings.Contains(string(b), dir) {
+		t.Errorf("the folder was recorded as trusted: %s", b)
+	}
+	p.keys("C-c")
+	p.keys("C-c")
+	p.waitFor("gantry exited: 0")
+}
+
+// TestTerminalRetriesStayInStatusLine: a model API that fails twice and
+// then answers: the retries show in the status area, never over the
+// frame, and nothing of them stays on the screen; an error that ends a
+// turn is shown once.
+func TestTerminalRetriesStayInStatusLine(t *testing.T) {
+	bin := e2eBinary(t)
+	srv := llmtest.NewServer(t)
+	srv.Script(
+		llmtest.ErrorReply(529, "", ""), llmtest.ErrorReply(529, "", ""),
+		llmtest.TextReply("Answer after two retries."),
+		llmtest.ErrorReply(400, "invalid_request_error", "finalerr"),
+	)
+	dir, home := t.TempDir(), t.TempDir()
+	p := newTmuxPane(t, dir, e2eEnv(home, srv.URL()), "sh", "-c", bin+` --model claude-sonnet-4-5; echo "gantry exited: $?"`)
+	p.waitFor("›", "claude-sonnet-4-5")
+	p.text("first question")
+	p.keys("Enter")
+	p.waitFor("Answer after two retries.")
+	s := p.screen()
+	for _, bad := range []string{"retrying in", "working… 0"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the screen still shows %q after the turn:\n%s", bad, s)
+		}
+	}
+	if n := strings.Count(s, "Answer after two retries."); n != 1 {
+		t.Errorf("the reply shows %d times:\n%s", n, s)
+	}
+	p.text("second question")
+	p.keys("Enter")
+	s = p.waitFor("finalerr")
+	time.Sleep(300 * time.Millisecond) // a second copy would follow at once
+	s = p.screen()
+	if n := strings.Count(s, "finalerr"); n != 1 {
+		t.Errorf("the final error shows %d times:\n%s", n, s)
+	}
+	if got := len(srv.Requests()); got != 4 {
+		t.Errorf("the model API got %d requests, want 4", got)
+	}
+	p.keys("C-c")
+	p.keys("C-c")
+	p.waitFor("gantry exited: 0")
+}
+
+// TestHeadlessPromptShowsCommand: gantry -p at a terminal asks on the
+// terminal, and the question shows the exact command (the whole pipe, not
+// the model's description of it) and an Edit's change.
+func TestHeadlessPromptShowsCommand(t *testing.T) {
+	bin := e2eBinary(t)
+	srv := llmtest.NewServer(t)
+	srv.Script(
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_sh", Name: "Bash",
+			Input: `{"command":"sh greet.sh | tee out.txt","description":"Run greet.sh and save its output"}`}),
+		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_ed", Name: "Edit",
+			Input: `{"file_path":"greet.sh","old_string":"echo hello","new_string":"echo goodbye"}`}),
+		llmtest.TextReply("All done."),
+	)
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte("echo hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTmuxPane(t, dir, e2eEnv(home, srv.URL()), "sh", "-c", bin+` -p 'greet and change it'; echo "gantry exited: $?"`)
+	s := p.waitFor("wants to run this command (Bash):", "Choose 1-")
+	for _, want := range []string{"  $ sh greet.sh | tee out.txt", "the model says: Run greet.sh and save its output"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, s)
+		}
+	}
+	p.text("1")
+	p.keys("Enter")
+	p.waitFor("greet.sh (Edit):", "  - echo hello", "  + echo goodbye")
+	p.text("1")
+	p.keys("Enter")
+	p.waitFor("All done.", "gantry exited: 0")
+	if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("out.txt = %q, %v", b, err)
 	}
 }

@@ -72,6 +72,11 @@ func ProviderOptions(name, model string, getenv func(string) string, o Options) 
 		}
 		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup), anthropic.WithRetry(o.Retry)), model, nil
 	case "openai":
+		// OpenAI's own API needs a key (an OpenAI-compatible server
+		// elsewhere, such as Ollama, may not).
+		if base := getenv("OPENAI_BASE_URL"); getenv("OPENAI_API_KEY") == "" && (base == "" || base == openai.DefaultBaseURL || base+"/" == openai.DefaultBaseURL) {
+			return nil, "", errors.New("--provider openai: OPENAI_API_KEY is not set (or set OPENAI_BASE_URL for an OpenAI-compatible server)")
+		}
 		if model == "" {
 			if base, ok := lookup("OPENAI_BASE_URL"); ok && base != openai.DefaultBaseURL && base+"/" != openai.DefaultBaseURL {
 				return nil, "", errors.New("an OpenAI-compatible server needs a model name: pass --model (or set GANTRY_MODEL)")

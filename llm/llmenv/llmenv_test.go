@@ -20,6 +20,9 @@ func TestProvider(t *testing.T) {
 		{name: "compatible server needs a model", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, wantErr: "needs a model name"},
 		{name: "compatible server with a model", model: "qwen", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, wantModel: "qwen"},
 		{name: "anthropic without key", provider: "anthropic", wantErr: "ANTHROPIC_API_KEY is not set"},
+		{name: "openai without key", provider: "openai", wantErr: "OPENAI_API_KEY is not set"},
+		{name: "openai without key, its own URL", provider: "openai", env: map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1"}, wantErr: "OPENAI_API_KEY is not set"},
+		{name: "openai-compatible without key", provider: "openai", model: "qwen", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, wantModel: "qwen"},
 		{name: "unknown", provider: "x", wantErr: "unknown --provider"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
