@@ -65,6 +65,13 @@ type Script struct {
 	// ContinuedComment reports a comment that ends in a backslash: bash
 	// and the parser may disagree on where it ends.
 	ContinuedComment bool
+
+	// The parse, for the flow of directories (resolve.go): the
+	// statement behind each of Commands, and each redirection's index in
+	// Redirects.
+	file     *syntax.File
+	stmtIdx  map[*syntax.Stmt]int
+	redirIdx map[*syntax.Redirect]int
 }
 
 // Command is one simple command.
@@ -190,7 +197,7 @@ func Parse(src string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	a := &analyser{src: src, s: &Script{Source: src}}
+	a := &analyser{src: src, s: &Script{Source: src, file: f, stmtIdx: map[*syntax.Stmt]int{}, redirIdx: map[*syntax.Redirect]int{}}}
 	syntax.Walk(f, a.visit)
 	a.s.ContinuedComment = hasContinuedComment(src)
 	return a.s, nil
@@ -202,6 +209,9 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 type analyser struct {
 	src string
 	s   *Script
+	// bound are loop-variable references whose value is known: see
+	// bindLoop.
+	bound map[*syntax.Word]Word
 }
 
 func (a *analyser) text(from, to syntax.Pos) string {
@@ -245,6 +255,8 @@ func (a *analyser) visit(n syntax.Node) bool {
 		if p := n.Pattern.Value; strings.Contains(p, "<(") || strings.Contains(p, ">(") {
 			a.s.HasProcessSubst = true
 		}
+	case *syntax.ForClause:
+		a.bindLoop(n)
 	case *syntax.FuncDecl, *syntax.CoprocClause, *syntax.TestDecl:
 		a.s.Complex = true
 	case *syntax.ArithmExp:
@@ -321,6 +333,7 @@ func (a *analyser) stmt(st *syntax.Stmt) {
 	for _, r := range st.Redirs {
 		rd := a.redirect(r)
 		redirs = append(redirs, rd)
+		a.s.redirIdx[r] = len(a.s.Redirects)
 		a.s.Redirects = append(a.s.Redirects, rd)
 	}
 	var cmd *Command
@@ -373,6 +386,7 @@ func (a *analyser) stmt(st *syntax.Stmt) {
 	if name := cmd.Name(); evalLike[name] && !cmd.Words[0].Dynamic {
 		a.s.Complex = true
 	}
+	a.s.stmtIdx[st] = len(a.s.Commands)
 	a.s.Commands = append(a.s.Commands, *cmd)
 }
 
@@ -505,6 +519,9 @@ func unquoteDelim(s string) string {
 
 // word analyses one word: its literal value if it has one.
 func (a *analyser) word(w *syntax.Word) Word {
+	if b, ok := a.bound[w]; ok {
+		return b
+	}
 	out := Word{Text: a.nodeText(w)}
 	var b strings.Builder
 	for i, part := range w.Parts {
