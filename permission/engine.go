@@ -202,10 +202,6 @@ type call struct {
 
 	res      resolver              // symlink resolution memo for this decision
 	patterns map[*rule]pathPattern // compiled path rules for this decision
-
-	basesDone bool
-	basesOK   bool
-	basesList []string
 }
 
 type fileAccess struct {

@@ -117,6 +117,9 @@ type Cmd struct {
 	// Class is what the command is; Reasons say why.
 	Class   Class
 	Reasons []Reason
+	// Core is Class without the findings of the command's own write
+	// redirections (> f): what the command itself does.
+	Core Class
 	// Escalated: an option or argument makes the command do more than
 	// its name suggests (find -delete, sed -i, git -c, rg --pre). A
 	// wildcard allow rule never approves such a command.
@@ -388,6 +391,17 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 	an.a.Cmds = append(an.a.Cmds, Cmd{Command: c, Parent: parent, Depth: depth, Where: Where{Unknown: true}})
 	idx := len(an.a.Cmds) - 1
 	e := &an.a.Cmds[idx]
+	// The command's own write redirections are findings of their own:
+	// Core is the class without them (the permission layer checks
+	// redirect targets as file accesses).
+	var redirWrites []string
+	defer func() {
+		e := &an.a.Cmds[idx]
+		e.Core = e.Class
+		for _, why := range redirWrites {
+			e.add(Writes, "%s", why)
+		}
+	}()
 	for _, as := range c.Assigns {
 		if as.Dynamic || !safeAssign(as.Name) {
 			e.add(Opaque, "assignment to %s can change what commands run or load", as.Name)
@@ -398,7 +412,7 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 		case r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<":
 		case r.Write && !r.IsDevNull():
 			e.Writes = append(e.Writes, Path{Value: r.Target, Dynamic: r.Dynamic, Redirect: true})
-			e.add(Writes, "redirect %s%s to %s writes a file", r.Fd, r.Op, r.Target)
+			redirWrites = append(redirWrites, fmt.Sprintf("redirect %s%s to %s writes a file", r.Fd, r.Op, r.Target))
 			if r.Dynamic {
 				e.add(Opaque, "redirect target %s is only known when the shell runs", r.Target)
 			}
