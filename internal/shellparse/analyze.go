@@ -288,6 +288,10 @@ func (an *analyzer) script(s *Script, parent, depth int) *scriptInfo {
 	}
 	if s.Complex {
 		an.line(Opaque, "construct beyond the analysis (function, eval-like builtin, arithmetic or test -v on variables, coproc, extended glob)")
+		// Such constructs run code the analysis does not name: bash
+		// evaluates subscripts, prompts and indirections at expansion
+		// time.
+		an.a.Unresolved = true
 	}
 	if s.ContinuedComment {
 		an.line(Opaque, "a comment ends in a backslash (bash and the parser disagree on where it ends)")

@@ -145,7 +145,7 @@ func initCommands() {
 	// Shell and system information.
 	def(names("pwd"), spec(opNone, 0, `-L -P --help --version`))
 	def(names("echo"), spec(opNone, 0, `-n -e -E`))
-	def(names("printf"), spec(opNone, 0, `-v=:o`))
+	def(names("printf"), spec(opNone, 0, `-v=:o`).with(checkPrintf))
 	def(names("which"), spec(opNone, 0, `-a -s --all --skip-alias --skip-functions --help --version`))
 	def(names("type"), spec(opNone, 0, `-a -f -p -P -t`))
 	def(names("uname"), spec(opNone, 0, `-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release
@@ -175,12 +175,12 @@ func initCommands() {
 	// The parser checks the expressions of [[ ]] and (( )) (subscripts,
 	// arithmetic on variables and -v make the line Opaque).
 	def(names("[[", "(("), spec(opNone, 0, `*`).with(func(*analyzer, int, []Word) {}))
-	def(names("let"), spec(opNone, Opaque, `*`))
+	def(names("let"), spec(opNone, Opaque, `*`).with(checkStateBuiltin))
 	def(names("export", "declare", "typeset", "local", "readonly", "unset", "set", "shopt", "read", "mapfile",
 		"readarray", "shift", "getopts", "hash", "ulimit", "umask", "wait", "kill", "jobs", "fg", "bg", "disown",
 		"return", "exit", "break", "continue", "compgen", "complete", "caller", "history", "fc", "times", "suspend",
 		"logout", "bind", "enable", "alias", "unalias"),
-		spec(opNone, Opaque, `*`))
+		spec(opNone, Opaque, `*`).with(checkStateBuiltin))
 	commands["export"].why = "shell builtin that changes the shell's state"
 
 	// Files: writing.

@@ -14,24 +14,23 @@ type awkToken struct {
 	tok   string
 	class Class
 	why   string
-	reads bool // it opens files the analysis cannot name
 }
 
 var awkTokens = []awkToken{
-	{"system", Writes | Runs | Opaque, "can write files or run commands", false},
-	{"|", Writes | Runs | Opaque, "can write files or run commands", false},
-	{">", Writes | Runs | Opaque, "can write files or run commands", false},
-	{"getline", Writes | Runs | Opaque, "can read files the command line does not name, or run commands", true},
-	{"@", Writes | Runs | Opaque, "calls functions indirectly or loads code", true},
-	{"close", Writes | Runs | Opaque, "can write files or run commands", false},
-	{"fflush", Writes | Runs | Opaque, "can write files or run commands", false},
-	{"PROCINFO", Writes | Runs | Opaque, "can write files or run commands", false},
+	{"system", Writes | Runs | Opaque, "can write files or run commands"},
+	{"|", Writes | Runs | Opaque, "can write files or run commands"},
+	{">", Writes | Runs | Opaque, "can write files or run commands"},
+	{"getline", Writes | Runs | Opaque, "can read files the command line does not name, or run commands"},
+	{"@", Writes | Runs | Opaque, "calls functions indirectly or loads code"},
+	{"close", Writes | Runs | Opaque, "can write files or run commands"},
+	{"fflush", Writes | Runs | Opaque, "can write files or run commands"},
+	{"PROCINFO", Writes | Runs | Opaque, "can write files or run commands"},
 	// The program's own argument vector: awk reads the files ARGV names
 	// when the program starts its main loop, so changing ARGV or ARGC
 	// reads files no operand shows.
-	{"ARGV", Opaque, "rewrites the files it reads (ARGV)", true},
-	{"ARGC", Opaque, "rewrites the files it reads (ARGC)", true},
-	{"ENVIRON", Opaque, "reads the environment (ENVIRON)", false},
+	{"ARGV", Opaque, "rewrites the files it reads (ARGV)"},
+	{"ARGC", Opaque, "rewrites the files it reads (ARGC)"},
+	{"ENVIRON", Opaque, "reads the environment (ENVIRON)"},
 }
 
 // awkProgram classifies a literal awk program: it is read-only only when
@@ -44,9 +43,9 @@ func awkProgram(e *Cmd, name, prog string) {
 		}
 		e.add(t.class, "%s program uses %q (it %s)", name, t.tok, t.why)
 		e.Escalated = true
-		if t.reads {
-			e.Reads = append(e.Reads, unknownPath("files the "+name+" program opens itself"))
-		}
+		// Whatever it is, the program may then open files no operand
+		// shows (a pipe from "cat f", getline after a redirection).
+		e.Reads = append(e.Reads, unknownPath("files the "+name+" program opens itself"))
 		return
 	}
 }
