@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,7 +110,23 @@ func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 // relative to (see shellparse.Where); ok is false when they are not known
 // (a cd to a target only known at run time, popd, HOME changed, …):
 // relative and ~ paths are then unknown.
-func (c *call) cmdBases(sc *shellparse.Cmd) ([]string, bool) { return c.whereBases(sc.Where) }
+func (c *call) cmdBases(sc *shellparse.Cmd) ([]string, bool) {
+	if b, ok := c.shell.bases[sc]; ok {
+		return b.dirs, b.ok
+	}
+	dirs, ok := c.whereBases(sc.Where)
+	if c.shell.bases == nil {
+		c.shell.bases = make(map[*shellparse.Cmd]basesOf)
+	}
+	c.shell.bases[sc] = basesOf{dirs, ok}
+	return dirs, ok
+}
+
+// basesOf is a memoised cmdBases result.
+type basesOf struct {
+	dirs []string
+	ok   bool
+}
 
 // redirBases is cmdBases for the i-th redirection of the line.
 func (c *call) redirBases(i int) ([]string, bool) {
@@ -134,14 +151,19 @@ func (c *call) whereBases(w shellparse.Where) ([]string, bool) {
 			if !step.Literal {
 				return nil, false
 			}
+			if !step.Physical {
+				a, err := absPath(step.Target, b, c.home)
+				if err != nil {
+					return nil, false
+				}
+				b = a
+				continue
+			}
 			f, err := newPathForms(step.Target, b, c.home, &c.res)
 			if err != nil {
 				return nil, false
 			}
-			b = f.lexical
-			if step.Physical {
-				b = f.resolved
-			}
+			b = f.resolved
 		}
 		bases = append(bases, b)
 	}
@@ -650,11 +672,24 @@ func (e *Engine) operandDenied(c *call) (Decision, bool) {
 			return cannot(sc, "follows the symbolic links below "+p.Value)
 		}
 		var targets []pathForms
+		var exists []bool
 		ok := true
 		if word {
 			for _, b := range bases {
+				a, err := absPath(p.Value, b, c.home)
+				if err != nil {
+					continue
+				}
+				if _, err := os.Lstat(a); err != nil {
+					// Nothing there to open (a word that is no file,
+					// or a file still to be made): as written.
+					targets = append(targets, pathForms{lexical: a, resolved: a})
+					exists = append(exists, false)
+					continue
+				}
 				if f, err := newPathForms(p.Value, b, c.home, &c.res); err == nil {
 					targets = append(targets, f)
+					exists = append(exists, true)
 				}
 			}
 		} else {
@@ -666,13 +701,13 @@ func (e *Engine) operandDenied(c *call) (Decision, bool) {
 			}
 			return Decision{}, false
 		}
-		for _, t := range targets {
+		for i, t := range targets {
 			for _, r := range rules {
 				if e.pathMatches(c, r, t, true) || p.Recursive && !word && e.pathOverlaps(c, r, t) {
 					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
 				}
 			}
-			if word && isDir(t.resolved) {
+			if word && exists[i] && isDir(t.resolved) {
 				if r, where := e.treeDenied(c, t, rules); r != nil {
 					return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s (a command the analysis does not know may read it whole)", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
 				}

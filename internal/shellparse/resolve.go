@@ -218,7 +218,7 @@ func (f flow) stmts(info *scriptInfo, sts []*syntax.Stmt, in dirState, top bool)
 // subst gives the commands of substitutions inside n the state in; they
 // run in subshells and change nothing after them.
 func (f flow) subst(info *scriptInfo, n syntax.Node, in dirState, top bool) {
-	if n == nil {
+	if n == nil || !info.s.HasCommandSubst && !info.s.HasProcessSubst {
 		return
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
