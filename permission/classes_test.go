@@ -127,6 +127,13 @@ func TestClassOptionFiles(t *testing.T) {
 		{class: "reads", cmd: "sed -f .env a.txt", deny: d},
 		{class: "reads", cmd: "sed --file=.env a.txt", deny: d},
 		{class: "reads", cmd: "awk -f .env a.txt", deny: d},
+		{class: "reads", cmd: "xargs -a .env echo", deny: d},
+		{class: "reads", cmd: "xargs --arg-file=.env -n1 echo", deny: d},
+		{class: "reads", cmd: "rsync --exclude-from=.env sub /tmp/x", deny: d},
+		{class: "reads", cmd: "rsync --files-from=list . /tmp/x", deny: d},
+		{class: "reads", cmd: "rsync -aL sub /tmp/x", deny: d},
+		{class: "reads", cmd: "rsync -a --filter='merge .env' sub /tmp/x", deny: d},
+		{class: "reads", cmd: "bash --rcfile .env -i", deny: d},
 		// Lists of files: what they list is read, and unknown.
 		{class: "reads", cmd: "wc --files0-from=list", deny: d},
 		{class: "reads", cmd: "sort --files0-from list", deny: d},

@@ -448,6 +448,9 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 	if rep := xargsReplace(prefix); xargs && rep != "" {
 		inner = substituted(inner, rep)
 	}
+	if f := xargsArgFile(prefix); xargs && f != nil {
+		e.Reads = append(e.Reads, pathOf(*f))
+	}
 	if !wrapped {
 		prefix = words
 	}

@@ -117,3 +117,42 @@ func markOptionGlobs(ps []Path) {
 		}
 	}
 }
+
+// rsyncFiles are rsync's options whose value is a file: r read, w
+// written, L a list of files read, F following links (no value).
+var rsyncFiles = map[string]string{
+	"--exclude-from": "r", "--include-from": "r", "--files-from": "L", "--password-file": "r", "--read-batch": "r",
+	"--log-file": "w", "--write-batch": "w", "--only-write-batch": "w", "--backup-dir": "w", "--temp-dir": "w",
+	"-T": "w", "--partial-dir": "w", "--compare-dest": "r", "--copy-dest": "r", "--link-dest": "r",
+	"-L": "F", "--copy-links": "F", "--copy-unsafe-links": "F", "-K": "F", "--keep-dirlinks": "F", "--copy-dirlinks": "F",
+	"-f": "m", "--filter": "m",
+}
+
+// rsyncFileOption records the file an rsync option reads or writes
+// (val is its value, nil for none). A filter rule that merges a file
+// (merge, ., dir-merge, :) reads a file the analysis does not resolve.
+func rsyncFileOption(e *Cmd, name string, val *Word) {
+	eff := rsyncFiles[name]
+	if eff == "" && strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") && len(name) > 2 {
+		// A cluster (-avL): only the link-following letters matter.
+		if strings.ContainsAny(name[1:], "LK") {
+			eff = "F"
+		}
+	}
+	switch {
+	case eff == "F":
+		e.Reads = append(e.Reads, unknownPath("rsync "+name+": what the links below its sources point at"))
+	case val == nil:
+	case eff == "r":
+		e.Reads = append(e.Reads, pathOf(*val))
+	case eff == "w":
+		e.Writes = append(e.Writes, pathOf(*val))
+	case eff == "L":
+		e.Reads = append(e.Reads, pathOf(*val), unknownPath("rsync "+name+": the files "+val.Text+" lists"))
+	case eff == "m":
+		r := strings.TrimSpace(val.Value)
+		if val.Dynamic || strings.HasPrefix(r, "merge") || strings.HasPrefix(r, "dir-merge") || strings.HasPrefix(r, ".") || strings.HasPrefix(r, ":") {
+			e.Reads = append(e.Reads, unknownPath("rsync "+name+" "+val.Text+": a merged filter file"))
+		}
+	}
+}

@@ -129,3 +129,28 @@ func envSplit(ws []Word) bool {
 	_, ok := shellRunner(ws)
 	return ok
 }
+
+// xargsArgFile returns the file an xargs among the stripped runner words
+// reads its arguments from (-a FILE, -aFILE, --arg-file[=]FILE), or nil.
+func xargsArgFile(prefix []Word) *Word {
+	in := false
+	for i := 0; i < len(prefix); i++ {
+		w := prefix[i]
+		v := w.Value
+		switch {
+		case !w.Dynamic && baseOf(v) == "xargs":
+			in = true
+		case !in || w.Dynamic:
+		case (v == "-a" || v == "--arg-file") && i+1 < len(prefix):
+			return &prefix[i+1]
+		case strings.HasPrefix(v, "--arg-file="):
+			f := strings.TrimPrefix(v, "--arg-file=")
+			return &Word{Text: f, Value: f}
+		case strings.HasPrefix(v, "-a") && len(v) > 2 && !strings.HasPrefix(v, "--"):
+			return &Word{Text: v[2:], Value: v[2:]}
+		case xargsArgs[v]:
+			i++
+		}
+	}
+	return nil
+}

@@ -147,9 +147,15 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 			e.add(Runs, "rsync %s runs another program", v)
 			e.Escalated = true
 		}
+		var val *Word
 		if rsyncArg[name] && !hasVal && i+1 < len(args) {
+			val = &args[i+1]
 			i++
+		} else if hasVal {
+			_, v, _ := strings.Cut(v, "=")
+			val = &Word{Text: v, Value: v}
 		}
+		rsyncFileOption(e, name, val)
 	}
 	if destroy {
 		e.add(Destructive, "rsync --delete removes files at the destination")
@@ -203,7 +209,13 @@ loop:
 		case v == "--" || v == "-":
 			i++
 			break loop
-		case v == "-o" || v == "+o" || v == "-O" || v == "+O" || v == "--rcfile" || v == "--init-file":
+		case v == "--rcfile" || v == "--init-file":
+			// Read (and run) by an interactive shell.
+			if i+1 < len(args) {
+				e.Reads = append(e.Reads, pathOf(args[i+1]))
+			}
+			i++
+		case v == "-o" || v == "+o" || v == "-O" || v == "+O":
 			i++
 		case strings.HasPrefix(v, "--"):
 		case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
