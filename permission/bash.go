@@ -660,7 +660,14 @@ func (e *Engine) operandDenied(c *call) (Decision, bool) {
 		return ask(fmt.Sprintf("reads: %s %s, so the deny rule %s cannot be checked", sc.Name(), what, r.raw), r.source, r.raw), true
 	}
 	check := func(sc *shellparse.Cmd, p shellparse.Path, bases []string, basesOK, word bool) (Decision, bool) {
-		k := key{p, strings.Join(bases, "\x00")}
+		k := key{p: p}
+		switch len(bases) {
+		case 0:
+		case 1:
+			k.where = bases[0]
+		default:
+			k.where = strings.Join(bases, "\x00")
+		}
 		if seen[k] {
 			return Decision{}, false
 		}

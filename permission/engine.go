@@ -274,6 +274,7 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 		if r := r.(string); r != d {
 			c.boundary = append(c.boundary, r)
 		}
+		c.res.seeds = append(c.res.seeds, [2]string{d, r.(string)})
 	}
 	if req.Tool != nil {
 		c.names = append(c.names, req.Tool.Spec().Names()...)

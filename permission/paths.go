@@ -49,6 +49,10 @@ func resolvePath(p string) string {
 // component.
 type resolver struct {
 	memo map[string]string // physical prefix + "/" + name → resolved
+	// seeds are directories resolved before (the working directories,
+	// cached by the Engine): a path below one is walked from its
+	// resolved form.
+	seeds [][2]string
 }
 
 const maxLinks = 40
@@ -64,6 +68,12 @@ func (r *resolver) resolve(p string) (string, bool) {
 		return filepath.Clean(p), true
 	}
 	links := 0
+	for _, sd := range r.seeds {
+		if rest, ok := strings.CutPrefix(p, sd[0]); ok && (rest == "" || rest[0] == '/') {
+			out := r.walk(sd[1], strings.Split(rest, "/"), &links)
+			return out, links >= 0
+		}
+	}
 	out := r.walk("/", strings.Split(p, "/"), &links)
 	return out, links >= 0
 }
@@ -249,7 +259,7 @@ func (pp pathPattern) overlaps(p string) bool {
 
 // match reports whether the absolute clean path p matches.
 func (pp pathPattern) match(p string) bool {
-	if !within(p, pp.root) {
+	if !within(p, pp.root) || pp.prefix != "" && !within(p, pp.prefix) {
 		return false
 	}
 	rel, err := filepath.Rel(pp.root, p)
