@@ -24,6 +24,9 @@ func (a *analyser) bindLoop(fc *syntax.ForClause) {
 	if !ok || fc.Select || len(wi.Items) != 1 || !wi.InPos.IsValid() {
 		return
 	}
+	if a.hasFunc() {
+		return // a function called in the body may assign the variable
+	}
 	item := a.word(wi.Items[0])
 	if item.Dynamic && !item.Glob || item.Split || hasBrace(item.Text) || item.Value == "" {
 		return // $x, $(…), {a,b}, ~: not a single known word
@@ -90,4 +93,19 @@ func isQuotedRef(w *syntax.Word, name string) bool {
 	pe, ok := dq.Parts[0].(*syntax.ParamExp)
 	return ok && pe.Param != nil && pe.Param.Value == name && pe.Exp == nil && pe.Repl == nil && pe.Index == nil &&
 		pe.Slice == nil && !pe.Excl && !pe.Length && !pe.Width && pe.NestedParam == nil
+}
+
+// hasFunc reports a function definition anywhere in the line (computed
+// once).
+func (a *analyser) hasFunc() bool {
+	if a.funcs == 0 {
+		a.funcs = 1
+		syntax.Walk(a.s.file, func(n syntax.Node) bool {
+			if _, ok := n.(*syntax.FuncDecl); ok {
+				a.funcs = 2
+			}
+			return a.funcs == 1
+		})
+	}
+	return a.funcs == 2
 }

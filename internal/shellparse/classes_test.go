@@ -209,15 +209,16 @@ func TestSubstitutedPayloads(t *testing.T) {
 // that word; anything that may reassign it is not.
 func TestLoopBinding(t *testing.T) {
 	for src, want := range map[string]bool{
-		"for f in sub/*.txt; do echo \"$f\"; done":         true,
-		"for f in sub/*.txt; do wc -l \"${f}\"; done":      true,
-		"for f in a b; do echo \"$f\"; done":               false,
-		"for f in sub/*.txt; do echo $f; done":             false,
-		"for f in sub/*.txt; do read f; echo \"$f\"; done": false,
-		"for f in sub/*.txt; do f=x; echo \"$f\"; done":    false,
-		"for f in $X; do echo \"$f\"; done":                false,
-		"for f in sub/*.txt; do echo \"${f:-x}\"; done":    false,
-		"for f in sub/*.txt; do echo \"$f.bak\"; done":     false,
+		"for f in sub/*.txt; do echo \"$f\"; done":                   true,
+		"for f in sub/*.txt; do wc -l \"${f}\"; done":                true,
+		"for f in a b; do echo \"$f\"; done":                         false,
+		"for f in sub/*.txt; do echo $f; done":                       false,
+		"for f in sub/*.txt; do read f; echo \"$f\"; done":           false,
+		"for f in sub/*.txt; do f=x; echo \"$f\"; done":              false,
+		"for f in $X; do echo \"$f\"; done":                          false,
+		"for f in sub/*.txt; do echo \"${f:-x}\"; done":              false,
+		"for f in sub/*.txt; do echo \"$f.bak\"; done":               false,
+		"g() { f=/etc/passwd; }; for f in a; do g; cat \"$f\"; done": false,
 	} {
 		if got, why := ReadOnlySource(src); got != want {
 			t.Errorf("ReadOnly(%q) = %v (%s), want %v", src, got, why, want)

@@ -212,6 +212,7 @@ type analyser struct {
 	// bound are loop-variable references whose value is known: see
 	// bindLoop.
 	bound map[*syntax.Word]Word
+	funcs int8 // 0 not yet known, 1 no function definition, 2 some
 }
 
 func (a *analyser) text(from, to syntax.Pos) string {
