@@ -127,6 +127,8 @@ func TestClassOptionFiles(t *testing.T) {
 		{class: "reads", cmd: "sed -f .env a.txt", deny: d},
 		{class: "reads", cmd: "sed --file=.env a.txt", deny: d},
 		{class: "reads", cmd: "awk -f .env a.txt", deny: d},
+		{class: "reads", cmd: "sed -n '1e cat .env' a.txt", deny: d},
+		{class: "reads", cmd: "sed 's/.*/cat .env/e' a.txt", deny: d},
 		{class: "reads", cmd: "xargs -a .env echo", deny: d},
 		{class: "reads", cmd: "xargs --arg-file=.env -n1 echo", deny: d},
 		{class: "reads", cmd: "rsync --exclude-from=.env sub /tmp/x", deny: d},
@@ -220,6 +222,9 @@ func TestClassPathResolution(t *testing.T) {
 		{class: rn, cmd: "find . -maxdepth 0 -execdir cat ../../../etc/passwd \\;", deny: d},
 		{class: rn, cmd: "source x.sh; cat passwd", deny: d},
 		{class: rn, cmd: "shopt -s cdable_vars; cd D && cat passwd", deny: d},
+		{class: rn, cmd: "env HOME=ROOT bash -c 'cat ~/etc/passwd'", deny: d},
+		{class: rn, cmd: "HOME=ROOT bash -c 'cat ~/etc/passwd'", deny: d},
+		{class: rn, cmd: "CDPATH=ROOT bash -c 'cd etc && cat passwd'", deny: d},
 		// Without a rule, outside bypass: the same lines ask.
 		{class: "runs", cmd: "env -C ROOT/etc cat passwd", modes: notBypass},
 		{class: rn, cmd: "cd -P linked/out && cd .. && cat etc/passwd", modes: notBypass},
@@ -269,7 +274,7 @@ func TestClassExpansionTimeCode(t *testing.T) {
 func TestClassSubstitutedPayloads(t *testing.T) {
 	w := classWorld(t)
 	cmds := []string{
-		"echo 'rm -rf x' | xargs -I{} sh -c '{}'", "xargs -I% bash -c 'echo %' < list", "xargs -i sh -c 'x {}' < list",
+		"echo 'rm -rf x' | xargs -I{} sh -c '{}'", "xargs -I '{}' sh -c 'echo {}' < list", "xargs -I% bash -c 'echo %' < list", "xargs -i sh -c 'x {}' < list",
 		"xargs --replace=Z sh -c Z < list", "xargs -IQ Q < list", "xargs -I {} eval {} < list",
 		"find . -exec sh -c '{}' \\;", "find . -exec sh -c 'echo {}' \\;", "find . -execdir sh -c '{}' \\;",
 		"find . -ok sh -c 'x {}' \\;", "find . -okdir bash -c '{}' \\;", "find . -exec sh -c '$1' _ {} \\;",

@@ -164,6 +164,7 @@ func TestWhere(t *testing.T) {
 		{"eval 'cd /x'; cat y", "eval@/ cd@/ cat@//x|/"},
 		{"sh -c 'cd /x; cat y'; cat z", "sh@/ cd@/ cat@//x|/ cat@/"},
 		{"env -C /x cat y", "cat@//x!"},
+		{"env HOME=/x bash -c 'cat ~/y'", "bash@? cat@?"},
 		{"sudo -D d cat y", "cat@/d!"},
 		{"chroot /r cat y", "cat@?"},
 		{"find . -execdir cat {} \\;", "find@/ cat@?"},
@@ -191,7 +192,7 @@ func TestWhere(t *testing.T) {
 // unresolved; code run at expansion time (class 3) too.
 func TestSubstitutedPayloads(t *testing.T) {
 	for src, want := range map[string]bool{
-		"xargs -I{} sh -c '{}'": true, "xargs -I % bash -c 'echo %'": true, "xargs -i sh -c 'x {}'": true,
+		"xargs -I{} sh -c '{}'": true, "xargs -I '{}' sh -c 'echo {}'": true, "xargs -I % bash -c 'echo %'": true, "xargs -i sh -c 'x {}'": true,
 		"xargs --replace=Z sh -c Z": true, "xargs -IQ Q": true, "find . -exec sh -c 'echo {}' \\;": true,
 		"find . -execdir sh -c '{}' \\;": true, "find . -exec {} \\;": true, "watch 'ls; rm x'": true,
 		"watch -x ls": false, "sudo -s 'rm x'": true, "sudo -u root ls": false, "env -S 'rm x'": true,

@@ -56,7 +56,10 @@ func xargsReplace(prefix []Word) string {
 		}
 		switch {
 		case v == "-I" && i+1 < len(prefix):
-			return prefix[i+1].Text
+			if prefix[i+1].Dynamic {
+				return prefix[i+1].Text
+			}
+			return prefix[i+1].Value
 		case strings.HasPrefix(v, "-I") && len(v) > 2:
 			return v[2:]
 		case v == "-i" || v == "--replace":

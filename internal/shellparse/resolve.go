@@ -486,6 +486,9 @@ func runnerDir(c *Cmd, in dirState) dirState {
 			continue
 		}
 		v := w.Value
+		if isAssignWord(v) && cur != "" && pathVars[varName(v)] {
+			return unknownState // env HOME=/x bash -c 'cd ~'
+		}
 		if !strings.HasPrefix(v, "-") {
 			if b := baseOf(v); runnerNames[b] || wrapperNames[b] {
 				cur = b

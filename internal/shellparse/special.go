@@ -683,6 +683,7 @@ func sedScript(e *Cmd, script string) {
 		case 'e':
 			e.add(Runs, "sed e runs a command")
 			e.Escalated = true
+			e.Reads = append(e.Reads, unknownPath("files the command sed runs opens"))
 			restOfLine()
 		case 'y':
 			if !delimited(2) {
@@ -710,6 +711,7 @@ func sedScript(e *Cmd, script string) {
 					i++
 					e.add(Runs, "sed s///e runs the pattern space as a command")
 					e.Escalated = true
+					e.Reads = append(e.Reads, unknownPath("files the command sed runs opens"))
 				default:
 					break flags
 				}
