@@ -709,14 +709,38 @@ func (e *Engine) operandDenied(c *call) (Decision, bool) {
 			return Decision{}, false
 		}
 		for i, t := range targets {
+			var overlap *rule
 			for _, r := range rules {
-				if e.pathMatches(c, r, t, true) || p.Recursive && !word && e.pathOverlaps(c, r, t) {
+				if e.pathMatches(c, r, t, true) {
 					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
 				}
+				if p.Recursive && !word && overlap == nil && e.pathOverlaps(c, r, t) {
+					overlap = r
+				}
 			}
-			if word && exists[i] && isDir(t.resolved) {
+			if overlap != nil {
+				// A recursive read of a directory the rule may reach
+				// into: in a line that only reads, decided by what the
+				// directory holds now; otherwise (the line may put a
+				// denied file there first) by the rule's reach.
+				if !c.readOnlyLine() || !isDir(t.resolved) {
+					if c.readOnlyLine() {
+						continue // a file or nothing: matched above
+					}
+					r := overlap
+					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
+				}
 				if r, where := e.treeDenied(c, t, rules); r != nil {
-					return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s (a command the analysis does not know may read it whole)", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
+					return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
+				}
+			}
+			if word && exists[i] {
+				if isDir(t.resolved) {
+					if r, where := e.treeDenied(c, t, rules); r != nil {
+						return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s (a command the analysis does not know may read it whole)", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
+					}
+				} else if r, entry := e.listDenied(c, t, bases, rules); r != nil {
+					return ask(fmt.Sprintf("reads: %s operand %s may list %s, covered by the deny rule %s (a command the analysis does not know may read the files a list names)", sc.Name(), p.Value, entry, r.raw), r.source, r.raw), true
 				}
 			}
 		}

@@ -308,6 +308,11 @@ func TestOverBlocking(t *testing.T) {
 		{class: "reads", cmd: "tar czf /tmp/x.tgz .", deny: bare, allow: []string{"Bash(tar *)"}},
 		{class: "reads", cmd: "frob .", deny: bare, allow: []string{"Bash(frob *)"}},
 		{class: "reads", cmd: "grep -r KEY .", deny: bare},
+		{allowed: true, cmd: "grep -r KEY sub", deny: bare},
+		{allowed: true, cmd: "rg KEY sub", deny: bare},
+		{class: "reads", cmd: "mkdir -p sub/d && grep -r KEY sub", deny: bare, modes: []tool.Mode{tool.ModeAcceptEdits, tool.ModeBypassPermissions}},
+		{class: "reads", cmd: "tar czf /tmp/x.tgz -T list", deny: bare, allow: []string{"Bash(tar *)"}},
+		{class: "reads", cmd: "frob --files=list", deny: bare, allow: []string{"Bash(frob *)"}},
 		{class: "reads", cmd: "cat .env", deny: bare},
 		// (b) a read-only command's redirect inside the project is an edit.
 		{allowed: true, cmd: "git diff > sub/changes.patch", modes: []tool.Mode{tool.ModeAcceptEdits, tool.ModeBypassPermissions}},

@@ -131,5 +131,49 @@ func (c *call) globsStable(matches []string) bool {
 			return false
 		}
 	}
+	return c.readOnlyLine()
+}
+
+// maxList bounds the size of a file checked as a possible list of files.
+const maxList = 1 << 20
+
+// listDenied reads a file given to a command the model does not know as
+// a possible list of files (tar -T, rsync --files-from, a response file):
+// each NUL- or newline-separated entry is checked, as written from the
+// command's directories, against the deny rules. Files over maxList bytes
+// are not read (a limit of this best-effort check; the sandbox enforces
+// Read denies whatever the analysis saw).
+func (e *Engine) listDenied(c *call, f pathForms, bases []string, rules []*rule) (*rule, string) {
+	fi, err := os.Stat(f.resolved)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxList || fi.Size() == 0 {
+		return nil, ""
+	}
+	data, err := os.ReadFile(f.resolved)
+	if err != nil {
+		return nil, ""
+	}
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == 0 || r == '\n' || r == '\r' }) {
+		entry := strings.TrimSpace(line)
+		if entry == "" || len(entry) > 4096 {
+			continue
+		}
+		for _, b := range bases {
+			a, err := absPath(entry, b, c.home)
+			if err != nil {
+				continue
+			}
+			for _, r := range rules {
+				if e.pathMatches(c, r, pathForms{lexical: a, resolved: a}, true) {
+					return r, entry
+				}
+			}
+		}
+	}
+	return nil, ""
+}
+
+// readOnlyLine reports a line whose commands only read (or reach the
+// network): nothing in it creates files before a later command looks.
+func (c *call) readOnlyLine() bool {
 	return c.shell.model.Class&^shellparse.Network == 0
 }
