@@ -265,6 +265,9 @@ func TestClassExpansionTimeCode(t *testing.T) {
 	cases = append(cases,
 		classCase{allowed: true, cmd: "for f in sub/*.txt; do echo \"$f\"; done"},
 		classCase{allowed: true, cmd: "[[ -f a.txt ]] && cat a.txt"},
+		// A function's body is seen: a Bash deny still decides it.
+		classCase{allowed: true, cmd: "f() { ls; }; f", deny: []string{"Bash(rm *)"}, modes: []tool.Mode{tool.ModeBypassPermissions}},
+		classCase{class: "rule", cmd: "f() { rm -rf x; }; f", deny: []string{"Bash(rm *)"}},
 	)
 	runClassCases(t, w, cases)
 }

@@ -288,9 +288,10 @@ func (an *analyzer) script(s *Script, parent, depth int) *scriptInfo {
 	}
 	if s.Complex {
 		an.line(Opaque, "construct beyond the analysis (function, eval-like builtin, arithmetic or test -v on variables, coproc, extended glob)")
-		// Such constructs run code the analysis does not name: bash
-		// evaluates subscripts, prompts and indirections at expansion
-		// time.
+	}
+	if s.EvalsCode {
+		// Bash evaluates subscripts, prompts and indirections at
+		// expansion time: code the analysis does not name.
 		an.a.Unresolved = true
 	}
 	if s.ContinuedComment {

@@ -199,6 +199,7 @@ func TestSubstitutedPayloads(t *testing.T) {
 		"find . -exec cat {} \\;": false, "xargs -I{} cat {}": false, "echo ${x@P}": true,
 		"printf -v 'a[$(id)]' x": true, "printf -v v x": false, "mapfile -C id a": true, "declare A=1": false,
 		"declare -n r=x": true, "read 'a[$(id)]'": true, "shift 2": false, "hash -p /x ls": true,
+		"f() { ls; }; f": false, "echo $((x+1))": true, "for ((i=0;i<2;i++)); do :; done": true, "enable -f x.so y": true,
 	} {
 		if got := Analyze(src).Unresolved; got != want {
 			t.Errorf("Analyze(%q).Unresolved = %v, want %v", src, got, want)

@@ -62,6 +62,12 @@ type Script struct {
 	// evaluates as code (arithmetic that refers to variables, array
 	// subscripts, indirect ${!x}, ${x@P}).
 	Complex bool
+	// EvalsCode reports the part of Complex where bash evaluates text as
+	// code when it expands a word: arithmetic or subscripts that refer to
+	// variables (whose values may hold $(…)), ${x@P} and the other @
+	// operators, indirection ${!x}, slices, [[ -v ]] and arithmetic
+	// comparisons, let, for ((…)), enable (loads code).
+	EvalsCode bool
 	// ContinuedComment reports a comment that ends in a backslash: bash
 	// and the parser may disagree on where it ends.
 	ContinuedComment bool
@@ -262,35 +268,35 @@ func (a *analyser) visit(n syntax.Node) bool {
 		a.s.Complex = true
 	case *syntax.ArithmExp:
 		if arithHasName(n.X) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.ArithmCmd:
 		if arithHasName(n.X) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.CStyleLoop:
-		a.s.Complex = true
+		a.s.Complex, a.s.EvalsCode = true, true
 	case *syntax.LetClause:
-		a.s.Complex = true
+		a.s.Complex, a.s.EvalsCode = true, true
 	case *syntax.ParamExp:
 		if n.Excl || n.Index != nil || n.Slice != nil || n.NestedParam != nil ||
 			(n.Exp != nil && n.Exp.Op == syntax.OtherParamOps) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.Assign:
 		if n.Index != nil {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.UnaryTest:
 		// [[ -v a[$(cmd)] ]] and -R evaluate a subscript.
 		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.BinaryTest:
 		// [[ a -eq b ]] and friends evaluate their operands arithmetically.
 		switch n.Op {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	}
 	return true
@@ -386,6 +392,9 @@ func (a *analyser) stmt(st *syntax.Stmt) {
 	cmd.Text = a.text(from, to)
 	if name := cmd.Name(); evalLike[name] && !cmd.Words[0].Dynamic {
 		a.s.Complex = true
+		if name == "enable" {
+			a.s.EvalsCode = true
+		}
 	}
 	a.s.stmtIdx[st] = len(a.s.Commands)
 	a.s.Commands = append(a.s.Commands, *cmd)
