@@ -213,7 +213,7 @@ func initCommands() {
 
 	// Network.
 	def(names("curl"), spec(opNone, Network, `-s -S -L -f -I -i -k -v -G -4 -6 -N -Z -j -# -q -O:w -J -R -X= -H=:a -A= -e= -u= -x=
-		-d=:a -F=:a -m= -w=:a -b=:c -r= -Y= -y= -z= -E= -C= --silent --show-error --location --fail --fail-with-body --head
+		-d=:a -F=:a -m= -w=:a -b=:c -r= -Y= -y= -z= -E=:r -C= --silent --show-error --location --fail --fail-with-body --head
 		--include --insecure --verbose --get --request= --header=:a --user-agent= --referer= --user= --proxy= --data=:a
 		--data-raw= --data-binary=:a --data-urlencode=:a --data-ascii=:a --json=:a --form=:a --form-string= --max-time=
 		--connect-timeout= --retry= --retry-delay= --retry-max-time= --compressed --write-out=:a --url= --cookie=:c
