@@ -223,6 +223,7 @@ func TestClassPathResolution(t *testing.T) {
 		{class: rn, cmd: "source x.sh; cat passwd", deny: d},
 		{class: rn, cmd: "shopt -s cdable_vars; cd D && cat passwd", deny: d},
 		{class: rn, cmd: "env HOME=ROOT bash -c 'cat ~/etc/passwd'", deny: d},
+		{class: rn, cmd: ": ${CDPATH:=ROOT}; cd etc && cat passwd", deny: d},
 		{class: rn, cmd: "HOME=ROOT bash -c 'cat ~/etc/passwd'", deny: d},
 		{class: rn, cmd: "CDPATH=ROOT bash -c 'cd etc && cat passwd'", deny: d},
 		// Without a rule, outside bypass: the same lines ask.

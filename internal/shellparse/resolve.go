@@ -268,7 +268,11 @@ func (f flow) node(info *scriptInfo, st *syntax.Stmt, in dirState, top bool) (su
 		if !ok || k >= len(info.idx) {
 			return unknownState, unknownState
 		}
-		return f.cmd(info.idx[k], in)
+		succ, fail := f.cmd(info.idx[k], in)
+		if f.an.a.Cmds[info.idx[k]].Command.Dynamic && assignsPathVar(st) {
+			return unknownState, unknownState // : ${CDPATH:=/}, $((HOME=1))
+		}
+		return succ, fail
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt:
@@ -550,4 +554,31 @@ func physicalCd(args []Word) bool {
 		}
 	}
 	return p
+}
+
+// assignsPathVar reports an expansion inside a statement that assigns a
+// path variable: ${HOME:=x}, ${CDPATH=x}, or arithmetic naming one.
+func assignsPathVar(st *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(st, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Param != nil && pathVars[n.Param.Value] && n.Exp != nil &&
+				(n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				found = true
+			}
+		case *syntax.ArithmExp, *syntax.ArithmCmd:
+			syntax.Walk(n, func(m syntax.Node) bool {
+				if l, ok := m.(*syntax.Lit); ok && pathVars[l.Value] {
+					found = true
+				}
+				return !found
+			})
+			return false
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false // a subshell's assignments stay there
+		}
+		return !found
+	})
+	return found
 }
