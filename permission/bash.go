@@ -324,6 +324,9 @@ func unresolvedWhy(m *shellparse.Analysis) string {
 	if m.Script != nil && m.Script.ContinuedComment {
 		return "a comment ends in a backslash"
 	}
+	if m.Script != nil && m.Script.EvalsCode {
+		return "bash evaluates text as code while expanding it: a subscript, ${x@P}, indirection or arithmetic on variables"
+	}
 	for i := range m.Cmds {
 		if m.Cmds[i].Unresolved {
 			return strings.TrimSpace(m.Cmds[i].Command.Text) + ": " + m.Cmds[i].Why()
