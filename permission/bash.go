@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,41 +106,69 @@ func (e *Engine) bashRuleMatches(c *call, r *rule) (string, bool) {
 	return "", false
 }
 
-// bases returns the directories relative paths of the command line may be
-// relative to: the working directory and every literal cd/pushd target
-// (the analysis does not track which command runs where, so every path is
-// checked against all of them). ok is false when a directory change is not
-// literal (cd -, cd "$OLDPWD", popd): relative paths are then unknown.
-func (c *call) bases() ([]string, bool) {
-	if c.basesDone {
-		return c.basesList, c.basesOK
+// cmdBases returns the directories a command's relative paths may be
+// relative to (see shellparse.Where); ok is false when they are not known
+// (a cd to a target only known at run time, popd, HOME changed, …):
+// relative and ~ paths are then unknown.
+func (c *call) cmdBases(sc *shellparse.Cmd) ([]string, bool) {
+	if b, ok := c.shell.bases[sc]; ok {
+		return b.dirs, b.ok
 	}
-	c.basesList, c.basesOK = c.computeBases()
-	c.basesDone = true
-	return c.basesList, c.basesOK
+	dirs, ok := c.whereBases(sc.Where)
+	if c.shell.bases == nil {
+		c.shell.bases = make(map[*shellparse.Cmd]basesOf)
+	}
+	c.shell.bases[sc] = basesOf{dirs, ok}
+	return dirs, ok
 }
 
-func (c *call) computeBases() ([]string, bool) {
-	bases := []string{c.workDir}
-	ok := true
-	for _, sc := range c.shell.allCmds() {
-		if sc.Chdir == nil {
-			continue
-		}
-		if !sc.Chdir.Literal {
-			ok = false
-			continue
-		}
-		var add []string
-		for _, base := range bases {
-			if a, err := absPath(sc.Chdir.Target, base, c.home); err == nil {
-				add = append(add, a)
+// basesOf is a memoised cmdBases result.
+type basesOf struct {
+	dirs []string
+	ok   bool
+}
+
+// redirBases is cmdBases for the i-th redirection of the line.
+func (c *call) redirBases(i int) ([]string, bool) {
+	w := shellparse.Where{Unknown: true}
+	if m := c.shell.model; i < len(m.RedirectWhere) {
+		w = m.RedirectWhere[i]
+	}
+	return c.whereBases(w)
+}
+
+func (c *call) whereBases(w shellparse.Where) ([]string, bool) {
+	if w.Unknown || len(w.Dirs) == 0 {
+		return nil, false
+	}
+	if len(w.Dirs) == 1 && len(w.Dirs[0]) == 0 {
+		return []string{c.workDir}, true
+	}
+	bases := make([]string, 0, len(w.Dirs))
+	for _, chain := range w.Dirs {
+		b := c.workDir
+		for _, step := range chain {
+			if !step.Literal {
+				return nil, false
 			}
+			if !step.Physical {
+				a, err := absPath(step.Target, b, c.home)
+				if err != nil {
+					return nil, false
+				}
+				b = a
+				continue
+			}
+			f, err := newPathForms(step.Target, b, c.home, &c.res)
+			if err != nil {
+				return nil, false
+			}
+			b = f.resolved
 		}
-		bases = append(bases, add...)
+		bases = append(bases, b)
 	}
 	slices.Sort(bases)
-	return slices.Compact(bases), ok
+	return slices.Compact(bases), true
 }
 
 // maxGlobMatches bounds the expansion of a glob operand; more matches are
@@ -153,6 +182,9 @@ const maxGlobMatches = 256
 // matches).
 func (c *call) shellPath(p shellparse.Path, bases []string, basesOK bool) ([]pathForms, bool) {
 	v := p.Value
+	if p.Unknown {
+		return nil, false
+	}
 	if p.Dynamic {
 		tilde := v == "~" || strings.HasPrefix(v, "~/")
 		if strings.ContainsAny(v, "$`'\"\\") || strings.HasPrefix(v, "~") && !tilde || !tilde && !p.Glob {
@@ -163,8 +195,8 @@ func (c *call) shellPath(p shellparse.Path, bases []string, basesOK bool) ([]pat
 		return nil, false
 	}
 	rel := !filepath.IsAbs(v) && !strings.HasPrefix(v, "~")
-	if rel && !basesOK {
-		return nil, false
+	if !filepath.IsAbs(v) && !basesOK {
+		return nil, false // relative, or ~ after HOME may have changed
 	}
 	if !rel {
 		bases = bases[:0:0]
@@ -197,6 +229,9 @@ func (c *call) shellPath(p shellparse.Path, bases []string, basesOK bool) ([]pat
 		if err != nil || len(matches) > maxGlobMatches {
 			return nil, false
 		}
+		if p.OptionGlob && !c.globsStable(matches) {
+			return nil, false
+		}
 		for _, m := range matches {
 			f, err := newPathForms(m, "/", c.home, &c.res)
 			if err != nil {
@@ -222,8 +257,8 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 		}
 		return ask(fmt.Sprintf("not understood: the command needs review because %s: %v", why, a.err), "safety", ""), true
 	}
-	bases, basesOK := c.bases()
 	for _, sc := range a.allCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		if why, bad := c.criticalDestroy(sc, bases, basesOK); bad {
 			return ask("destructive: "+why+" (a critical path: the root, a top-level directory, the home directory or a working directory)", "safety", ""), true
 		}
@@ -237,7 +272,7 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 			}
 		}
 	}
-	if d, ok := e.operandDenied(c, bases, basesOK); ok {
+	if d, ok := e.operandDenied(c); ok {
 		return d, true
 	}
 	if bypass {
@@ -253,13 +288,14 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 	case a.script.ContinuedComment:
 		return ask("not understood: a comment ends in a backslash, where bash and the analysis may disagree on which commands run", "safety", ""), true
 	}
-	for _, r := range a.script.Redirects {
+	for i, r := range a.script.Redirects {
 		if !r.Write || r.IsDevNull() {
 			continue
 		}
+		bases, basesOK := c.redirBases(i)
 		targets, ok := c.shellPath(shellparse.Path{Value: r.Target, Dynamic: r.Dynamic}, bases, basesOK)
 		if !ok {
-			return ask(fmt.Sprintf("not understood: the redirect %s%s target %q is not a literal path", r.Fd, r.Op, r.Target), "safety", ""), true
+			return ask(fmt.Sprintf("not understood: the redirect %s%s target %q is not a literal path in a known directory", r.Fd, r.Op, r.Target), "safety", ""), true
 		}
 		for _, t := range targets {
 			if t.any(c.protected) {
@@ -268,6 +304,7 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 		}
 	}
 	for _, sc := range a.allCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		if why, bad := c.transferProtected(sc, bases, basesOK); bad {
 			return ask("writes: "+why, "safety", ""), true
 		}
@@ -289,6 +326,9 @@ func (e *Engine) shellSafety(c *call, bypass bool) (Decision, bool) {
 func unresolvedWhy(m *shellparse.Analysis) string {
 	if m.Script != nil && m.Script.ContinuedComment {
 		return "a comment ends in a backslash"
+	}
+	if m.Script != nil && m.Script.EvalsCode {
+		return "bash evaluates text as code while expanding it: a subscript, ${x@P}, indirection or arithmetic on variables"
 	}
 	for i := range m.Cmds {
 		if m.Cmds[i].Unresolved {
@@ -328,8 +368,8 @@ func (c *call) criticalDestroy(sc *shellparse.Cmd, bases []string, basesOK bool)
 				}
 			}
 		}
-		if !basesOK && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") {
-			return fmt.Sprintf("%s operand %s is relative to an unknown directory", sc.Name(), p.Value), true
+		if !basesOK && !filepath.IsAbs(v) {
+			return fmt.Sprintf("%s operand %s is relative to an unknown directory (or ~ after HOME may have changed)", sc.Name(), p.Value), true
 		}
 		bs := bases
 		if filepath.IsAbs(v) || strings.HasPrefix(v, "~") {
@@ -354,13 +394,13 @@ func (e *Engine) bashRedirectRule(c *call, r *rule) (string, bool) {
 	if c.shell.err != nil {
 		return "", false
 	}
-	bases, basesOK := c.bases()
-	for _, rd := range c.shell.script.Redirects {
+	for i, rd := range c.shell.script.Redirects {
 		read := rd.Op == "<" || rd.Op == "<>"
 		write := rd.Write && !rd.IsDevNull()
 		if !read && !write || r.Tool == "Edit" && !write {
 			continue
 		}
+		bases, basesOK := c.redirBases(i)
 		if r.Bare() {
 			if r.Tool == "Edit" {
 				return fmt.Sprintf(": the command writes %s", rd.Target), true
@@ -385,7 +425,6 @@ func (e *Engine) bashRedirectRule(c *call, r *rule) (string, bool) {
 // file it redirects to or from is.
 func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 	a := c.shell
-	bases, basesOK := c.bases()
 	var used []*rule
 	use := func(r *rule) {
 		if !slices.Contains(used, r) {
@@ -393,6 +432,7 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 		}
 	}
 	for _, sc := range a.topCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		if readOnly {
 			why, ok := e.readOnlyOK(c, sc, bases, basesOK)
 			if !ok {
@@ -428,12 +468,13 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 		}
 		return ask(reason, "default", "")
 	}
-	for _, rd := range a.script.Redirects {
+	for i, rd := range a.script.Redirects {
 		read := rd.Op == "<" || rd.Op == "<>"
 		write := rd.Write && !rd.IsDevNull()
 		if !read && !write {
 			continue
 		}
+		bases, basesOK := c.redirBases(i)
 		targets, ok := c.shellPath(shellparse.Path{Value: rd.Target, Dynamic: rd.Dynamic}, bases, basesOK)
 		if !ok {
 			return ask(fmt.Sprintf("not understood: redirect target %q is not a literal path", rd.Target), "default", "")
@@ -537,7 +578,10 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 	if len(sc.Words) == 0 || !shellparse.InertAssigns(cmd.Assigns) {
 		return nil, false, ""
 	}
-	if sc.Class == 0 {
+	// A command that only reads, whatever its own redirections write:
+	// the redirect targets are approved as file accesses (decideBash),
+	// so `git diff > sub/x.patch` is an edit inside the project.
+	if sc.Core == 0 {
 		if why, ok := e.readOnlyOK(c, sc, bases, basesOK); !ok {
 			return nil, false, why
 		}
@@ -594,11 +638,16 @@ func (r *rule) matches(text string) bool {
 // an option value, a glob's matches, a directory read recursively that
 // holds the denied files — is covered by a scoped Read or Edit deny rule
 // (`cat .env`, `grep -r x .`, `cat *.env` with Read(./.env) denied), or
-// when such a rule is in force and an operand is only known when the shell
-// runs. Every literal word of a command is checked too (an unknown command
-// may open any of its operands). It asks rather than denies because an
-// operand is not always a file the command opens (`echo .env`).
-func (e *Engine) operandDenied(c *call, bases []string, basesOK bool) (Decision, bool) {
+// when such a rule is in force and a file is only known when the shell
+// runs: an operand only known at run time, files a command opens that the
+// analysis cannot name (a list file's entries, an awk program's ARGV), a
+// recursion that follows symbolic links. The literal words of a command
+// the model does not know are checked too: each as the file it may name,
+// and a word naming an existing directory as a recursive read of it
+// (tar, zip), by walking it for denied files. It asks rather than denies
+// because an operand is not always a file the command opens (`echo
+// .env`).
+func (e *Engine) operandDenied(c *call) (Decision, bool) {
 	var rules []*rule
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -609,18 +658,53 @@ func (e *Engine) operandDenied(c *call, bases []string, basesOK bool) (Decision,
 	if len(rules) == 0 {
 		return Decision{}, false
 	}
-	seen := make(map[shellparse.Path]bool)
-	check := func(sc *shellparse.Cmd, p shellparse.Path, lexical bool) (Decision, bool) {
-		if seen[p] {
+	type key struct {
+		p     shellparse.Path
+		where string
+	}
+	seen := make(map[key]bool)
+	cannot := func(sc *shellparse.Cmd, what string) (Decision, bool) {
+		r := rules[0]
+		return ask(fmt.Sprintf("reads: %s %s, so the deny rule %s cannot be checked", sc.Name(), what, r.raw), r.source, r.raw), true
+	}
+	check := func(sc *shellparse.Cmd, p shellparse.Path, bases []string, basesOK, word bool) (Decision, bool) {
+		k := key{p: p}
+		switch len(bases) {
+		case 0:
+		case 1:
+			k.where = bases[0]
+		default:
+			k.where = strings.Join(bases, "\x00")
+		}
+		if seen[k] {
 			return Decision{}, false
 		}
-		seen[p] = true
+		seen[k] = true
+		switch {
+		case p.Unknown:
+			return cannot(sc, "opens files the analysis cannot name ("+p.Value+")")
+		case p.Follow:
+			return cannot(sc, "follows the symbolic links below "+p.Value)
+		}
 		var targets []pathForms
+		var exists []bool
 		ok := true
-		if lexical {
+		if word {
 			for _, b := range bases {
-				if a, err := absPath(p.Value, b, c.home); err == nil {
+				a, err := absPath(p.Value, b, c.home)
+				if err != nil {
+					continue
+				}
+				if _, err := os.Lstat(a); err != nil {
+					// Nothing there to open (a word that is no file,
+					// or a file still to be made): as written.
 					targets = append(targets, pathForms{lexical: a, resolved: a})
+					exists = append(exists, false)
+					continue
+				}
+				if f, err := newPathForms(p.Value, b, c.home, &c.res); err == nil {
+					targets = append(targets, f)
+					exists = append(exists, true)
 				}
 			}
 		} else {
@@ -628,23 +712,53 @@ func (e *Engine) operandDenied(c *call, bases []string, basesOK bool) (Decision,
 		}
 		if !ok {
 			if p.Redirect || len(sc.Reads)+len(sc.Writes) > 0 {
-				return ask(fmt.Sprintf("reads: %s operand %s is only known when the shell runs, so the deny rule %s cannot be checked", sc.Name(), p.Value, rules[0].raw), rules[0].source, rules[0].raw), true
+				return cannot(sc, "operand "+p.Value+" is only known when the shell runs")
 			}
 			return Decision{}, false
 		}
-		for _, t := range targets {
+		for i, t := range targets {
+			var overlap *rule
 			for _, r := range rules {
-				if e.pathMatches(c, r, t, true) || p.Recursive && e.pathOverlaps(c, r, t) {
+				if e.pathMatches(c, r, t, true) {
 					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
+				}
+				if p.Recursive && !word && overlap == nil && e.pathOverlaps(c, r, t) {
+					overlap = r
+				}
+			}
+			if overlap != nil {
+				// A recursive read of a directory the rule may reach
+				// into: in a line that only reads, decided by what the
+				// directory holds now; otherwise (the line may put a
+				// denied file there first) by the rule's reach.
+				if !c.readOnlyLine() || !isDir(t.resolved) {
+					if c.readOnlyLine() {
+						continue // a file or nothing: matched above
+					}
+					r := overlap
+					return ask(fmt.Sprintf("reads: %s operand %s reaches files covered by the deny rule %s", sc.Name(), p.Value, r.raw), r.source, r.raw), true
+				}
+				if r, where := e.treeDenied(c, t, rules); r != nil {
+					return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
+				}
+			}
+			if word && exists[i] {
+				if isDir(t.resolved) {
+					if r, where := e.treeDenied(c, t, rules); r != nil {
+						return ask(fmt.Sprintf("reads: %s operand %s is a directory that holds %s, covered by the deny rule %s (a command the analysis does not know may read it whole)", sc.Name(), p.Value, where, r.raw), r.source, r.raw), true
+					}
+				} else if r, entry := e.listDenied(c, t, bases, rules); r != nil {
+					return ask(fmt.Sprintf("reads: %s operand %s may list %s, covered by the deny rule %s (a command the analysis does not know may read the files a list names)", sc.Name(), p.Value, entry, r.raw), r.source, r.raw), true
 				}
 			}
 		}
 		return Decision{}, false
 	}
 	for _, sc := range c.shell.allCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		for _, ps := range [][]shellparse.Path{sc.Reads, sc.Writes} {
 			for _, p := range ps {
-				if d, ok := check(sc, p, false); ok {
+				if d, ok := check(sc, p, bases, basesOK, false); ok {
 					return d, true
 				}
 			}
@@ -669,18 +783,14 @@ func (e *Engine) operandDenied(c *call, bases []string, basesOK bool) (Decision,
 					continue
 				}
 			}
-			// An unknown command may read its operands recursively (tar,
-			// zip, cp -r). Its words are checked as written (whether
-			// they are files at all is not known).
-			if w.Dynamic {
-				if !basesOK {
-					continue
-				}
-				if v, _ = absPath(v, c.workDir, c.home); v == "" {
-					continue
-				}
+			if !basesOK && !filepath.IsAbs(v) {
+				return cannot(sc, "operand "+v+" is relative to a directory only known when the shell runs")
 			}
-			if d, ok := check(sc, shellparse.Path{Value: v, Recursive: sc.Class&shellparse.Opaque != 0}, true); ok {
+			// An unknown command may open its words as files, and read a
+			// directory whole (tar, zip, cp -r): each word is checked as
+			// the file it names, and, when that is a directory, for the
+			// denied files it holds.
+			if d, ok := check(sc, shellparse.Path{Value: v}, bases, basesOK, true); ok {
 				return d, true
 			}
 		}
@@ -697,11 +807,19 @@ func (e *Engine) pathsReadable(c *call, sc *shellparse.Cmd, bases []string, base
 		if p.Redirect {
 			continue
 		}
+		if p.Unknown {
+			return "not understood: it opens files the analysis cannot name (" + p.Value + ")", false
+		}
 		targets, ok := c.shellPath(p, bases, basesOK)
 		if !ok {
-			return "not understood: it reads " + p.Value + ", which is only known when the shell runs", false
+			return "not understood: it reads " + p.Value + ", which is only known when the shell runs (or in a directory that is)", false
 		}
 		for _, t := range targets {
+			if p.Follow {
+				if why, ok := c.followStaysInside(t); !ok {
+					return why, false
+				}
+			}
 			if _, ok := e.approveAccess(c, t, false); !ok {
 				where := t.lexical
 				if t.resolved != t.lexical {

@@ -210,10 +210,6 @@ type call struct {
 
 	res      resolver              // symlink resolution memo for this decision
 	patterns map[*rule]pathPattern // compiled path rules for this decision
-
-	basesDone bool
-	basesOK   bool
-	basesList []string
 }
 
 type fileAccess struct {
@@ -286,6 +282,7 @@ func (e *Engine) newCall(req *Request) (*call, error) {
 		if r := r.(string); r != d {
 			c.boundary = append(c.boundary, r)
 		}
+		c.res.seeds = append(c.res.seeds, [2]string{d, r.(string)})
 	}
 	if req.Tool != nil {
 		c.names = append(c.names, req.Tool.Spec().Names()...)

@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/protect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ func resolvePath(p string) string {
 // component.
 type resolver struct {
 	memo map[string]string // physical prefix + "/" + name → resolved
+	// seeds are directories resolved before (the working directories,
+	// cached by the Engine): a path below one is walked from its
+	// resolved form.
+	seeds [][2]string
 }
 
 const maxLinks = 40
@@ -64,6 +69,12 @@ func (r *resolver) resolve(p string) (string, bool) {
 		return filepath.Clean(p), true
 	}
 	links := 0
+	for _, sd := range r.seeds {
+		if rest, ok := strings.CutPrefix(p, sd[0]); ok && (rest == "" || rest[0] == '/') {
+			out := r.walk(sd[1], strings.Split(rest, "/"), &links)
+			return out, links >= 0
+		}
+	}
 	out := r.walk("/", strings.Split(p, "/"), &links)
 	return out, links >= 0
 }
@@ -249,7 +260,7 @@ func (pp pathPattern) overlaps(p string) bool {
 
 // match reports whether the absolute clean path p matches.
 func (pp pathPattern) match(p string) bool {
-	if !within(p, pp.root) {
+	if !within(p, pp.root) || pp.prefix != "" && !within(p, pp.prefix) {
 		return false
 	}
 	rel, err := filepath.Rel(pp.root, p)
@@ -270,20 +281,18 @@ func (pp pathPattern) match(p string) bool {
 // approval writes (outside bypass mode). Names are matched without regard
 // to case, so a case-insensitive filesystem (.GIT is .git) cannot be used
 // to slip past them; on a case-sensitive one this only asks more.
-var protectedDirNames = map[string]bool{
-	".git": true, ".gantry": true, ".claude": true, ".vscode": true, ".idea": true, ".husky": true,
-	// Other version control systems' metadata: configuration and hooks
-	// they run (.hg/hgrc [hooks], .hg/hooks, .svn, .bzr, .jj, .sl).
-	".hg": true, ".svn": true, ".bzr": true, ".jj": true, ".sl": true,
-}
+// The names come from internal/protect, the list the sandbox uses too.
+var (
+	protectedDirNames  = nameSet(protect.Dirs())
+	protectedFileNames = nameSet(protect.Files())
+)
 
-var protectedFileNames = map[string]bool{
-	".gitconfig": true, ".gitmodules": true, ".npmrc": true, ".mcp.json": true,
-	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
-	".zshrc": true, ".zprofile": true, ".zshenv": true, ".zlogin": true, ".zlogout": true,
-	".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true, ".hgrc": true,
-	".pypirc": true, ".netrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".ripgreprc": true,
-	".pam_environment": true, ".xprofile": true, ".xinitrc": true, ".xsessionrc": true,
+func nameSet(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 // protectedHomeDirs are directories under the home directory whose contents

@@ -88,8 +88,8 @@ func (e *Engine) sandboxAutoAllow(c *call, d Decision) Decision {
 	}
 	// The sandbox contains writes and the network, not reads: reading
 	// known paths outside the working directories still asks.
-	bases, basesOK := c.bases()
 	for _, sc := range c.shell.topCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		if _, ok := e.pathsReadable(c, sc, bases, basesOK); !ok {
 			return d
 		}

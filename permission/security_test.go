@@ -40,6 +40,7 @@ var classWords = map[string][]string{
 	"plan":                 {"plan mode"},
 	"runs|not understood":  {"runs other commands", "not understood"},
 	"reads|not understood": {"reads", "not understood"},
+	"runs|destructive":     {"runs other commands", "runs another", "runs a command", "destructive"},
 }
 
 func securityWorld(t testing.TB) world {
@@ -66,7 +67,7 @@ func TestSecurityCases(t *testing.T) {
 		// Class: "read-only" commands that write, run or reach the network
 		// (allow-list: the command and every option must be known).
 		{class: "runs", cmd: "find . -exec sh -c 'x' \\;", allow: []string{"Bash(find *)"}, modes: notBypass},
-		{class: "runs", cmd: "find . -exec rm {} +", allow: []string{"Bash(find *)"}, modes: notBypass},
+		{class: "runs|destructive", cmd: "find . -exec rm {} +", allow: []string{"Bash(find *)"}, modes: notBypass},
 		{class: "destructive", cmd: "find . -delete", allow: []string{"Bash(find *)"}, modes: notBypass},
 		{class: "writes", cmd: "find . -fprint /tmp/x", allow: []string{"Bash(find *)"}, modes: notBypass},
 		{class: "writes", cmd: "sed -i s/a/b/ src/a.go", modes: notBypass},
@@ -101,7 +102,7 @@ func TestSecurityCases(t *testing.T) {
 		{class: "not understood", cmd: "test -v 'a[$(id)]'", modes: notBypass},
 		{class: "not understood", cmd: "[[ -v a[1] ]] && ls", modes: notBypass},
 		{class: "not understood", cmd: "echo $(( a[1] ))", modes: notBypass},
-		{class: "not understood", cmd: "trap 'rm -rf x' EXIT", modes: notBypass},
+		{class: "destructive", cmd: "trap 'rm -rf x' EXIT", modes: notBypass},
 		{class: "not understood", cmd: "ls | | wc"},
 		{class: "not understood", cmd: "ls &&"},
 		{class: "not understood", cmd: strings.Repeat("true; ", 2000) + "true"},

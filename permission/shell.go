@@ -18,6 +18,7 @@ type shellAnalysis struct {
 	script *shellparse.Script // nil when err is set
 	err    error
 	texts  [][]string // matchTexts per command, computed on first use
+	bases  map[*shellparse.Cmd]basesOf
 }
 
 func analyseShell(src string) *shellAnalysis {

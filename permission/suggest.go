@@ -72,7 +72,6 @@ func (e *Engine) suggestBash(c *call) []string {
 	if a.err != nil || a.script.HasCommandSubst || a.script.HasProcessSubst || a.script.Complex {
 		return nil
 	}
-	bases, basesOK := c.bases()
 	var out []string
 	add := func(r string) {
 		if !slices.Contains(out, r) {
@@ -80,6 +79,7 @@ func (e *Engine) suggestBash(c *call) []string {
 		}
 	}
 	for _, sc := range a.topCmds() {
+		bases, basesOK := c.cmdBases(sc)
 		if _, ok, _ := e.approveCmd(c, sc, bases, basesOK); ok {
 			continue
 		}

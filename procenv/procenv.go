@@ -115,8 +115,9 @@ type Options struct {
 // (NAME=value entries) that Allow names and that are not [Secret] (nor a
 // URL with a password), then Explicit (minus [Own]) in name order, then
 // Set. A later entry replaces an earlier one of the same name. BASH_ENV
-// and ENV (files a non-interactive shell would source) never pass from
-// base.
+// and ENV (files a non-interactive shell would source) and CDPATH (it
+// changes where a relative `cd` goes, which the command analysis assumes
+// it does not) never pass from base.
 func Build(base []string, o Options) []string {
 	allow := o.Allow
 	if allow == nil {
@@ -135,7 +136,7 @@ func Build(base []string, o Options) []string {
 	}
 	for _, e := range base {
 		name, val, ok := strings.Cut(e, "=")
-		if !ok || name == "" || name == "BASH_ENV" || name == "ENV" {
+		if !ok || name == "" || name == "BASH_ENV" || name == "ENV" || name == "CDPATH" {
 			continue
 		}
 		if !matchAny(name, allow) || Secret(name) || hasPassword(val) {

@@ -24,7 +24,7 @@ func TestSecret(t *testing.T) {
 func TestBuild(t *testing.T) {
 	base := []string{
 		"PATH=/bin", "HOME=/h", "LC_ALL=C", "LANG=en", "GOPRIVATE=corp.example",
-		"ANTHROPIC_API_KEY=sk", "GITHUB_TOKEN=ghp", "UNLISTED=1", "BASH_ENV=/rc", "ENV=/rc",
+		"ANTHROPIC_API_KEY=sk", "GITHUB_TOKEN=ghp", "UNLISTED=1", "BASH_ENV=/rc", "ENV=/rc", "CDPATH=/etc",
 		"HTTPS_PROXY=http://u:p@proxy:1", "HTTP_PROXY=http://proxy:1", "NO_PROXY=x@y", "malformed", "=empty",
 		"PATH=/usr/bin", // a later duplicate wins
 	}
@@ -88,7 +88,7 @@ func FuzzBuild(f *testing.F) {
 		got := Build(base, Options{Allow: strings.Split(allow, "\x00")})
 		for _, e := range got {
 			name, val, ok := strings.Cut(e, "=")
-			if !ok || Secret(name) || hasPassword(val) || name == "BASH_ENV" || name == "ENV" {
+			if !ok || Secret(name) || hasPassword(val) || name == "BASH_ENV" || name == "ENV" || name == "CDPATH" {
 				t.Fatalf("%q passed", e)
 			}
 		}

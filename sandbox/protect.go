@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gantry-dev/gantry/internal/protect"
 )
 
 // ProtectedNames are the names, in every writable directory of a command
@@ -16,21 +18,13 @@ import (
 // from its configuration), Gantry's, Claude Code's and MCP configuration,
 // editor task files, direnv, and shell and tool rc files.
 //
-// It is the sandbox's one list. The permission layer's list
-// (permission/paths.go) holds the same names, matched at any depth and
+// The names come from internal/protect, the one list the permission layer
+// (permission/paths.go) uses too; it matches them at any depth and
 // case-insensitively, plus protected directories of the home directory;
 // the sandbox protects the names at the top of each writable directory
 // (and inside every git directory, [gitAdminNames]), because new nested
 // repositories (git clone, git init sub) are ordinary work.
-var ProtectedNames = []string{
-	// Directories.
-	".git", ".gantry", ".claude", ".vscode", ".idea", ".husky", ".hg",
-	// Files.
-	".mcp.json", ".gitmodules", ".gitconfig", ".envrc", ".npmrc", ".pypirc", ".netrc", ".yarnrc",
-	".yarnrc.yml", ".ripgreprc", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".inputrc",
-	".pam_environment", ".xprofile", ".xinitrc", ".xsessionrc",
-}
+var ProtectedNames = protect.Names() // internal/protect: the one list, shared with the permission analysis
 
 // gitAdminNames are the entries of a git directory (a repository's .git,
 // each .git/worktrees/NAME and .git/modules/NAME) that git executes or

@@ -76,6 +76,20 @@ type Path struct {
 	// path, a denied file) is then reachable, or created, at the
 	// destination (see links.go).
 	Transfer bool
+	// Unknown: the command opens files the analysis cannot name — the
+	// entries of a list file (--files0-from, sha256sum -c), files an awk
+	// or jq program opens itself, a script file's own accesses. Value
+	// says what they are; no rule can be checked against them.
+	Unknown bool
+	// OptionGlob: a glob operand of a command some of whose options open
+	// more files (a list file, a recursion): a match whose name starts
+	// with "-" would be taken for such an option, and matches made by the
+	// line itself are not seen when it is decided.
+	OptionGlob bool
+	// Follow: Value is a directory walked recursively following symbolic
+	// links (grep -R, rg -L, find -L, cp -rL, du -L): whatever the links
+	// below it point at is read (or, for a write, changed) too.
+	Follow bool
 }
 
 // Cmd is the analysis of one simple command.
@@ -109,6 +123,9 @@ type Cmd struct {
 	// Class is what the command is; Reasons say why.
 	Class   Class
 	Reasons []Reason
+	// Core is Class without the findings of the command's own write
+	// redirections (> f): what the command itself does.
+	Core Class
 	// Escalated: an option or argument makes the command do more than
 	// its name suggests (find -delete, sed -i, git -c, rg --pre). A
 	// wildcard allow rule never approves such a command.
@@ -120,12 +137,22 @@ type Cmd struct {
 	// Chdir is set for cd, pushd and popd: the target ("" for popd or
 	// an unknown target, "~" for a bare cd) and whether it is literal.
 	Chdir *Chdir
+	// Where is the directory the command runs in (relative paths of
+	// Reads, Writes and Chdir start there) and whether ~ is still the
+	// home directory; see [Where].
+	Where Where
+	// runsElsewhere: a payload run in another directory than its
+	// parent's (find -execdir).
+	runsElsewhere bool
 }
 
 // Chdir is a change of directory.
 type Chdir struct {
 	Target  string
 	Literal bool
+	// Physical: cd -P, the directory is the target with symbolic links
+	// resolved (a later "cd .." leaves the link's target).
+	Physical bool
 }
 
 // Name returns the effective command name: the first of Inner, reduced to
@@ -177,6 +204,9 @@ type Analysis struct {
 	// (see [Cmd.Unresolved]) or bash may see commands the parser does
 	// not (a comment ending in a backslash).
 	Unresolved bool
+	// RedirectWhere is where each of Script.Redirects opens its file
+	// (same order).
+	RedirectWhere []Where
 }
 
 // ReadOnly reports whether the whole line is read-only, and if not, the
@@ -225,7 +255,8 @@ func Analyze(src string) *Analysis {
 	}
 	a.Script = s
 	an := &analyzer{a: a}
-	an.script(s, -1, 0)
+	top := an.script(s, -1, 0)
+	an.flowTop(top)
 	for i := range a.Cmds {
 		a.Class |= a.Cmds[i].Class
 		if a.Cmds[i].Unresolved {
@@ -237,6 +268,11 @@ func Analyze(src string) *Analysis {
 
 type analyzer struct {
 	a *Analysis
+	// payloadScripts are the scripts given to a command (sh -c, eval,
+	// trap) by the command's index; wordPayloads the commands given as
+	// words (find -exec).
+	payloadScripts map[int][]*scriptInfo
+	wordPayloads   map[int][]int
 }
 
 func (an *analyzer) line(cl Class, text string) {
@@ -245,7 +281,8 @@ func (an *analyzer) line(cl Class, text string) {
 }
 
 // script adds the commands of a parsed script with the given parent.
-func (an *analyzer) script(s *Script, parent, depth int) {
+func (an *analyzer) script(s *Script, parent, depth int) *scriptInfo {
+	info := &scriptInfo{s: s, idx: make([]int, len(s.Commands))}
 	switch {
 	case s.HasCommandSubst:
 		an.line(Opaque, "command substitution: its output becomes words only known when the shell runs")
@@ -257,6 +294,11 @@ func (an *analyzer) script(s *Script, parent, depth int) {
 	}
 	if s.Complex {
 		an.line(Opaque, "construct beyond the analysis (function, eval-like builtin, arithmetic or test -v on variables, coproc, extended glob)")
+	}
+	if s.EvalsCode {
+		// Bash evaluates subscripts, prompts and indirections at
+		// expansion time: code the analysis does not name.
+		an.a.Unresolved = true
 	}
 	if s.ContinuedComment {
 		an.line(Opaque, "a comment ends in a backslash (bash and the parser disagree on where it ends)")
@@ -275,8 +317,10 @@ func (an *analyzer) script(s *Script, parent, depth int) {
 		}
 	}
 	for i := range s.Commands {
+		info.idx[i] = len(an.a.Cmds)
 		an.command(&s.Commands[i], parent, depth)
 	}
+	return info
 }
 
 func containsRedirect(cmds []Command, r Redirect) bool {
@@ -305,7 +349,11 @@ func (an *analyzer) payloadSource(src string, parent int) {
 		p.Unresolved = true
 		return
 	}
-	an.script(s, parent, depth)
+	info := an.script(s, parent, depth)
+	if an.payloadScripts == nil {
+		an.payloadScripts = map[int][]*scriptInfo{}
+	}
+	an.payloadScripts[parent] = append(an.payloadScripts[parent], info)
 }
 
 // payloadWords analyses a command given as words (find -exec, xargs).
@@ -332,14 +380,29 @@ func (an *analyzer) payloadWords(ws []Word, extra bool, parent int) {
 		c.Args = append(c.Args, "{input}")
 		c.Dynamic = true
 	}
+	if an.wordPayloads == nil {
+		an.wordPayloads = map[int][]int{}
+	}
+	an.wordPayloads[parent] = append(an.wordPayloads[parent], len(an.a.Cmds))
 	an.command(c, parent, depth)
 }
 
 // command analyses one simple command and appends it (and its payloads).
 func (an *analyzer) command(c *Command, parent, depth int) {
-	an.a.Cmds = append(an.a.Cmds, Cmd{Command: c, Parent: parent, Depth: depth})
+	an.a.Cmds = append(an.a.Cmds, Cmd{Command: c, Parent: parent, Depth: depth, Where: Where{Unknown: true}})
 	idx := len(an.a.Cmds) - 1
 	e := &an.a.Cmds[idx]
+	// The command's own write redirections are findings of their own:
+	// Core is the class without them (the permission layer checks
+	// redirect targets as file accesses).
+	var redirWrites []string
+	defer func() {
+		e := &an.a.Cmds[idx]
+		e.Core = e.Class
+		for _, why := range redirWrites {
+			e.add(Writes, "%s", why)
+		}
+	}()
 	for _, as := range c.Assigns {
 		if !safeAssign(as) { // envvars.go: the one home of this rule
 			e.add(Opaque, "assignment to %s can change what commands run or load", as.Name)
@@ -350,7 +413,7 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 		case r.Heredoc != "" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<":
 		case r.Write && !r.IsDevNull():
 			e.Writes = append(e.Writes, Path{Value: r.Target, Dynamic: r.Dynamic, Redirect: true})
-			e.add(Writes, "redirect %s%s to %s writes a file", r.Fd, r.Op, r.Target)
+			redirWrites = append(redirWrites, fmt.Sprintf("redirect %s%s to %s writes a file", r.Fd, r.Op, r.Target))
 			if r.Dynamic {
 				e.add(Opaque, "redirect target %s is only known when the shell runs", r.Target)
 			}
@@ -368,7 +431,8 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 	}
 	words, wcl, wwhy := stripWrappers(c.Words)
 	inner, wrapped, unresolved := stripRunners(words)
-	xargs := viaXargs(c.Words[:len(c.Words)-len(inner)])
+	prefix := c.Words[:len(c.Words)-len(inner)]
+	xargs := viaXargs(prefix)
 	if xargs && len(inner) > 0 && !unresolved {
 		// xargs adds words read from its input: the command is never
 		// seen whole.
@@ -377,6 +441,19 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 			words = append(slices.Clip(words), in)
 		}
 		inner = append(slices.Clip(inner), in)
+	}
+	if rep := xargsReplace(prefix); xargs && rep != "" {
+		inner = substituted(inner, rep)
+	}
+	if f := xargsArgFile(prefix); xargs && f != nil {
+		e.Reads = append(e.Reads, pathOf(*f))
+	}
+	if !wrapped {
+		prefix = words
+	}
+	if why, ok := shellRunner(prefix); ok && (wrapped || envSplit(words)) {
+		unresolved = true
+		e.add(Opaque, "%s", why)
 	}
 	e.Words, e.Inner, e.Wrapped, e.Unresolved = words, inner, wrapped, unresolved
 	runnerAssigns(e, words[:len(words)-len(inner)])
@@ -395,7 +472,7 @@ func (an *analyzer) command(c *Command, parent, depth int) {
 	an.classify(idx)
 	if xargs && len(inner) > 0 {
 		e := &an.a.Cmds[idx]
-		if sp := commands[baseOf(inner[0].Value)]; sp == nil || !sp.globSafe || sp.check != nil {
+		if sp := commands[baseOf(inner[0].Value)]; sp == nil || !sp.globSafe || sp.globFiles || sp.check != nil {
 			e.Escalated = true
 			e.Reasons = append(e.Reasons, Reason{Class: Opaque, Text: "xargs may pass " + baseOf(inner[0].Value) + " any option"})
 		}
@@ -465,6 +542,7 @@ func (an *analyzer) generic(e *Cmd, sp *cmdSpec, args []Word) scanResult {
 		e.Escalated = true
 	}
 	recursive := sp.recursive || strings.Contains(r.effects, "R")
+	follow := (recursive || sp.walks || strings.Contains(r.effects, "T")) && strings.Contains(r.effects, "F") && !strings.Contains(r.effects, "N")
 	for _, v := range r.values {
 		an.effect(e, name, v.flag, v.eff, &v.val)
 		if strings.Contains(v.eff, "P") {
@@ -509,7 +587,15 @@ func (an *analyzer) generic(e *Cmd, sp *cmdSpec, args []Word) scanResult {
 	if recursive && len(ops) == 0 && (role == opRead) {
 		e.Reads = append(e.Reads, Path{Value: ".", Recursive: true})
 	}
+	if follow {
+		followPaths(e, role, ops)
+	}
+	nr, nw := len(e.Reads), len(e.Writes)
 	an.operands(e, role, ops, recursive, hasTargetDir(r.values))
+	if sp.globFiles {
+		markOptionGlobs(e.Reads[nr:])
+		markOptionGlobs(e.Writes[nw:])
+	}
 	r.operands = ops
 	return r
 }
@@ -545,10 +631,17 @@ func (an *analyzer) effect(e *Cmd, name, flag, eff string, val *Word) {
 		e.Escalated = true
 	}
 	if val == nil {
+		if strings.Contains(eff, "L") {
+			e.Reads = append(e.Reads, unknownPath(name+" "+flag+": the files its operands list"))
+		}
 		if strings.Contains(eff, "d") {
 			e.add(Destructive, "%s %s removes files", name, flag)
 			e.Escalated = true
 		}
+		return
+	}
+	if strings.ContainsAny(eff, "acL") {
+		an.fileValue(e, name, flag, eff, *val)
 		return
 	}
 	p := pathOf(*val)

@@ -118,7 +118,7 @@ func TestAnalyzePaths(t *testing.T) {
 		{"echo x > out < in", []string{"in"}, []string{"out"}},
 		{"git show HEAD:x", []string{"."}, nil},
 		{"git -C sub status", []string{"sub"}, nil},
-		{"wc --files0-from=list", []string{"list"}, nil},
+		{"wc --files0-from=list", []string{"list", "wc --files0-from: the files list lists"}, nil},
 		{"ln -s target link", []string{"target"}, []string{"link"}}, // a link source is read (links.go)
 		{"chmod 644 f g", nil, []string{"f", "g"}},
 		{"rsync -a src/ dst/", []string{"src/"}, []string{"dst/"}},
@@ -177,7 +177,7 @@ func TestAnalyzeForms(t *testing.T) {
 }
 
 func TestAnalyzeXargsEscalates(t *testing.T) {
-	for src, want := range map[string]bool{"xargs wc -l": false, "xargs rg x": true, "xargs -0 rm": true, "xargs sed -n p": true, "xargs mystery": true} {
+	for src, want := range map[string]bool{"xargs head -n1": false, "xargs wc -l": true, "xargs rg x": true, "xargs -0 rm": true, "xargs sed -n p": true, "xargs mystery": true} {
 		a := Analyze(src)
 		if got := a.Cmds[0].Escalated; got != want {
 			t.Errorf("Analyze(%q).Cmds[0].Escalated = %v, want %v", src, got, want)

@@ -22,14 +22,14 @@ func names(ns ...string) []string { return ns }
 const (
 	grepOpts = `-E -F -G -P -e=:P -f=:rP -i -y --no-ignore-case -v -w -x -c --color=? --colour=? -L -l -m= -o -q -s -b -H -h
 		--label= -n -T -Z -z -A= -B= -C= -# -a --binary-files= -D= -d= --exclude= --exclude-from=:r --exclude-dir=
-		--include= -r:R -R:R -U --line-buffered --null-data --null --regexp=:P --file=:rP --ignore-case --invert-match
+		--include= -r:R -R:RF -U --line-buffered --null-data --null --regexp=:P --file=:rP --ignore-case --invert-match
 		--word-regexp --line-regexp --count --files-without-match --files-with-matches --max-count= --only-matching
 		--quiet --silent --no-messages --byte-offset --with-filename --no-filename --line-number --initial-tab
 		--after-context= --before-context= --context= --text --binary --devices= --directories= --recursive:R
-		--dereference-recursive:R --extended-regexp --fixed-strings --basic-regexp --perl-regexp --help --version`
-	sumOpts = `-b -c -t -z -w --binary --check --tag --text --zero --ignore-missing --quiet --status --strict --warn --help --version`
-	cpOpts  = `-a:R -b -d -f -i -H -l -L -n -P -p -R:R -r:R -s -S= -t=:w -T -u -v -x -Z --archive:R --backup=? --force --interactive
-		--link --dereference --no-clobber --no-dereference --preserve=? --no-preserve= --parents --recursive:R --reflink=?
+		--dereference-recursive:RF --extended-regexp --fixed-strings --basic-regexp --perl-regexp --help --version`
+	sumOpts = `-b -c:L -t -z -w --binary --check:L --tag --text --zero --ignore-missing --quiet --status --strict --warn --help --version`
+	cpOpts  = `-a:R -b -d -f -i -H -l -L:F -n -P -p -R:R -r:R -s -S= -t=:w -T -u -v -x -Z --archive:R --backup=? --force --interactive
+		--link --dereference:F --no-clobber --no-dereference --preserve=? --no-preserve= --parents --recursive:R --reflink=?
 		--remove-destination --sparse= --strip-trailing-slashes --symbolic-link --suffix= --target-directory=:w
 		--no-target-directory --update=? --verbose --one-file-system --attributes-only --copy-contents --debug
 		--keep-directory-symlink --context=?`
@@ -49,33 +49,33 @@ func initCommands() {
 	def(names("head"), spec(opRead, 0, `-c= -n= -q -v -z -# --bytes= --lines= --quiet --silent --verbose --zero-terminated --help --version`))
 	def(names("tail"), spec(opRead, 0, `-c= -n= -q -v -z -# -f -F -s= --bytes= --lines= --quiet --silent --verbose
 		--zero-terminated --follow=? --retry --sleep-interval= --pid= --max-unchanged-stats= --help --version`))
-	def(names("wc"), spec(opRead, 0, `-c -m -l -L -w --bytes --chars --lines --max-line-length --words --files0-from=:r --total= --help --version`))
-	def(names("ls", "dir", "vdir"), spec(opRead, 0, `-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -k -l -L -m -n -N -o -p -q -Q
-		-r -R -s -S -t -u -U -v -x -X -Z -1 -I= -w= -T= --all --almost-all --author --escape --block-size= --ignore-backups
+	def(names("wc"), spec(opRead, 0, `-c -m -l -L -w --bytes --chars --lines --max-line-length --words --files0-from=:L --total= --help --version`))
+	def(names("ls", "dir", "vdir"), spec(opRead, 0, `-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -k -l -L:F -m -n -N -o -p -q -Q
+		-r -R:T -s -S -t -u -U -v -x -X -Z -1 -I= -w= -T= --all --almost-all --author --escape --block-size= --ignore-backups
 		--color=? --directory --dired --classify=? --file-type --format= --full-time --group-directories-first --no-group
 		--human-readable --si --dereference-command-line --dereference-command-line-symlink-to-dir --hide= --hyperlink=?
-		--indicator-style= --inode --ignore= --kibibytes --dereference --literal --numeric-uid-gid --hide-control-chars
-		--show-control-chars --quote-name --quoting-style= --reverse --recursive --size --sort= --time= --time-style=
+		--indicator-style= --inode --ignore= --kibibytes --dereference:F --literal --numeric-uid-gid --hide-control-chars
+		--show-control-chars --quote-name --quoting-style= --reverse --recursive:T --size --sort= --time= --time-style=
 		--tabsize= --width= --context --zero --help --version`))
 	def(names("grep", "egrep", "fgrep"), spec(opPattern, 0, grepOpts))
-	def(names("rg"), spec(opPattern, 0, `-i -s -S -w -x -v -c -l -n -N -H -I -o -u -L -F -P -U -a -b -q -p -0 -e=:P -f=:rP
+	def(names("rg"), spec(opPattern, 0, `-i -s -S -w -x -v -c -l -n -N -H -I -o -u -L:F -F -P -U -a -b -q -p -0 -e=:P -f=:rP
 		-g= -t= -T= -A= -B= -C= -m= -j= -M= -E= -r= -d= --hidden --no-ignore --no-ignore-vcs --no-ignore-parent
 		--no-ignore-global --no-ignore-dot --no-ignore-exclude --no-ignore-files --no-require-git --glob= --iglob=
 		--type= --type-not= --type-add= --type-clear= --files --files-with-matches --files-without-match --count
 		--count-matches --json --vimgrep --line-number --no-line-number --no-heading --heading --with-filename
 		--no-filename --color= --colors= --smart-case --ignore-case --case-sensitive --fixed-strings --word-regexp
 		--line-regexp --invert-match --multiline --multiline-dotall --pcre2 --engine= --max-count= --max-depth=
-		--max-filesize= --max-columns= --max-columns-preview --context= --after-context= --before-context= --follow
+		--max-filesize= --max-columns= --max-columns-preview --context= --after-context= --before-context= --follow:F
 		--sort= --sortr= --stats --trim --type-list --only-matching --replace= --passthru --null --null-data --text
 		--debug --trace --no-messages --no-config --threads= --encoding= --unrestricted --regexp=:P --file=:rP --quiet
 		--column --no-column --byte-offset --crlf --glob-case-insensitive --ignore-file=:r --one-file-system
 		--path-separator= --pretty --binary --no-unicode --help --version --context-separator= --field-match-separator=
 		--pre=:x --pre-glob=:x --hostname-bin=:x --search-zip:x -z:x`).recurse())
 	def(names("stat"), spec(opRead, 0, `-L -f -t -c= --format= --printf= --dereference --file-system --terse --cached= --help --version`))
-	def(names("du"), spec(opRead, 0, `-a -b -c -h -H -k -L -l -m -P -s -S -x -0 -d= -t= -B= -X=:r --all --apparent-size
-		--block-size= --bytes --total --dereference --dereference-args --max-depth= --human-readable --si --inodes
+	def(names("du"), spec(opRead, 0, `-a -b -c -h -H -k -L:F -l -m -P -s -S -x -0 -d= -t= -B= -X=:r --all --apparent-size
+		--block-size= --bytes --total --dereference:F --dereference-args --max-depth= --human-readable --si --inodes
 		--summarize --separate-dirs --one-file-system --threshold= --time=? --time-style= --exclude= --exclude-from=:r
-		--null --count-links --files0-from=:r --help --version`))
+		--null --count-links --files0-from=:L --help --version`).walk())
 	def(names("df"), spec(opRead, 0, `-a -B= -h -H -i -k -l -P -t= -T -x= --all --block-size= --human-readable --si --inodes
 		--local --output=? --portability --total --type= --print-type --exclude-type= --sync --no-sync --help --version`))
 	def(names("cut"), spec(opRead, 0, `-b= -c= -d= -f= -n -s -z --bytes= --characters= --delimiter= --fields= --complement
@@ -88,12 +88,12 @@ func initCommands() {
 		--skip-bytes= --read-bytes= --strings=? --format= --output-duplicates --width=? --endian= --traditional --help --version`))
 	def(names("hexdump"), spec(opRead, 0, `-b -c -C -d -o -x -e= -f=:r -n= -s= -v --canonical --format= --format-file=:r
 		--length= --skip= --no-squeezing --help --version`))
-	def(names("diff"), spec(opRead, 0, `-u -U= -c -C= -q -r:R -N -i -w -b -B -a -y -s -p -e -n -t -T -d -x= -X=:r -I= -E -Z
-		-W= --unified=? --context=? --brief --recursive:R --new-file --unidirectional-new-file --ignore-case
+	def(names("diff"), spec(opRead, 0, `-u -U= -c -C= -q -r:RF -N -i -w -b -B -a -y -s -p -e -n -t -T -d -x= -X=:r -I= -E -Z
+		-W= --unified=? --context=? --brief --recursive:RF --new-file --unidirectional-new-file --ignore-case
 		--ignore-all-space --ignore-space-change --ignore-blank-lines --ignore-tab-expansion --ignore-trailing-space
 		--text --side-by-side --report-identical-files --show-c-function --show-function-line= --ed --normal --rcs
 		--minimal --exclude= --exclude-from=:r --ignore-matching-lines= --color=? --palette= --label= --strip-trailing-cr
-		--width= --suppress-common-lines --no-dereference --speed-large-files --from-file=:r --to-file=:r --left-column
+		--width= --suppress-common-lines --no-dereference:N --speed-large-files --from-file=:r --to-file=:r --left-column
 		--expand-tabs --initial-tab --tabsize= --suppress-blank-empty --line-format= --old-line-format=
 		--new-line-format= --unchanged-line-format= --old-group-format= --new-group-format= --changed-group-format=
 		--unchanged-group-format= --horizon-lines= --starting-file= --help --version`))
@@ -113,31 +113,31 @@ func initCommands() {
 	def(names("tac"), spec(opRead, 0, `-b -r -s= --before --regex --separator= --help --version`))
 	def(names("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum"), spec(opRead, 0, sumOpts))
 	def(names("b2sum"), spec(opRead, 0, sumOpts+" -l= --length="))
-	def(names("cksum"), spec(opRead, 0, `-a= -l= -c --algorithm= --base64 --raw --tag --untagged --length= --check --help --version`))
+	def(names("cksum"), spec(opRead, 0, `-a= -l= -c:L --algorithm= --base64 --raw --tag --untagged --length= --check:L --help --version`))
 	def(names("base64", "base32"), spec(opRead, 0, `-d -i -w= --decode --ignore-garbage --wrap= --help --version`))
 	def(names("jq"), spec(opPattern, 0, `-r -j -a -c -n -s -e -S -C -M -R -h -V --tab --indent= --arg=2 --argjson=2
-		--slurpfile=2 --rawfile=2 --args --jsonargs -f=:rP --from-file=:rP -L= --raw-output --join-output
+		--slurpfile=2@2:r --rawfile=2@2:r --args --jsonargs -f=:rP --from-file=:rP -L= --raw-output --join-output
 		--ascii-output --compact-output --null-input --slurp --exit-status --sort-keys --color-output
-		--monochrome-output --raw-input --seq --stream --stream-errors --raw-output0 --unbuffered --help --version`))
+		--monochrome-output --raw-input --seq --stream --stream-errors --raw-output0 --unbuffered --help --version`).with(checkJq))
 	def(names("realpath"), spec(opRead, 0, `-e -m -L -P -q -s -z --relative-to=:r --relative-base=:r --canonicalize-existing
 		--canonicalize-missing --logical --physical --quiet --strip --no-symlinks --zero --help --version`))
 	def(names("readlink"), spec(opRead, 0, `-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing
 		--canonicalize-missing --no-newline --quiet --silent --verbose --zero --help --version`))
 	def(names("basename"), spec(opNone, 0, `-a -s= -z --multiple --suffix= --zero --help --version`))
 	def(names("dirname"), spec(opNone, 0, `-z --zero --help --version`))
-	def(names("file"), spec(opRead, 0, `-b -c -E -h -i -k -l -L -N -n -p -r -s -z -Z -0 -v -e= -F= -f=:r -m=:r -P=
+	def(names("file"), spec(opRead, 0, `-b -c -E -h -i -k -l -L -N -n -p -r -s -z -Z -0 -v -e= -F= -f=:L -m=:r -P=
 		--brief --mime --mime-type --mime-encoding --keep-going --dereference --no-dereference --uncompress
 		--uncompress-noreport --no-pad --print0 --raw --special-files --separator= --extension --apple --exclude=
-		--exclude-quiet= --files-from=:r --magic-file=:r --parameter= --preserve-date --no-sandbox:o --help --version
+		--exclude-quiet= --files-from=:L --magic-file=:r --parameter= --preserve-date --no-sandbox:o --help --version
 		-C:w --compile:w`))
-	def(names("tree"), spec(opRead, 0, `-a -d -l -f -x -L= -P= -I= -i -q -N -Q -p -u -g -s -h -D -F -v -t -c -U -r -n -C -X -J -A -S
+	def(names("tree"), spec(opRead, 0, `-a -d -l:F -f -x -L= -P= -I= -i -q -N -Q -p -u -g -s -h -D -F -v -t -c -U -r -n -C -X -J -A -S
 		--noreport --si --du --inodes --device --dirsfirst --filesfirst --gitignore --prune --filelimit= --charset=
-		--matchdirs --ignore-case --timefmt= --sort= --help --version -o=:w --output=:w -R:w -H=:w`))
+		--matchdirs --ignore-case --timefmt= --sort= --help --version -o=:w --output=:w -R:w -H=:w`).walk())
 	def(names("sort"), spec(opRead, 0, `-b -d -f -g -h -i -M -n -R -r -V -c -C -m -s -u -z -k= -t= -S= --key=
 		--field-separator= --buffer-size= --ignore-leading-blanks --dictionary-order --ignore-case
 		--general-numeric-sort --human-numeric-sort --ignore-nonprinting --month-sort --numeric-sort --random-sort
 		--reverse --version-sort --check=? --merge --stable --unique --zero-terminated --sort= --debug --parallel=
-		--batch-size= --random-source=:r --files0-from=:r --help --version
+		--batch-size= --random-source=:r --files0-from=:L --help --version
 		-o=:w --output=:w -T=:w --temporary-directory=:w --compress-program=:x`))
 	def(names("uniq"), spec(opInOut, 0, `-c -d -D -f= -i -s= -u -w= -z --count --repeated --all-repeated=? --skip-fields=
 		--ignore-case --skip-chars= --unique --check-chars= --zero-terminated --group=? --help --version`))
@@ -145,7 +145,7 @@ func initCommands() {
 	// Shell and system information.
 	def(names("pwd"), spec(opNone, 0, `-L -P --help --version`))
 	def(names("echo"), spec(opNone, 0, `-n -e -E`))
-	def(names("printf"), spec(opNone, 0, `-v=:o`))
+	def(names("printf"), spec(opNone, 0, `-v=:o`).with(checkPrintf))
 	def(names("which"), spec(opNone, 0, `-a -s --all --skip-alias --skip-functions --help --version`))
 	def(names("type"), spec(opNone, 0, `-a -f -p -P -t`))
 	def(names("uname"), spec(opNone, 0, `-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release
@@ -175,12 +175,12 @@ func initCommands() {
 	// The parser checks the expressions of [[ ]] and (( )) (subscripts,
 	// arithmetic on variables and -v make the line Opaque).
 	def(names("[[", "(("), spec(opNone, 0, `*`).with(func(*analyzer, int, []Word) {}))
-	def(names("let"), spec(opNone, Opaque, `*`))
+	def(names("let"), spec(opNone, Opaque, `*`).with(checkStateBuiltin))
 	def(names("export", "declare", "typeset", "local", "readonly", "unset", "set", "shopt", "read", "mapfile",
 		"readarray", "shift", "getopts", "hash", "ulimit", "umask", "wait", "kill", "jobs", "fg", "bg", "disown",
 		"return", "exit", "break", "continue", "compgen", "complete", "caller", "history", "fc", "times", "suspend",
 		"logout", "bind", "enable", "alias", "unalias"),
-		spec(opNone, Opaque, `*`))
+		spec(opNone, Opaque, `*`).with(checkStateBuiltin))
 	commands["export"].why = "shell builtin that changes the shell's state"
 
 	// Files: writing.
@@ -204,7 +204,7 @@ func initCommands() {
 		--no-target-directory --verbose --help --version`))
 	def(names("chmod"), spec(opMode, Writes, `-c -f -v -R:R --changes --silent --quiet --verbose --no-preserve-root
 		--preserve-root --reference=:r --recursive:R --help --version`))
-	def(names("chown", "chgrp"), spec(opMode, Writes, `-c -f -v -h -H -L -P -R:R --changes --silent --quiet --verbose
+	def(names("chown", "chgrp"), spec(opMode, Writes, `-c -f -v -h -H -L:F -P -R:R --changes --silent --quiet --verbose
 		--dereference --no-dereference --from= --no-preserve-root --preserve-root --reference=:r --recursive:R --help --version`))
 	def(names("tee"), spec(opWrite, Writes, `-a -i -p --append --ignore-interrupts --output-error=? --help --version`))
 	def(names("truncate"), spec(opWrite, Writes|Destructive, `-c -o -r=:r -s= --no-create --io-blocks --reference=:r --size= --help --version`))
@@ -212,15 +212,15 @@ func initCommands() {
 	def(names("rsync"), spec(opNone, Writes, ``).with(checkRsync))
 
 	// Network.
-	def(names("curl"), spec(opNone, Network, `-s -S -L -f -I -i -k -v -G -4 -6 -N -Z -j -# -q -O:w -J -R -X= -H= -A= -e= -u= -x=
-		-d= -F= -m= -w= -b= -r= -Y= -y= -z= -E= -C= --silent --show-error --location --fail --fail-with-body --head
-		--include --insecure --verbose --get --request= --header= --user-agent= --referer= --user= --proxy= --data=
-		--data-raw= --data-binary= --data-urlencode= --data-ascii= --json= --form= --form-string= --max-time=
-		--connect-timeout= --retry= --retry-delay= --retry-max-time= --compressed --write-out= --url= --cookie=
+	def(names("curl"), spec(opNone, Network, `-s -S -L -f -I -i -k -v -G -4 -6 -N -Z -j -# -q -O:w -J -R -X= -H=:a -A= -e= -u= -x=
+		-d=:a -F=:a -m= -w=:a -b=:c -r= -Y= -y= -z= -E=:r -C= --silent --show-error --location --fail --fail-with-body --head
+		--include --insecure --verbose --get --request= --header=:a --user-agent= --referer= --user= --proxy= --data=:a
+		--data-raw= --data-binary=:a --data-urlencode=:a --data-ascii=:a --json=:a --form=:a --form-string= --max-time=
+		--connect-timeout= --retry= --retry-delay= --retry-max-time= --compressed --write-out=:a --url= --cookie=:c
 		--range= --http1.1 --http2 --http3 --tlsv1.2 --tlsv1.3 --ipv4 --ipv6 --no-buffer --location-trusted
 		--max-redirs= --remote-name:w --remote-header-name --remote-time --progress-bar --no-progress-meter
 		-o=:w --output=:w --output-dir=:w -D=:w --dump-header=:w -c=:w --cookie-jar=:w --trace=:w --trace-ascii=:w
-		--stderr=:w -T=:r --upload-file=:r -K=:r --config=:r --create-dirs --netrc --netrc-file=:r`).with(checkNetwork))
+		--stderr=:w -T=:r --upload-file=:r -K=:ro --config=:ro --create-dirs --netrc --netrc-file=:r`).with(checkNetwork))
 	def(names("wget"), spec(opNone, Network, `-q -v -c -N -S -r:w -x -k -p -m -4 -6 -t= -T= -w= -U= -l=
 		-e=:o --quiet --verbose --continue --timestamping --server-response --recursive:w --no-parent --no-clobber
 		--tries= --timeout= --wait= --user-agent= --header= --level= --mirror:w --page-requisites --convert-links

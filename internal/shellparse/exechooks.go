@@ -138,6 +138,7 @@ func checkTar(an *analyzer, idx int, args []Word) {
 		case "T":
 			e.Reads = append(e.Reads, pathOf(val))
 			if writing {
+				e.Reads = append(e.Reads, unknownPath("tar "+v.flag+": the files "+val.Text+" lists"))
 				e.add(Opaque, "tar %s %s: it archives the files that list names, which the analysis does not see", v.flag, val.Text)
 				e.Escalated = true
 			}

@@ -1,15 +1,22 @@
 package shellparse
 
 import (
+	"regexp"
 	"strings"
 )
 
+// multiArg matches an option token that takes several words: --rawfile=2@2.
+var multiArg = regexp.MustCompile(`^(.+)=([2-9])(?:@([1-9]))?$`)
+
 // flagSpec describes one option of a command.
 type flagSpec struct {
-	// arg: 0 none, 1 required (next word or attached), 2 two following
-	// words (jq --arg name value), -1 optional and only attached
-	// (--color=always).
+	// arg: 0 none, 1 required (next word or attached), N > 1 the N
+	// following words (jq --arg name value, --rawfile name file), -1
+	// optional and only attached (--color=always).
 	arg int8
+	// at is the word of a multi-word value (1-based) the effects apply
+	// to; 0 means the last (--rawfile NAME FILE: the file).
+	at int8
 	// eff are the option's effects, letters:
 	//
 	//	r  its value is a file the command reads
@@ -21,6 +28,14 @@ type flagSpec struct {
 	//	o  known, but its effect cannot be analysed
 	//	R  operands are read recursively (grep -r)
 	//	P  it supplies the pattern, so the first operand is a file (grep -e)
+	//	a  its value may name a file curl-style: @FILE, NAME@FILE,
+	//	   NAME=@FILE or NAME=<FILE reads FILE (see atFile)
+	//	c  a value without "=" is a file read (curl -b FILE)
+	//	L  its value (or, without a value, each operand) is a file that
+	//	   lists more files the command reads: those are unknown
+	//	F  a recursion follows symbolic links (grep -R, rg -L, cp -L)
+	//	N  a recursion does not follow symbolic links (diff --no-dereference)
+	//	T  it walks its operand directories for names and metadata (ls -R)
 	eff string
 }
 
@@ -33,6 +48,14 @@ type cmdSpec struct {
 	anyArg bool
 	// numeric accepts -NUM (head -5, seq -3 3).
 	numeric bool
+	// globFiles: an option opens more files than its operands (a list
+	// file, a link-following or plain recursion, curl's @file): a glob
+	// operand whose expansion starts with "-" would be such an option.
+	globFiles bool
+	// walks: the command walks its operand directories (du, tree) for
+	// names and metadata; with a following option (F) it reaches what
+	// the links below point at.
+	walks bool
 	// ops is the role of operands: see the opXxx constants.
 	ops byte
 	// class is the command's own class with known options.
@@ -63,9 +86,10 @@ const (
 )
 
 // spec builds a cmdSpec from a compact option list: whitespace-separated
-// tokens name[=|=?|=2][:effects], for example "-a --all -n= --lines=
-// --color=? -o=:w -r:R --arg=2". "*" accepts every argument, "-#"
-// accepts -NUM.
+// tokens name[=|=?|=N|=N@K][:effects], for example "-a --all -n= --lines=
+// --color=? -o=:w -r:R --arg=2 --rawfile=2@2:r". "=N" takes the N
+// following words, and the effects apply to the last of them, or to word
+// K with "@K". "*" accepts every argument, "-#" accepts -NUM.
 func spec(ops byte, class Class, tokens string) *cmdSpec {
 	s := &cmdSpec{ops: ops, class: class, short: map[byte]flagSpec{}, long: map[string]flagSpec{}, globSafe: true}
 	for _, tok := range strings.Fields(tokens) {
@@ -83,13 +107,24 @@ func spec(ops byte, class Class, tokens string) *cmdSpec {
 		switch {
 		case strings.HasSuffix(name, "=?"):
 			fs.arg, name = -1, strings.TrimSuffix(name, "=?")
-		case strings.HasSuffix(name, "=2"):
-			fs.arg, name = 2, strings.TrimSuffix(name, "=2")
+		case multiArg.MatchString(name):
+			m := multiArg.FindStringSubmatch(name)
+			fs.arg = int8(m[2][0] - '0')
+			if m[3] != "" {
+				fs.at = int8(m[3][0] - '0')
+			}
+			if fs.at > fs.arg {
+				panic("shellparse: bad option token " + tok)
+			}
+			name = m[1]
 		case strings.HasSuffix(name, "="):
 			fs.arg, name = 1, strings.TrimSuffix(name, "=")
 		}
 		if strings.ContainsAny(eff, "wdxno") {
 			s.globSafe = false
+		}
+		if strings.ContainsAny(eff, "acLFR") {
+			s.globFiles = true
 		}
 		switch {
 		case strings.HasPrefix(name, "--"):
@@ -107,6 +142,12 @@ func spec(ops byte, class Class, tokens string) *cmdSpec {
 func (s *cmdSpec) with(check func(an *analyzer, idx int, args []Word)) *cmdSpec {
 	c := *s
 	c.check = check
+	return &c
+}
+
+func (s *cmdSpec) walk() *cmdSpec {
+	c := *s
+	c.walks = true
 	return &c
 }
 
@@ -182,6 +223,9 @@ func (s *cmdSpec) scanArgs(args []Word) scanResult {
 				r.unknown = append(r.unknown, v)
 			case fs.arg == 0:
 				r.effects += fs.eff
+			case hasVal && fs.arg > 1:
+				// --rawfile=NAME FILE is not a form the programs accept.
+				r.unknown = append(r.unknown, v)
 			case hasVal:
 				r.values = append(r.values, optValue{flag: full, val: Word{Text: val, Value: val}, eff: fs.eff})
 			case fs.arg == -1:
@@ -193,7 +237,7 @@ func (s *cmdSpec) scanArgs(args []Word) scanResult {
 					i = len(args)
 					continue
 				}
-				r.values = append(r.values, optValue{flag: full, val: args[i+n], eff: fs.eff})
+				r.values = append(r.values, optValue{flag: full, val: args[i+fs.word()], eff: fs.eff})
 				i += n
 			}
 			continue
@@ -220,7 +264,7 @@ func (s *cmdSpec) scanArgs(args []Word) scanResult {
 				val := v[j+1:]
 				r.values = append(r.values, optValue{flag: v[:j+1], val: Word{Text: val, Value: val}, eff: fs.eff})
 			} else if i+int(fs.arg) < len(args) {
-				r.values = append(r.values, optValue{flag: v, val: args[i+int(fs.arg)], eff: fs.eff})
+				r.values = append(r.values, optValue{flag: v, val: args[i+fs.word()], eff: fs.eff})
 				i += int(fs.arg)
 			} else {
 				r.unknown = append(r.unknown, v+" (missing value)")
@@ -229,6 +273,15 @@ func (s *cmdSpec) scanArgs(args []Word) scanResult {
 		}
 	}
 	return r
+}
+
+// word is the offset, from the option, of the value word its effects
+// apply to.
+func (fs flagSpec) word() int {
+	if fs.at > 0 {
+		return int(fs.at)
+	}
+	return int(fs.arg)
 }
 
 func isDigits(s string) bool {

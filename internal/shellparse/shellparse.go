@@ -64,9 +64,22 @@ type Script struct {
 	// precede a command — loop variables, ${X:=v} — to a name that may be
 	// exported or special to the shell (see shellVarOK).
 	Complex bool
+	// EvalsCode reports the part of Complex where bash evaluates text as
+	// code when it expands a word: arithmetic or subscripts that refer to
+	// variables (whose values may hold $(…)), ${x@P} and the other @
+	// operators, indirection ${!x}, slices, [[ -v ]] and arithmetic
+	// comparisons, let, for ((…)), enable (loads code).
+	EvalsCode bool
 	// ContinuedComment reports a comment that ends in a backslash: bash
 	// and the parser may disagree on where it ends.
 	ContinuedComment bool
+
+	// The parse, for the flow of directories (resolve.go): the
+	// statement behind each of Commands, and each redirection's index in
+	// Redirects.
+	file     *syntax.File
+	stmtIdx  map[*syntax.Stmt]int
+	redirIdx map[*syntax.Redirect]int
 }
 
 // Command is one simple command.
@@ -192,7 +205,7 @@ func Parse(src string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	a := &analyser{src: src, s: &Script{Source: src}}
+	a := &analyser{src: src, s: &Script{Source: src, file: f, stmtIdx: map[*syntax.Stmt]int{}, redirIdx: map[*syntax.Redirect]int{}}}
 	syntax.Walk(f, a.visit)
 	a.s.ContinuedComment = hasContinuedComment(src)
 	return a.s, nil
@@ -204,6 +217,10 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 type analyser struct {
 	src string
 	s   *Script
+	// bound are loop-variable references whose value is known: see
+	// bindLoop.
+	bound map[*syntax.Word]Word
+	funcs int8 // 0 not yet known, 1 no function definition, 2 some
 }
 
 func (a *analyser) text(from, to syntax.Pos) string {
@@ -247,49 +264,50 @@ func (a *analyser) visit(n syntax.Node) bool {
 		if p := n.Pattern.Value; strings.Contains(p, "<(") || strings.Contains(p, ">(") {
 			a.s.HasProcessSubst = true
 		}
+	case *syntax.ForClause:
+		a.bindLoop(n)
+		// for/select NAME in …: every item is assigned to NAME.
+		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !shellVarOK(wi.Name.Value) {
+			a.s.Complex = true
+		}
 	case *syntax.FuncDecl, *syntax.CoprocClause, *syntax.TestDecl:
 		a.s.Complex = true
 	case *syntax.ArithmExp:
 		if arithHasName(n.X) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.ArithmCmd:
 		if arithHasName(n.X) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.CStyleLoop:
-		a.s.Complex = true
+		a.s.Complex, a.s.EvalsCode = true, true
 	case *syntax.LetClause:
-		a.s.Complex = true
+		a.s.Complex, a.s.EvalsCode = true, true
 	case *syntax.ParamExp:
 		if n.Excl || n.Index != nil || n.Slice != nil || n.NestedParam != nil ||
 			(n.Exp != nil && n.Exp.Op == syntax.OtherParamOps) {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 		// ${X:=v} and ${X=v} assign (envvars.go decides which names may).
 		if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) &&
 			n.Param != nil && !shellVarOK(n.Param.Value) {
 			a.s.Complex = true
 		}
-	case *syntax.ForClause:
-		// for/select NAME in …: every item is assigned to NAME.
-		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !shellVarOK(wi.Name.Value) {
-			a.s.Complex = true
-		}
 	case *syntax.Assign:
 		if n.Index != nil {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.UnaryTest:
 		// [[ -v a[$(cmd)] ]] and -R evaluate a subscript.
 		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	case *syntax.BinaryTest:
 		// [[ a -eq b ]] and friends evaluate their operands arithmetically.
 		switch n.Op {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
-			a.s.Complex = true
+			a.s.Complex, a.s.EvalsCode = true, true
 		}
 	}
 	return true
@@ -333,6 +351,7 @@ func (a *analyser) stmt(st *syntax.Stmt) {
 	for _, r := range st.Redirs {
 		rd := a.redirect(r)
 		redirs = append(redirs, rd)
+		a.s.redirIdx[r] = len(a.s.Redirects)
 		a.s.Redirects = append(a.s.Redirects, rd)
 	}
 	var cmd *Command
@@ -384,7 +403,11 @@ func (a *analyser) stmt(st *syntax.Stmt) {
 	cmd.Text = a.text(from, to)
 	if name := cmd.Name(); evalLike[name] && !cmd.Words[0].Dynamic {
 		a.s.Complex = true
+		if name == "enable" {
+			a.s.EvalsCode = true
+		}
 	}
+	a.s.stmtIdx[st] = len(a.s.Commands)
 	a.s.Commands = append(a.s.Commands, *cmd)
 }
 
@@ -517,6 +540,9 @@ func unquoteDelim(s string) string {
 
 // word analyses one word: its literal value if it has one.
 func (a *analyser) word(w *syntax.Word) Word {
+	if b, ok := a.bound[w]; ok {
+		return b
+	}
 	out := Word{Text: a.nodeText(w)}
 	var b strings.Builder
 	for i, part := range w.Parts {

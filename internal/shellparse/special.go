@@ -77,9 +77,9 @@ func checkChdir(an *analyzer, idx int, args []Word) {
 		tilde := t.Dynamic && !t.Glob && !t.Split && (t.Text == "~" || strings.HasPrefix(t.Text, "~/")) && !strings.ContainsAny(t.Text, "$`")
 		switch {
 		case !t.Dynamic && t.Value != "-" && !(name == "pushd" && (strings.HasPrefix(t.Value, "+") || strings.HasPrefix(t.Value, "-"))):
-			e.Chdir = &Chdir{Target: t.Value, Literal: true}
+			e.Chdir = &Chdir{Target: t.Value, Literal: true, Physical: physicalCd(args)}
 		case tilde:
-			e.Chdir = &Chdir{Target: t.Text, Literal: true}
+			e.Chdir = &Chdir{Target: t.Text, Literal: true, Physical: physicalCd(args)}
 		default:
 			e.Chdir = &Chdir{Target: t.Text}
 			e.add(Opaque, "%s %s: the directory is only known when the shell runs", name, t.Text)
@@ -161,6 +161,10 @@ func checkRsync(an *analyzer, idx int, args []Word) {
 				val = &Word{Text: s, Value: s}
 			}
 		}
+		if !strings.HasPrefix(v, "--") {
+			rsyncFileOption(e, v, nil)
+		}
+		rsyncFileOption(e, name, val)
 		rsyncDirOpt(e, name, val) // links.go
 	}
 	if destroy {
@@ -219,7 +223,13 @@ loop:
 		case v == "--" || v == "-":
 			i++
 			break loop
-		case v == "-o" || v == "+o" || v == "-O" || v == "+O" || v == "--rcfile" || v == "--init-file":
+		case v == "--rcfile" || v == "--init-file":
+			// Read (and run) by an interactive shell.
+			if i+1 < len(args) {
+				e.Reads = append(e.Reads, pathOf(args[i+1]))
+			}
+			i++
+		case v == "-o" || v == "+o" || v == "-O" || v == "+O":
 			i++
 		case strings.HasPrefix(v, "--"):
 		case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
@@ -319,8 +329,14 @@ var (
 func checkFind(an *analyzer, idx int, args []Word) {
 	e := an.at(idx)
 	i := 0
+	follow := false
 	for i < len(args) && !args[i].Dynamic {
 		v := args[i].Value
+		if v == "-L" {
+			follow = true
+		} else if v == "-P" || v == "-H" {
+			follow = false
+		}
 		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") && len(v) > 2 {
 			i++
 		} else if v == "-D" {
@@ -347,6 +363,7 @@ func checkFind(an *analyzer, idx int, args []Word) {
 	}
 	e.Reads = append(e.Reads, roots...)
 	var payloads [][]Word
+	var elsewhere []bool // -execdir, -okdir: the payload runs in each found file's directory
 	for ; i < len(args); i++ {
 		w := args[i]
 		if w.Dynamic {
@@ -355,6 +372,8 @@ func checkFind(an *analyzer, idx int, args []Word) {
 		}
 		v := w.Value
 		switch {
+		case v == "-follow":
+			follow = true
 		case findNoArg[v]:
 		case findArg[v], strings.HasPrefix(v, "-newer") && len(v) == 8:
 			i++
@@ -365,6 +384,9 @@ func checkFind(an *analyzer, idx int, args []Word) {
 			i++
 			if i < len(args) {
 				e.Reads = append(e.Reads, pathOf(args[i]))
+				if v == "-files0-from" {
+					e.Reads = append(e.Reads, unknownPath("find -files0-from: the files "+args[i].Text+" lists"))
+				}
 			}
 		case findWrite[v] || v == "-fprintf":
 			i++
@@ -396,13 +418,25 @@ func checkFind(an *analyzer, idx int, args []Word) {
 				continue
 			}
 			payloads = append(payloads, args[i+1:j])
+			elsewhere = append(elsewhere, v == "-execdir" || v == "-okdir")
 			i = j
 		default:
 			e.add(Opaque, "find has no known predicate %s", v)
 		}
 	}
-	for _, p := range payloads {
-		an.payloadWords(p, false, idx)
+	if follow {
+		for _, r := range roots {
+			r.Follow = true
+			an.at(idx).Reads = append(an.at(idx).Reads, r)
+		}
+	}
+	for k, p := range payloads {
+		// find puts each found file's name where the payload says {}.
+		j := len(an.a.Cmds)
+		an.payloadWords(substituted(p, "{}"), false, idx)
+		if elsewhere[k] && j < len(an.a.Cmds) {
+			an.at(j).runsElsewhere = true
+		}
 	}
 }
 
@@ -412,7 +446,7 @@ func checkSed(an *analyzer, idx int, args []Word) {
 	e := an.at(idx)
 	var scripts []Word
 	var files []Word
-	haveScript, inPlace := false, false
+	haveScript, inPlace, fromFile := false, false, false
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		v := w.Value
@@ -433,14 +467,15 @@ func checkSed(an *analyzer, idx int, args []Word) {
 			case "-f", "--file":
 				e.Reads = append(e.Reads, pathOf(args[i+1]))
 				e.add(Opaque, "sed -f runs a script file the analysis does not see")
-				e.Escalated, haveScript = true, true
+				e.Escalated, haveScript, fromFile = true, true, true
 			}
 			i++
 		case strings.HasPrefix(v, "--expression="):
 			scripts, haveScript = append(scripts, Word{Text: v, Value: strings.TrimPrefix(v, "--expression=")}), true
 		case strings.HasPrefix(v, "--file="):
+			e.Reads = append(e.Reads, Path{Value: strings.TrimPrefix(v, "--file=")})
 			e.add(Opaque, "sed --file runs a script file the analysis does not see")
-			e.Escalated, haveScript = true, true
+			e.Escalated, haveScript, fromFile = true, true, true
 		case v == "--in-place" || strings.HasPrefix(v, "--in-place="):
 			inPlace = true
 		case v == "--quiet" || v == "--silent" || v == "--posix" || v == "--debug" || v == "--regexp-extended" ||
@@ -462,7 +497,7 @@ func checkSed(an *analyzer, idx int, args []Word) {
 							scripts, haveScript = append(scripts, Word{Text: v, Value: v[j+1:]}), true
 						} else if v[j] == 'f' {
 							e.add(Opaque, "sed -f runs a script file the analysis does not see")
-							e.Escalated, haveScript = true, true
+							e.Escalated, haveScript, fromFile = true, true, true
 						}
 					} else if i+1 < len(args) {
 						if v[j] == 'e' {
@@ -470,7 +505,7 @@ func checkSed(an *analyzer, idx int, args []Word) {
 						} else if v[j] == 'f' {
 							e.Reads = append(e.Reads, pathOf(args[i+1]))
 							e.add(Opaque, "sed -f runs a script file the analysis does not see")
-							e.Escalated, haveScript = true, true
+							e.Escalated, haveScript, fromFile = true, true, true
 						}
 						i++
 					}
@@ -481,6 +516,11 @@ func checkSed(an *analyzer, idx int, args []Word) {
 				}
 			}
 		}
+	}
+	if fromFile {
+		// A script file may read (r, R) and write (w, W) any file.
+		e.Reads = append(e.Reads, unknownPath("files sed's script file opens"))
+		e.Writes = append(e.Writes, unknownPath("files sed's script file writes"))
 	}
 	if !haveScript {
 		if len(files) == 0 {
@@ -657,6 +697,7 @@ func sedScript(e *Cmd, script string) {
 		case 'e':
 			e.add(Runs, "sed e runs a command")
 			e.Escalated = true
+			e.Reads = append(e.Reads, unknownPath("files the command sed runs opens"))
 			restOfLine()
 		case 'y':
 			if !delimited(2) {
@@ -684,6 +725,7 @@ func sedScript(e *Cmd, script string) {
 					i++
 					e.add(Runs, "sed s///e runs the pattern space as a command")
 					e.Escalated = true
+					e.Reads = append(e.Reads, unknownPath("files the command sed runs opens"))
 				default:
 					break flags
 				}
@@ -695,10 +737,6 @@ func sedScript(e *Cmd, script string) {
 		}
 	}
 }
-
-// awkRisky are awk constructs that write files, run commands or call
-// functions indirectly.
-var awkRisky = []string{"system", "|", ">", "getline", "@", "close", "fflush", "PROCINFO"}
 
 // checkAwk: a literal program without output redirection, pipes,
 // system() or getline only reads.
@@ -723,7 +761,13 @@ func checkAwk(an *analyzer, idx int, args []Word) {
 		case v == "-f" || strings.HasPrefix(v, "--file"):
 			e.add(Opaque, "%s -f runs a program file the analysis does not see", name)
 			e.Escalated, haveProg = true, true
-			if v == "-f" {
+			e.Reads = append(e.Reads, unknownPath("files the "+name+" program file opens"))
+			if f, ok := strings.CutPrefix(v, "--file="); ok {
+				e.Reads = append(e.Reads, Path{Value: f})
+			} else if v == "-f" && i+1 < len(args) {
+				e.Reads = append(e.Reads, pathOf(args[i+1]))
+			}
+			if v == "-f" || v == "--file" {
 				i++
 			}
 		default:
@@ -742,13 +786,7 @@ func checkAwk(an *analyzer, idx int, args []Word) {
 			e.add(Opaque, "%s program %s is only known when the shell runs", name, prog.Text)
 			e.Escalated = true
 		} else {
-			for _, r := range awkRisky {
-				if strings.Contains(prog.Value, r) {
-					e.add(Writes|Runs|Opaque, "%s program uses %q (it can write files or run commands)", name, r)
-					e.Escalated = true
-					break
-				}
-			}
+			awkProgram(e, name, prog.Value)
 		}
 	}
 	for _, w := range ops {
