@@ -14,7 +14,7 @@ import (
 // time.
 
 // assigningBuiltins can assign a variable named in their operands.
-var assigningBuiltins = set("read", "mapfile", "readarray", "printf", "getopts", "eval", "source", ".", "unset",
+var assigningBuiltins = lazySet("read", "mapfile", "readarray", "printf", "getopts", "eval", "source", ".", "unset",
 	"declare", "typeset", "local", "export", "readonly", "let", "builtin", "command", "exec", "trap", "enable", "alias")
 
 // bindLoop records the references to a loop's variable that take the
@@ -51,7 +51,7 @@ func (a *analyser) bindLoop(fc *syntax.ForClause) {
 			case *syntax.CallExpr:
 				if len(n.Args) > 0 {
 					lit := n.Args[0].Lit()
-					if lit == "" || assigningBuiltins[lit] {
+					if lit == "" || assigningBuiltins()[lit] {
 						clean = false
 					}
 				}

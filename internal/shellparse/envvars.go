@@ -1,6 +1,9 @@
 package shellparse
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Environment assignments: the one home of the rule that decides which
 // variables a command line may set without changing what a command runs
@@ -14,15 +17,17 @@ import "strings"
 
 // inertVars are the variables whose value only changes how a program
 // formats what it prints, mapped to the shape their value must have.
-var inertVars = map[string]func(string) bool{
-	"LANG": localeName, "LANGUAGE": localeList, "LC_ALL": localeName,
-	"TZ":   tzName,
-	"TERM": termName, "COLORTERM": termName,
-	"COLUMNS": digits, "LINES": digits,
-	"NO_COLOR": anyFlag, "CLICOLOR": anyFlag, "CLICOLOR_FORCE": anyFlag, "FORCE_COLOR": anyFlag,
-	"CI": anyFlag, "PYTHONUNBUFFERED": anyFlag, "PYTHONDONTWRITEBYTECODE": anyFlag,
-	"RUST_BACKTRACE": anyFlag, "TIME_STYLE": anyFlag, "QUOTING_STYLE": anyFlag,
-}
+var inertVars = sync.OnceValue(func() map[string]func(string) bool {
+	return map[string]func(string) bool{
+		"LANG": localeName, "LANGUAGE": localeList, "LC_ALL": localeName,
+		"TZ":   tzName,
+		"TERM": termName, "COLORTERM": termName,
+		"COLUMNS": digits, "LINES": digits,
+		"NO_COLOR": anyFlag, "CLICOLOR": anyFlag, "CLICOLOR_FORCE": anyFlag, "FORCE_COLOR": anyFlag,
+		"CI": anyFlag, "PYTHONUNBUFFERED": anyFlag, "PYTHONDONTWRITEBYTECODE": anyFlag,
+		"RUST_BACKTRACE": anyFlag, "TIME_STYLE": anyFlag, "QUOTING_STYLE": anyFlag,
+	}
+})
 
 // inertAssign reports whether an assignment cannot change what a command
 // runs or loads: a listed variable (or LC_*, a locale category) with a
@@ -31,7 +36,7 @@ func inertAssign(name, value string, dynamic bool) bool {
 	if dynamic {
 		return false
 	}
-	check, ok := inertVars[name]
+	check, ok := inertVars()[name]
 	if !ok && strings.HasPrefix(name, "LC_") && len(name) > 3 {
 		check, ok = localeName, true
 	}
@@ -107,7 +112,7 @@ func onlyBytes(v, extra string) bool {
 
 // proxyVars are the lower-case names programs read from the environment
 // to choose where they connect.
-var proxyVars = set("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy")
+var proxyVars = lazySet("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy")
 
 // shellVarOK reports whether a shell variable may be assigned where no
 // command follows (a for or select loop's variable, ${NAME:=value}): an
@@ -116,10 +121,10 @@ var proxyVars = set("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_p
 // IFS, CDPATH, HOME, LD_PRELOAD, BASH_ENV, PS4 — and an assignment then
 // changes what every later command runs or loads.
 func shellVarOK(name string) bool {
-	if _, ok := inertVars[name]; ok || strings.HasPrefix(name, "LC_") {
+	if _, ok := inertVars()[name]; ok || strings.HasPrefix(name, "LC_") {
 		return true
 	}
-	if name == "" || proxyVars[name] {
+	if name == "" || proxyVars()[name] {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -14,7 +14,7 @@ package shellparse
 
 // noCodeBuiltins are the state builtins that never evaluate an operand as
 // code or a subscript.
-var noCodeBuiltins = set("shift", "exit", "return", "break", "continue", "times", "caller", "suspend", "logout",
+var noCodeBuiltins = lazySet("shift", "exit", "return", "break", "continue", "times", "caller", "suspend", "logout",
 	"umask", "ulimit", "fg", "bg", "disown")
 
 // checkStateBuiltin: a builtin that changes the shell's state (Opaque by
@@ -23,7 +23,7 @@ var noCodeBuiltins = set("shift", "exit", "return", "break", "continue", "times"
 func checkStateBuiltin(an *analyzer, idx int, args []Word) {
 	e := an.at(idx)
 	name := e.Inner[0].Value
-	if noCodeBuiltins[name] {
+	if noCodeBuiltins()[name] {
 		return
 	}
 	if name == "export" || name == "readonly" || name == "declare" || name == "typeset" || name == "local" || name == "unset" {

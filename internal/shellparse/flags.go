@@ -3,10 +3,11 @@ package shellparse
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // multiArg matches an option token that takes several words: --rawfile=2@2.
-var multiArg = regexp.MustCompile(`^(.+)=([2-9])(?:@([1-9]))?$`)
+var multiArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)=([2-9])(?:@([1-9]))?$`) })
 
 // flagSpec describes one option of a command.
 type flagSpec struct {
@@ -107,8 +108,8 @@ func spec(ops byte, class Class, tokens string) *cmdSpec {
 		switch {
 		case strings.HasSuffix(name, "=?"):
 			fs.arg, name = -1, strings.TrimSuffix(name, "=?")
-		case multiArg.MatchString(name):
-			m := multiArg.FindStringSubmatch(name)
+		case multiArg().MatchString(name):
+			m := multiArg().FindStringSubmatch(name)
 			fs.arg = int8(m[2][0] - '0')
 			if m[3] != "" {
 				fs.at = int8(m[3][0] - '0')

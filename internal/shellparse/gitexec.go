@@ -1,6 +1,9 @@
 package shellparse
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Git that runs programs. Every subcommand that is not a pure read may run
 // the repository's hooks (.git/hooks or core.hooksPath: pre-commit,
@@ -35,34 +38,36 @@ type gitExecOpt struct {
 }
 
 // gitExecOpts are the options per subcommand that make git run a program.
-var gitExecOpts = map[string][]gitExecOpt{
-	"rebase": {{"--exec", 'x', false, execShell}, {"--interactive", 'i', true, execTool}, {"--edit-todo", 0, true, execTool},
-		{"--strategy", 's', false, execProgram}},
-	"merge":      {{"--strategy", 's', false, execProgram}, {"--edit", 'e', true, execTool}},
-	"pull":       {{"--upload-pack", 0, false, execProgram}, {"--strategy", 's', false, execProgram}},
-	"fetch":      {{"--upload-pack", 0, false, execProgram}},
-	"clone":      {{"--upload-pack", 'u', false, execProgram}, {"--template", 0, false, execProgram}, {"--config", 'c', false, execConfig}},
-	"init":       {{"--template", 0, false, execProgram}},
-	"ls-remote":  {{"--upload-pack", 'u', false, execProgram}},
-	"fetch-pack": {{"--upload-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
-	"push":       {{"--receive-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
-	"send-pack":  {{"--receive-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
-	"archive":    {{"--exec", 0, false, execProgram}, {"--remote", 0, false, execProgram}},
-	"difftool":   {{"--extcmd", 'x', false, execShell}, {"--tool", 't', false, execProgram}},
-	"mergetool":  {{"--tool", 't', false, execProgram}},
-	"commit":     {{"--edit", 'e', true, execTool}, {"--interactive", 0, true, execTool}, {"--patch", 'p', true, execTool}},
-	"am":         {{"--interactive", 'i', true, execTool}},
-	"send-email": {{"--smtp-server", 0, false, execProgram}, {"--sendmail-cmd", 0, false, execShell},
-		{"--to-cmd", 0, false, execShell}, {"--cc-cmd", 0, false, execShell}, {"--header-cmd", 0, false, execShell},
-		{"--compose", 0, true, execTool}, {"--annotate", 0, true, execTool}},
-	"filter-branch": {{"--tree-filter", 0, false, execShell}, {"--index-filter", 0, false, execShell},
-		{"--env-filter", 0, false, execShell}, {"--msg-filter", 0, false, execShell}, {"--commit-filter", 0, false, execShell},
-		{"--parent-filter", 0, false, execShell}, {"--tag-name-filter", 0, false, execShell}, {"--setup", 0, false, execShell}},
-}
+var gitExecOpts = sync.OnceValue(func() map[string][]gitExecOpt {
+	return map[string][]gitExecOpt{
+		"rebase": {{"--exec", 'x', false, execShell}, {"--interactive", 'i', true, execTool}, {"--edit-todo", 0, true, execTool},
+			{"--strategy", 's', false, execProgram}},
+		"merge":      {{"--strategy", 's', false, execProgram}, {"--edit", 'e', true, execTool}},
+		"pull":       {{"--upload-pack", 0, false, execProgram}, {"--strategy", 's', false, execProgram}},
+		"fetch":      {{"--upload-pack", 0, false, execProgram}},
+		"clone":      {{"--upload-pack", 'u', false, execProgram}, {"--template", 0, false, execProgram}, {"--config", 'c', false, execConfig}},
+		"init":       {{"--template", 0, false, execProgram}},
+		"ls-remote":  {{"--upload-pack", 'u', false, execProgram}},
+		"fetch-pack": {{"--upload-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
+		"push":       {{"--receive-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
+		"send-pack":  {{"--receive-pack", 0, false, execProgram}, {"--exec", 0, false, execProgram}},
+		"archive":    {{"--exec", 0, false, execProgram}, {"--remote", 0, false, execProgram}},
+		"difftool":   {{"--extcmd", 'x', false, execShell}, {"--tool", 't', false, execProgram}},
+		"mergetool":  {{"--tool", 't', false, execProgram}},
+		"commit":     {{"--edit", 'e', true, execTool}, {"--interactive", 0, true, execTool}, {"--patch", 'p', true, execTool}},
+		"am":         {{"--interactive", 'i', true, execTool}},
+		"send-email": {{"--smtp-server", 0, false, execProgram}, {"--sendmail-cmd", 0, false, execShell},
+			{"--to-cmd", 0, false, execShell}, {"--cc-cmd", 0, false, execShell}, {"--header-cmd", 0, false, execShell},
+			{"--compose", 0, true, execTool}, {"--annotate", 0, true, execTool}},
+		"filter-branch": {{"--tree-filter", 0, false, execShell}, {"--index-filter", 0, false, execShell},
+			{"--env-filter", 0, false, execShell}, {"--msg-filter", 0, false, execShell}, {"--commit-filter", 0, false, execShell},
+			{"--parent-filter", 0, false, execShell}, {"--tag-name-filter", 0, false, execShell}, {"--setup", 0, false, execShell}},
+	}
+})
 
 // builtinStrategies are the merge strategies built into git; any other
 // name runs the program git-merge-<name>.
-var builtinStrategies = set("ort", "recursive", "resolve", "octopus", "ours", "subtree")
+var builtinStrategies = lazySet("ort", "recursive", "resolve", "octopus", "ours", "subtree")
 
 // gitRuns classifies a subcommand that is not a pure read: it runs hooks
 // and configured programs (Runs); its exec options escalate it and their
@@ -74,8 +79,8 @@ func gitRuns(an *analyzer, idx int, sub string, rest []Word) {
 	e.add(Runs, "git %s may run the repository's hooks and the programs its configuration names", sub)
 	var payloads []string
 	var payloadWords []Word
-	ops := gitOperands(rest, gitExecOpts[sub], func(o gitExecOpt, flag string, val *Word) {
-		if o.long == "--strategy" && val != nil && !val.Dynamic && builtinStrategies[val.Value] {
+	ops := gitOperands(rest, gitExecOpts()[sub], func(o gitExecOpt, flag string, val *Word) {
+		if o.long == "--strategy" && val != nil && !val.Dynamic && builtinStrategies()[val.Value] {
 			return // built into git: no program is looked up
 		}
 		e := an.at(idx)

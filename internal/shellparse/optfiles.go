@@ -1,6 +1,9 @@
 package shellparse
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Files a command opens through option values and indirections: curl's
 // @FILE values, list files (--files0-from, sha256sum -c), recursions that
@@ -120,19 +123,21 @@ func markOptionGlobs(ps []Path) {
 
 // rsyncFiles are rsync's options whose value is a file: r read, w
 // written, L a list of files read, F following links (no value).
-var rsyncFiles = map[string]string{
-	"--exclude-from": "r", "--include-from": "r", "--files-from": "L", "--password-file": "r", "--read-batch": "r",
-	"--log-file": "w", "--write-batch": "w", "--only-write-batch": "w", "--backup-dir": "w", "--temp-dir": "w",
-	"-T": "w", "--partial-dir": "w", "--compare-dest": "r", "--copy-dest": "r", "--link-dest": "r",
-	"-L": "F", "--copy-links": "F", "--copy-unsafe-links": "F", "-K": "F", "--keep-dirlinks": "F", "--copy-dirlinks": "F",
-	"-f": "m", "--filter": "m",
-}
+var rsyncFiles = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"--exclude-from": "r", "--include-from": "r", "--files-from": "L", "--password-file": "r", "--read-batch": "r",
+		"--log-file": "w", "--write-batch": "w", "--only-write-batch": "w", "--backup-dir": "w", "--temp-dir": "w",
+		"-T": "w", "--partial-dir": "w", "--compare-dest": "r", "--copy-dest": "r", "--link-dest": "r",
+		"-L": "F", "--copy-links": "F", "--copy-unsafe-links": "F", "-K": "F", "--keep-dirlinks": "F", "--copy-dirlinks": "F",
+		"-f": "m", "--filter": "m",
+	}
+})
 
 // rsyncFileOption records the file an rsync option reads or writes
 // (val is its value, nil for none). A filter rule that merges a file
 // (merge, ., dir-merge, :) reads a file the analysis does not resolve.
 func rsyncFileOption(e *Cmd, name string, val *Word) {
-	eff := rsyncFiles[name]
+	eff := rsyncFiles()[name]
 	if eff == "" && strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") && len(name) > 2 {
 		// A cluster (-avL): only the link-following letters matter.
 		if strings.ContainsAny(name[1:], "LK") {

@@ -79,7 +79,7 @@ func xargsReplace(prefix []Word) string {
 	return ""
 }
 
-var wrapperNames = set("timeout", "time", "nice", "nohup", "builtin", "stdbuf", "command")
+var wrapperNames = lazySet("timeout", "time", "nice", "nohup", "builtin", "stdbuf", "command")
 
 // shellRunner reports a stripped runner that passes its command to a
 // shell as one text: watch without -x, sudo/doas/runuser -s or -i, env -S.
@@ -94,7 +94,7 @@ func shellRunner(prefix []Word) (string, bool) {
 		if !strings.HasPrefix(v, "-") {
 			// A runner's name starts its options; other words are
 			// option values and operands (sudo -u root, watch -n 5).
-			if b := baseOf(v); runnerNames[b] || wrapperNames[b] {
+			if b := baseOf(v); runnerNames[b] || wrapperNames()[b] {
 				if cur == "watch" && !exec {
 					return "watch runs its command with sh -c", true
 				}

@@ -1,6 +1,9 @@
 package shellparse
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Programs in other languages given as operands (awk, jq): a program that
 // opens files the command line does not show — awk's getline or a
@@ -16,28 +19,30 @@ type awkToken struct {
 	why   string
 }
 
-var awkTokens = []awkToken{
-	{"system", Writes | Runs | Opaque, "can write files or run commands"},
-	{"|", Writes | Runs | Opaque, "can write files or run commands"},
-	{">", Writes | Runs | Opaque, "can write files or run commands"},
-	{"getline", Writes | Runs | Opaque, "can read files the command line does not name, or run commands"},
-	{"@", Writes | Runs | Opaque, "calls functions indirectly or loads code"},
-	{"close", Writes | Runs | Opaque, "can write files or run commands"},
-	{"fflush", Writes | Runs | Opaque, "can write files or run commands"},
-	{"PROCINFO", Writes | Runs | Opaque, "can write files or run commands"},
-	// The program's own argument vector: awk reads the files ARGV names
-	// when the program starts its main loop, so changing ARGV or ARGC
-	// reads files no operand shows.
-	{"ARGV", Opaque, "rewrites the files it reads (ARGV)"},
-	{"ARGC", Opaque, "rewrites the files it reads (ARGC)"},
-	{"ENVIRON", Opaque, "reads the environment (ENVIRON)"},
-}
+var awkTokens = sync.OnceValue(func() []awkToken {
+	return []awkToken{
+		{"system", Writes | Runs | Opaque, "can write files or run commands"},
+		{"|", Writes | Runs | Opaque, "can write files or run commands"},
+		{">", Writes | Runs | Opaque, "can write files or run commands"},
+		{"getline", Writes | Runs | Opaque, "can read files the command line does not name, or run commands"},
+		{"@", Writes | Runs | Opaque, "calls functions indirectly or loads code"},
+		{"close", Writes | Runs | Opaque, "can write files or run commands"},
+		{"fflush", Writes | Runs | Opaque, "can write files or run commands"},
+		{"PROCINFO", Writes | Runs | Opaque, "can write files or run commands"},
+		// The program's own argument vector: awk reads the files ARGV names
+		// when the program starts its main loop, so changing ARGV or ARGC
+		// reads files no operand shows.
+		{"ARGV", Opaque, "rewrites the files it reads (ARGV)"},
+		{"ARGC", Opaque, "rewrites the files it reads (ARGC)"},
+		{"ENVIRON", Opaque, "reads the environment (ENVIRON)"},
+	}
+})
 
 // awkProgram classifies a literal awk program: it is read-only only when
 // none of awkTokens occurs anywhere in its text (strings and regular
 // expressions included: fail closed).
 func awkProgram(e *Cmd, name, prog string) {
-	for _, t := range awkTokens {
+	for _, t := range awkTokens() {
 		if !strings.Contains(prog, t.tok) {
 			continue
 		}

@@ -134,7 +134,7 @@ type scriptInfo struct {
 }
 
 // pathVars are the variables that move path resolution.
-var pathVars = set("HOME", "CDPATH", "PWD", "OLDPWD", "DIRSTACK")
+var pathVars = lazySet("HOME", "CDPATH", "PWD", "OLDPWD", "DIRSTACK")
 
 // varName returns the variable a declaration or read operand names
 // (NAME, NAME=v, NAME+=v, NAME[i]=v).
@@ -147,14 +147,14 @@ func varName(s string) string {
 
 // bashBuiltins are bash's builtin commands: only these (and functions)
 // change the shell's own state; every other program runs in a child.
-var bashBuiltins = set(".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
+var bashBuiltins = lazySet(".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
 	"complete", "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit", "export",
 	"false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd",
 	"printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift", "shopt", "source", "suspend",
 	"test", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait", "[[", "((")
 
 // neutralBuiltins never move path resolution.
-var neutralBuiltins = set(":", "[", "bg", "break", "caller", "continue", "dirs", "disown", "echo", "exec", "exit", "false",
+var neutralBuiltins = lazySet(":", "[", "bg", "break", "caller", "continue", "dirs", "disown", "echo", "exec", "exit", "false",
 	"fg", "hash", "help", "jobs", "kill", "logout", "pwd", "return", "shift", "suspend", "test", "times", "true", "type",
 	"ulimit", "umask", "wait", "[[")
 
@@ -183,7 +183,7 @@ func shellBuiltin(c *Command) (name string, dynamic bool) {
 			}
 			continue
 		}
-		if bashBuiltins[w.Value] {
+		if bashBuiltins()[w.Value] {
 			return w.Value, false
 		}
 		return "", false
@@ -309,7 +309,7 @@ func (f flow) node(info *scriptInfo, st *syntax.Stmt, in dirState, top bool) (su
 			return unknownState, unknownState // for (( … )): arithmetic
 		}
 		f.subst(info, wi, in, top)
-		if pathVars[wi.Name.Value] {
+		if pathVars()[wi.Name.Value] {
 			in = unknownState
 		}
 		o := f.loop(in, func(x dirState) dirState { return f.stmts(info, c.Do, x, top) })
@@ -372,7 +372,7 @@ func (f flow) cmd(ci int, in dirState) (succ, fail dirState) {
 	c := &an.a.Cmds[ci]
 	own := in
 	for _, as := range c.Command.Assigns {
-		if pathVars[as.Name] {
+		if pathVars()[as.Name] {
 			own = unknownState
 		}
 	}
@@ -447,7 +447,7 @@ func (f flow) cmd(ci int, in dirState) (succ, fail dirState) {
 			if strings.HasPrefix(v, "-") && name != "printf" && strings.ContainsAny(v, "nC") {
 				return unknownState, unknownState // namerefs, mapfile -C
 			}
-			if pathVars[varName(v)] {
+			if pathVars()[varName(v)] {
 				return unknownState, unknownState
 			}
 		}
@@ -461,7 +461,7 @@ func (f flow) cmd(ci int, in dirState) (succ, fail dirState) {
 		return in, in
 	case "((", "let":
 		for _, w := range args {
-			for v := range pathVars {
+			for v := range pathVars() {
 				if strings.Contains(w.Value, v) {
 					return unknownState, unknownState
 				}
@@ -469,7 +469,7 @@ func (f flow) cmd(ci int, in dirState) (succ, fail dirState) {
 		}
 		return in, in
 	}
-	if neutralBuiltins[name] {
+	if neutralBuiltins()[name] {
 		return in, in
 	}
 	// source, ., trap, shopt, enable, alias, complete, fc, …
@@ -490,11 +490,11 @@ func runnerDir(c *Cmd, in dirState) dirState {
 			continue
 		}
 		v := w.Value
-		if isAssignWord(v) && cur != "" && pathVars[varName(v)] {
+		if isAssignWord(v) && cur != "" && pathVars()[varName(v)] {
 			return unknownState // env HOME=/x bash -c 'cd ~'
 		}
 		if !strings.HasPrefix(v, "-") {
-			if b := baseOf(v); runnerNames[b] || wrapperNames[b] {
+			if b := baseOf(v); runnerNames[b] || wrapperNames()[b] {
 				cur = b
 				if b == "chroot" {
 					return unknownState
@@ -563,13 +563,13 @@ func assignsPathVar(st *syntax.Stmt) bool {
 	syntax.Walk(st, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.ParamExp:
-			if n.Param != nil && pathVars[n.Param.Value] && n.Exp != nil &&
+			if n.Param != nil && pathVars()[n.Param.Value] && n.Exp != nil &&
 				(n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 				found = true
 			}
 		case *syntax.ArithmExp, *syntax.ArithmCmd:
 			syntax.Walk(n, func(m syntax.Node) bool {
-				if l, ok := m.(*syntax.Lit); ok && pathVars[l.Value] {
+				if l, ok := m.(*syntax.Lit); ok && pathVars()[l.Value] {
 					found = true
 				}
 				return !found

@@ -1,6 +1,9 @@
 package shellparse
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Wrappers and runners are the one list of commands that run another
 // command given in their arguments.
@@ -10,6 +13,12 @@ import "strings"
 // through them. Runners change who or where the inner command runs as, or
 // run it repeatedly or at another time; deny and ask rules look through
 // them, allow rules and the read-only classification do not.
+
+// lazySet is set built on first use: package tables are not paid for by a
+// process that analyses no command.
+func lazySet(xs ...string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool { return set(xs...) })
+}
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
