@@ -552,7 +552,7 @@ func (a *analyser) word(w *syntax.Word) Word {
 			if i == 0 && strings.HasPrefix(v, "~") {
 				out.Dynamic = true // tilde expansion
 			}
-			if hasGlob(v) {
+			if hasGlob(v, out.Text) {
 				out.Dynamic, out.Glob = true, true
 			}
 			b.WriteString(unescapeUnquoted(v))
@@ -588,14 +588,22 @@ func (a *analyser) word(w *syntax.Word) Word {
 
 // hasGlob reports unescaped glob or brace-expansion syntax in an unquoted
 // literal.
-func hasGlob(s string) bool {
+//
+// A '[' can open a bracket expression only in a word that holds a ']'
+// (word is the whole word's source text: the bracket may close in a later,
+// quoted part); bash takes a lone '[' — the test command's name — literally.
+func hasGlob(s, word string) bool {
 	brace := -1
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			if strings.Contains(word, "]") {
+				return true
+			}
 		case '{':
 			brace = i
 		case '}':

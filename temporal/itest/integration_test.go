@@ -212,7 +212,8 @@ func waitAsk(t testing.TB, c *cluster, id string) durable.Ask {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatal("no ask")
+	page, err := durable.Events(context.Background(), c.c, id, 0)
+	t.Fatalf("no ask; events %+v (%v)", page, err)
 	return durable.Ask{}
 }
 

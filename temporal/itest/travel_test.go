@@ -26,7 +26,7 @@ func TestStateTravelsAcrossWorkers(t *testing.T) {
 	id := c.start(testSpec(dir), fakemodel.Script(
 		fakemodel.Call{Name: "Read", Input: map[string]any{"file_path": f}}, // A
 		edit("one", "two"), // asks; B after the answer
-		fakemodel.Call{Name: "Bash", Input: map[string]any{"command": "echo x >> other.txt"}}, // asks; C after the answer
+		fakemodel.Call{Name: "Bash", Input: map[string]any{"command": "touch other.txt"}}, // asks (an Edit rule approves a redirect, not touch); C after the answer
 		edit("two", "three"), // C: no ask, no Read
 	))
 	w := c.worker()
