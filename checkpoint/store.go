@@ -364,6 +364,21 @@ func (s *Store) writeTip(hash string, taken time.Time) error {
 	return writeAtomic(filepath.Join(s.root, "tip"), fmt.Appendf(nil, "%s %d\n", hash, taken.UnixNano()))
 }
 
+// TipManifest returns the manifest hash of the last recording (a
+// checkpoint or [Store.Record]), or "" when nothing was recorded yet: a
+// checkpoint with the same hash holds the state the agent left.
+func (s *Store) TipManifest() (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.root, "tip"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	hash, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	return hash, nil
+}
+
 // loadTip reads the tip's manifest: nil (and "") when there is none yet.
 func (s *Store) loadTip() (*manifest, string, error) {
 	b, err := os.ReadFile(filepath.Join(s.root, "tip"))

@@ -453,8 +453,12 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 			continue
 		}
 		text := strings.TrimSpace(sc.Command.Text)
+		hint := ""
+		if r, ok := e.suggestCmd(c, sc, bases, basesOK); ok {
+			hint = "; the allow rule " + r + " would approve it"
+		}
 		if why != "" {
-			return ask(fmt.Sprintf("%q needs permission: %s", text, why), "default", "")
+			return ask(fmt.Sprintf("%q needs permission: %s%s", text, why, hint), "default", "")
 		}
 		reason := fmt.Sprintf("%q needs permission", text)
 		switch why, blind := wildcardBlind(sc); {
@@ -466,7 +470,7 @@ func (e *Engine) decideBash(c *call, readOnly bool) Decision {
 		if w := sc.Why(); w != "" {
 			reason += ": " + sc.Class.String() + ": " + w
 		}
-		return ask(reason, "default", "")
+		return ask(reason+hint, "default", "")
 	}
 	for i, rd := range a.script.Redirects {
 		read := rd.Op == "<" || rd.Op == "<>"
@@ -544,6 +548,20 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 	withAssigns := strings.TrimSpace(canonAssigns(cmd.Assigns) + " " + canonWords(cmd.Words))
 	stripped := canonWords(sc.Words)
 	_, blind := wildcardBlind(sc)
+	si, isScript := scriptOf(sc)
+	near := "" // a rule that matched a script run it may not approve, and why
+	// matched approves a command r matches, unless it runs a script the
+	// rule may not approve (scripts.go).
+	matched := func(r *rule) bool {
+		if !isScript {
+			return true
+		}
+		why, ok := e.scriptOK(c, sc.Words[si], bases, basesOK, r.wild)
+		if !ok && near == "" {
+			near = fmt.Sprintf("the allow rule %s matches, but %s", r.raw, why)
+		}
+		return ok
+	}
 	for i := range c.rules {
 		r := &c.rules[i]
 		if r.behavior != tool.Allow || !slices.ContainsFunc(c.names, r.matchesName) {
@@ -555,12 +573,12 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 		if !r.wild {
 			cs := r.canon
 			if len(cmd.Assigns) > 0 {
-				if cs == withAssigns {
+				if cs == withAssigns && matched(r) {
 					return r, true, ""
 				}
 				continue
 			}
-			if cs == stripped || cs == canonWords(cmd.Words) {
+			if (cs == stripped || cs == canonWords(cmd.Words)) && matched(r) {
 				return r, true, ""
 			}
 			continue
@@ -569,9 +587,12 @@ func (e *Engine) approveCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK
 		if len(cmd.Assigns) > 0 || blind {
 			continue
 		}
-		if globMatch(r.canon, stripped) {
+		if globMatch(r.canon, stripped) && matched(r) {
 			return r, true, ""
 		}
+	}
+	if near != "" {
+		return nil, false, near
 	}
 	// Past this point only the model approves: leading assignments must
 	// all be inert (LANG=C sort f), see shellparse.InertAssigns.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
@@ -61,6 +62,12 @@ type Config struct {
 	// Sandbox is the session's OS sandbox for Bash (nil = none): see
 	// [ShellSandbox] for the rules it adds.
 	Sandbox ShellSandbox
+	// Start is when the run started: an allow rule approves running a
+	// script (./scripts/test.sh, sh greet.sh) only when the script has
+	// not changed since (see docs/permissions.md, "Rules for scripts").
+	// Zero means 2 s before NewEngine (file systems stamp times from a
+	// coarse clock).
+	Start time.Time
 }
 
 // rule is a parsed rule with where it came from.
@@ -133,6 +140,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.GantryHome != "" {
 		cfg.GantryHome = filepath.Clean(cfg.GantryHome)
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Now().Add(-startMargin)
 	}
 	e := &Engine{cfg: cfg, mode: cfg.Mode}
 	var errs []error

@@ -118,10 +118,15 @@ func riskyWord(w shellparse.Word) bool {
 
 // wildcardBlind reports a command a wildcard allow rule never approves:
 // it runs another command (a runner was stripped, or it is a shell, eval,
-// xargs …), an option makes it do more than its name says (find -delete,
+// xargs …; a shell running a script file is a script run, see scripts.go), an option makes it do more than its name says (find -delete,
 // sed -i, git -c), its inner command is unknown, or a word is only known at
 // run time. Only an exact rule can approve it.
 func wildcardBlind(sc *shellparse.Cmd) (string, bool) {
+	if _, ok := scriptOf(sc); ok {
+		// A script run: approved only when the script passes
+		// scriptOK (see scripts.go).
+		return scriptBlind(sc)
+	}
 	switch {
 	case sc.Wrapped || shellparse.IsRunner(sc.Name()):
 		return fmt.Sprintf("%s runs another command, which prefix rules never approve", sc.Words[0].Value), true

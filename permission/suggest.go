@@ -2,6 +2,8 @@ package permission
 
 import (
 	"path/filepath"
+
+	"github.com/gantry-dev/gantry/internal/shellparse"
 	"slices"
 	"strings"
 
@@ -13,9 +15,12 @@ import (
 // are as narrow as stays useful:
 //
 //   - Bash: for every simple command not yet approved, a two-word prefix
-//     rule (Bash(npm run *)) or, for commands no prefix rule approves
-//     (runners like sudo, dangerous arguments, expansions, assignments),
-//     the exact command;
+//     rule (Bash(npm run *)); for a script in the working directories the
+//     script with any arguments (Bash(sh ./greet.sh *),
+//     Bash(./scripts/test.sh *)); for commands no prefix rule approves
+//     (runners like sudo, dangerous arguments, expansions, assignments, a
+//     script outside), the exact command. A script the line itself writes
+//     gets no rule (none would approve it);
 //   - Read, Edit: the file's directory (./src/** inside the working
 //     directory, //abs/dir/** outside);
 //   - WebFetch: the host (WebFetch(domain:host));
@@ -83,27 +88,47 @@ func (e *Engine) suggestBash(c *call) []string {
 		if _, ok, _ := e.approveCmd(c, sc, bases, basesOK); ok {
 			continue
 		}
-		if _, bad := c.criticalDestroy(sc, bases, basesOK); bad {
+		r, ok := e.suggestCmd(c, sc, bases, basesOK)
+		if !ok {
 			return nil
 		}
-		ws := sc.Words
-		_, blind := wildcardBlind(sc)
-		exact := len(sc.Command.Assigns) > 0 || blind || len(ws) < 2
-		if exact {
-			text := canonWords(ws)
-			if len(sc.Command.Assigns) > 0 {
-				text = strings.TrimSpace(canonAssigns(sc.Command.Assigns) + " " + canonWords(sc.Command.Words))
-			}
-			add(Rule{Tool: "Bash", Specifier: escapeStars(text)}.String())
-			continue
-		}
-		prefix := ws[:2]
-		if strings.HasPrefix(prefix[1].Value, "-") || prefix[1].Dynamic {
-			prefix = ws[:1]
-		}
-		add(Rule{Tool: "Bash", Specifier: escapeStars(canonWords(prefix)) + " *"}.String())
+		add(r)
 	}
 	return out
+}
+
+// suggestCmd returns the allow rule that would approve one simple
+// command: a two-word prefix rule, a script rule (scripts.go), or the
+// exact command for what no wildcard approves. ok is false when no rule
+// can (a critical destructive operation, a script the line itself
+// writes).
+func (e *Engine) suggestCmd(c *call, sc *shellparse.Cmd, bases []string, basesOK bool) (string, bool) {
+	if _, bad := c.criticalDestroy(sc, bases, basesOK); bad {
+		return "", false
+	}
+	if i, ok := scriptOf(sc); ok {
+		if len(sc.Command.Assigns) == 0 {
+			return e.scriptRule(c, sc, i, bases, basesOK)
+		}
+		if _, ok := e.scriptOK(c, sc.Words[i], bases, basesOK, false); !ok {
+			return "", false
+		}
+	}
+	ws := sc.Words
+	_, blind := wildcardBlind(sc)
+	exact := len(sc.Command.Assigns) > 0 || blind || len(ws) < 2
+	if exact {
+		text := canonWords(ws)
+		if len(sc.Command.Assigns) > 0 {
+			text = strings.TrimSpace(canonAssigns(sc.Command.Assigns) + " " + canonWords(sc.Command.Words))
+		}
+		return Rule{Tool: "Bash", Specifier: escapeStars(text)}.String(), true
+	}
+	prefix := ws[:2]
+	if strings.HasPrefix(prefix[1].Value, "-") || prefix[1].Dynamic {
+		prefix = ws[:1]
+	}
+	return Rule{Tool: "Bash", Specifier: escapeStars(canonWords(prefix)) + " *"}.String(), true
 }
 
 func escapeStars(s string) string { return strings.ReplaceAll(s, "*", `\*`) }

@@ -23,6 +23,7 @@ type card struct {
 	tail     string   // the last lines of a running command's output
 	sub      []string // the latest steps of a subagent (Agent calls)
 	result   *tool.Result
+	dir      string // the working directory: paths are shown relative to it
 }
 
 // apply merges a status event.
@@ -135,17 +136,28 @@ func (c *card) live(st *styles, width int, now time.Time, frame string) string {
 		mark = st.faint.Render("◌")
 	}
 	out := truncate(mark+" "+c.title(st)+when, width)
-	if c.phase == tool.PhaseDoing && c.tail != "" {
-		lines := strings.Split(strings.TrimRight(esc(c.tail), "\n"), "\n")
-		if len(lines) > 5 {
-			lines = lines[len(lines)-5:]
-		}
-		for _, l := range lines {
-			out += "\n" + st.faint.Render(truncate("  │ "+expandTabs(l), width))
-		}
+	if c.phase == tool.PhaseDoing {
+		out += c.tailLines(st, width)
 	}
 	for _, s := range c.sub {
 		out += "\n" + st.faint.Render(truncate("  ↳ "+s, width))
+	}
+	return out
+}
+
+// tailLines renders the last five lines of a running command's output,
+// each on a line of its own (with the leading newline), or "".
+func (c *card) tailLines(st *styles, width int) string {
+	if c.tail == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(esc(c.tail), "\n"), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	var out string
+	for _, l := range lines {
+		out += "\n" + st.faint.Render(truncate("  │ "+expandTabs(l), width))
 	}
 	return out
 }
@@ -168,14 +180,15 @@ func (c *card) final(st *styles, width int) string {
 	}
 	out := truncate(head, width)
 	if res == nil {
-		return out + "\n" + st.faint.Render("  ⎿ interrupted")
+		// The output the card was showing stays with it.
+		return out + c.tailLines(st, width) + "\n" + st.faint.Render("  ⎿ interrupted")
 	}
 	text := displayText(res)
 	switch {
 	case isErr:
 		out += "\n" + st.bad.Render(wrapPrefixed(esc(clipLines(strings.TrimSpace(text), 4)), "  ⎿ ", "    ", width))
 	case c.name == "Edit" || c.name == "Write" || c.name == "NotebookEdit":
-		summary, diff, _ := strings.Cut(text, "\n")
+		summary, diff := c.change(text)
 		out += "\n" + st.faint.Render(truncate("  ⎿ "+summary, width))
 		if d := renderDiff(st, diff, 20, width); d != "" {
 			out += "\n" + d
@@ -205,6 +218,52 @@ func (c *card) final(st *styles, width int) string {
 		}
 	}
 	return out
+}
+
+// change splits the display text of a file change (the tool's message,
+// then a unified diff) into a one-line summary for a person and the diff's
+// hunks: the model-facing text after the first sentence (an Edit's "The
+// edited region now reads: …") and the diff's ---/+++ headers (the title
+// names the file) are left out, absolute paths inside the working
+// directory are shown relative to it, and the summary ends with the
+// counts of added and removed lines.
+func (c *card) change(text string) (summary, diff string) {
+	lines := strings.Split(text, "\n")
+	start := len(lines)
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "--- ") && strings.HasPrefix(lines[i+1], "+++ ") {
+			start = i
+			break
+		}
+	}
+	msg := strings.TrimSpace(lines[0])
+	if i := strings.Index(msg, ": replaced "); i > 0 {
+		msg = msg[:i] // "Edited /p/a.go: replaced 1 occurrence. The edited region now reads:"
+	}
+	msg = strings.TrimSuffix(msg, ".")
+	if c.dir != "" {
+		msg = strings.ReplaceAll(msg, strings.TrimSuffix(c.dir, "/")+"/", "")
+	}
+	hunks := lines[min(start+2, len(lines)):]
+	if start == len(lines) {
+		hunks = lines[1:] // no headers: what follows the message is the diff
+	}
+	add, del := 0, 0
+	for _, l := range hunks {
+		switch {
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+	}
+	if strings.HasPrefix(msg, "Edited ") || strings.HasPrefix(msg, "Updated ") {
+		if i := strings.LastIndex(msg, " ("); i > 0 {
+			msg = msg[:i]
+		}
+		msg += fmt.Sprintf(" (+%d -%d)", add, del)
+	}
+	return msg, strings.Join(hunks, "\n")
 }
 
 // displayText is the text a person sees of a result (its display channel,

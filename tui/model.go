@@ -83,6 +83,7 @@ type model struct {
 	mode    tool.Mode
 	startIn tool.Mode // the mode the session opened in (bypass joins the cycle only then)
 	session string
+	workDir string // the session's working directory (InitEvent): cards show paths relative to it
 	usage   llm.Usage
 	cost    float64
 	runBase struct {
@@ -501,6 +502,9 @@ func (m *model) event(ev agent.Event) {
 	switch e := ev.(type) {
 	case *agent.InitEvent:
 		m.session = e.SessionID
+		if e.WorkDir != "" {
+			m.workDir = e.WorkDir
+		}
 		if e.Model != "" {
 			m.model = e.Model
 		}
@@ -594,7 +598,7 @@ func (m *model) event(ev agent.Event) {
 func (m *model) card(id, name string) *card {
 	c := m.cards[id]
 	if c == nil {
-		c = &card{id: id, name: name}
+		c = &card{id: id, name: name, dir: m.workDir}
 		m.cards[id] = c
 		m.order = append(m.order, id)
 	}

@@ -193,12 +193,44 @@ func TestEditShowsColouredDiff(t *testing.T) {
 	res := &tool.Result{Content: []tool.Content{tool.Text("ok")}, Display: []tool.Content{tool.Text("Edited main.go (1 replacement)\n" + diff)}}
 	h.send(evMsg{ev: &agent.ToolStatus{Status: tool.Status{ToolUseID: "e1", Name: "Edit", Phase: tool.PhaseDoing, Description: "Edit main.go"}}})
 	h.send(evMsg{ev: &agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "e1", Name: "Edit", Result: res}}})
-	h.wantTranscript("✓ Edit main.go", "⎿ Edited main.go (1 replacement)", "-var x = 1", "+var x = 2")
+	h.wantTranscript("✓ Edit main.go", "⎿ Edited main.go (+1 -1)", "-var x = 1", "+var x = 2")
 	raw := strings.Join(h.out, "\n")
 	green, red := "\x1b[32m", "\x1b[31m"
 	if !strings.Contains(raw, green) || !strings.Contains(raw, red) {
 		t.Errorf("the diff is not coloured: %q", raw)
 	}
+}
+
+// TestEditCardIsCompact: the Edit card shows a one-line summary with the
+// path relative to the working directory and the diff's hunks, not the
+// model-facing text nor an a//abs/path header.
+func TestEditCardIsCompact(t *testing.T) {
+	h := newHarness(t, Options{}, true)
+	h.send(evMsg{ev: &agent.InitEvent{SessionID: "s1", Model: "m-1", WorkDir: "/home/u/proj", Mode: tool.ModeDefault}})
+	msg := "Edited /home/u/proj/src/button.css: replaced 1 occurrence. The edited region now reads:\n  3\t  background: blue;"
+	diff := "--- a//home/u/proj/src/button.css\n+++ b//home/u/proj/src/button.css\n@@ -3,1 +3,1 @@\n-  background: red;\n+  background: blue;\n"
+	res := &tool.Result{Content: []tool.Content{tool.Text(msg)}, Display: []tool.Content{tool.Text(msg + "\n" + diff)}}
+	h.send(evMsg{ev: &agent.ToolStatus{Status: tool.Status{ToolUseID: "e1", Name: "Edit", Phase: tool.PhaseDoing, Description: "Edit src/button.css"}}})
+	h.send(evMsg{ev: &agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "e1", Name: "Edit", Result: res}}})
+	h.wantTranscript("✓ Edit src/button.css", "⎿ Edited src/button.css (+1 -1)", "@@ -3,1 +3,1 @@", "-  background: red;", "+  background: blue;")
+	got := strings.Join(h.out, "\n")
+	for _, bad := range []string{"edited region", "a//home", "/home/u/proj", "+++", "---"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the card shows %q:\n%s", bad, got)
+		}
+	}
+}
+
+// TestInterruptedBashKeepsOutput: a Bash card that never finished keeps
+// the output it was showing when the turn was interrupted.
+func TestInterruptedBashKeepsOutput(t *testing.T) {
+	h := newHarness(t, Options{}, true)
+	h.m.running = true
+	h.send(evMsg{ev: &agent.ToolStatus{Status: tool.Status{ToolUseID: "b1", Name: "Bash", Phase: tool.PhaseDoing, Description: "Run the tests", Start: h.clock,
+		Progress: &tool.Progress{Data: shell.Progress{Output: "ok pkg/a\nFAIL pkg/b", Bytes: 20}}}}})
+	h.wantView("│ ok pkg/a", "│ FAIL pkg/b")
+	h.m.flushLeftovers()
+	h.wantTranscript("■ Bash Run the tests", "│ ok pkg/a", "│ FAIL pkg/b", "⎿ interrupted")
 }
 
 func TestNoColor(t *testing.T) {

@@ -44,11 +44,12 @@ type checkpointFlags struct {
 	cwd     string
 	session string
 	json    bool
+	all     bool // list: every session
 }
 
 func (f *checkpointFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cwd, "cwd", "", "project directory (default: the current directory)")
-	cmd.Flags().StringVar(&f.session, "session", "", "only the checkpoints of this session (default: every session of the project)")
+	cmd.Flags().StringVar(&f.session, "session", "", "only the checkpoints of this session (default: the project's latest session)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
 }
 
@@ -73,14 +74,19 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 	f := &checkpointFlags{}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the checkpoints of the project, oldest first",
-		Args:  cobra.NoArgs,
+		Short: "List the checkpoints of the project's latest session, oldest first",
+		Long: `List the checkpoints of the project's latest session (the session of its newest
+checkpoint), oldest first; --session names another, --all lists every session.
+Checkpoints taken before a tool call that changed nothing — a call that was
+denied, or that failed before writing — are left out: rewinding to one would
+be the same as rewinding to the next.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, _, _, err := f.open(a)
 			if err != nil {
 				return err
 			}
-			infos, lerr := st.List(f.session)
+			infos, lerr := listCheckpoints(st, f.session, f.all)
 			if f.json {
 				if infos == nil {
 					infos = []checkpoint.Info{}
@@ -89,6 +95,9 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 				enc.SetIndent("", "  ")
 				enc.Encode(infos)
 			} else {
+				if !f.all && f.session == "" && len(infos) > 0 {
+					fmt.Fprintf(a.stdout, "session %s (the latest; --all lists every session)\n", infos[0].Session)
+				}
 				printCheckpoints(a.stdout, infos)
 			}
 			if lerr != nil {
@@ -98,6 +107,7 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(list)
+	list.Flags().BoolVar(&f.all, "all", false, "list the checkpoints of every session of the project")
 	pf := &checkpointFlags{}
 	prune := &cobra.Command{
 		Use:   "prune",
@@ -123,6 +133,43 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 	pf.add(prune)
 	cmd.AddCommand(list, prune)
 	return cmd
+}
+
+// listCheckpoints returns the checkpoints `checkpoints list` shows: those
+// of session, of every session (all), or by default of the session of the
+// newest checkpoint; without the tool checkpoints whose call changed
+// nothing (the next recorded state, or the tip for the last, has the same
+// manifest: the call was denied or failed before writing).
+func listCheckpoints(st *checkpoint.Store, session string, all bool) ([]checkpoint.Info, error) {
+	every, lerr := st.List("")
+	tip, err := st.TipManifest()
+	if err != nil {
+		lerr = errors.Join(lerr, err)
+	}
+	if session == "" && !all && len(every) > 0 {
+		session = every[len(every)-1].Session
+	}
+	var out []checkpoint.Info
+	for i, in := range every {
+		if (all || in.Session == session) && !unchanging(every, i, tip) {
+			out = append(out, in)
+		}
+	}
+	return out, lerr
+}
+
+// unchanging reports a tool checkpoint the state after which — the next
+// checkpoint of the project, or the tip — is the same tree: its call
+// changed nothing.
+func unchanging(list []checkpoint.Info, i int, tip string) bool {
+	if list[i].Kind != checkpoint.KindTool {
+		return false
+	}
+	next := tip
+	if i+1 < len(list) {
+		next = list[i+1].Manifest
+	}
+	return next != "" && next == list[i].Manifest
 }
 
 func printCheckpoints(w io.Writer, infos []checkpoint.Info) {
@@ -164,7 +211,8 @@ func newRewindCmd(a *app) *cobra.Command {
 		Long: `Restore the project's files to checkpoint ID (see gantry checkpoints list): files
 created since are removed, changed and deleted ones written back, whatever changed
 them (Write, Edit, a command run through Bash). Without ID, the state before the
-latest prompt. Files someone else changed since the agent last recorded the project
+latest prompt of the latest session that changed something (a follow-up prompt
+that changed nothing is passed over). Files someone else changed since the agent last recorded the project
 are not overwritten without --force. Paths the checkpoint does not cover (ignored,
 too large) are left as they are. The state before the rewind is recorded: the
 command prints the checkpoint that undoes it.
@@ -195,12 +243,17 @@ func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
 		return err
 	}
 	var info *checkpoint.Info
+	skipped := 0
 	if len(args) == 1 {
 		info, err = st.Get(args[0])
 	} else {
-		info, err = st.Latest(f.session, checkpoint.KindTurn)
+		info, skipped, err = lastChangingTurn(ctx, st, f.session, f.force)
 	}
 	if err != nil {
+		var ce *checkpoint.ConflictError
+		if errors.As(err, &ce) {
+			return &exitError{code: 1, err: conflictText(ce)}
+		}
 		return &exitError{code: 1, err: err}
 	}
 	if f.conversation && info.Kind != checkpoint.KindTurn {
@@ -210,8 +263,7 @@ func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
 	if err != nil {
 		var ce *checkpoint.ConflictError
 		if errors.As(err, &ce) {
-			return &exitError{code: 1, err: fmt.Errorf("not rewound: %d paths changed since the agent last recorded the project:\n  %s\n(rewind with --force to overwrite them)",
-				len(ce.Paths), strings.Join(ce.Paths, "\n  "))}
+			return &exitError{code: 1, err: conflictText(ce)}
 		}
 		return &exitError{code: 1, err: err}
 	}
@@ -233,6 +285,12 @@ func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
 	verb := "rewound to"
 	if rep.DryRun {
 		verb = "would rewind to"
+	}
+	switch {
+	case skipped == 1:
+		fmt.Fprintln(a.stdout, "the latest prompt changed nothing; going back to the last one that did")
+	case skipped > 1:
+		fmt.Fprintf(a.stdout, "the latest %d prompts changed nothing; going back to the last one that did\n", skipped)
 	}
 	fmt.Fprintf(a.stdout, "%s %s (%s, %s) %s\n", verb, info.ID, info.Kind, info.Created.Local().Format("2006-01-02 15:04:05"), visible(info.Label, 60))
 	if !rep.Changed() {
@@ -268,4 +326,39 @@ func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
 		fmt.Fprintf(a.stdout, "conversation forked before that prompt: gantry -p --resume %s\n", out.Session)
 	}
 	return nil
+}
+
+func conflictText(ce *checkpoint.ConflictError) error {
+	return fmt.Errorf("not rewound: %d paths changed since the agent last recorded the project:\n  %s\n(rewind with --force to overwrite them)",
+		len(ce.Paths), strings.Join(ce.Paths, "\n  "))
+}
+
+// lastChangingTurn is the checkpoint a plain `gantry rewind` restores: the
+// newest turn checkpoint of session (default: the session of the newest
+// turn) whose rewind changes something, so that a follow-up prompt that
+// changed nothing ("thanks") does not make the rewind a no-op. skipped
+// counts the newer turns passed over. When none changes anything, the
+// newest is returned (the rewind then says so). A conflict (files changed
+// by someone else) stops the search there: that rewind needs --force.
+func lastChangingTurn(ctx context.Context, st *checkpoint.Store, session string, force bool) (_ *checkpoint.Info, skipped int, _ error) {
+	latest, err := st.Latest(session, checkpoint.KindTurn)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, _ := st.List(latest.Session)
+	for i := len(list) - 1; i >= 0; i-- {
+		in := &list[i]
+		if in.Kind != checkpoint.KindTurn {
+			continue
+		}
+		rep, err := st.Rewind(ctx, in.ID, checkpoint.RewindOptions{DryRun: true, Force: force})
+		if err != nil {
+			return nil, 0, err
+		}
+		if rep.Changed() {
+			return in, skipped, nil
+		}
+		skipped++
+	}
+	return latest, 0, nil
 }

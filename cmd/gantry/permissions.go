@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,9 @@ type checkOutput struct {
 	Trusted  bool                `json:"trusted"`
 	Decision permission.Decision `json:"decision"`
 	Ignored  map[string][]string `json:"ignored_untrusted,omitempty"`
+	// Suggest are the allow rules that would approve the call (what a
+	// prompt offers as "always allow"), for a call that asks.
+	Suggest []string `json:"suggest,omitempty"`
 }
 
 func newPermissionsCheckCmd(a *app) *cobra.Command {
@@ -53,6 +57,9 @@ the rule that decided and why, under the settings of the working directory
 The input is first validated against the tool's schema exactly as a run
 validates it (with the same coercions); an input a run would refuse is an
 error here too.
+
+A call that asks also shows the allow rules that would approve it (the
+"always allow" choice of a prompt).
 
 Exit status 0 means a decision was printed (whatever it is); 1 means the
 input could not be decided (bad JSON, an input the tool's schema refuses,
@@ -123,6 +130,9 @@ bad rule, unknown mode).`,
 				return &exitError{code: 1, err: err}
 			}
 			out.Mode, out.Decision = env.Mode, d
+			if d.Behavior == tool.Ask {
+				out.Suggest = e.Suggest(req)
+			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(w)
@@ -137,6 +147,9 @@ bad rule, unknown mode).`,
 			}
 			fmt.Fprintf(w, "reason: %s\n", d.Reason)
 			fmt.Fprintf(w, "mode:   %s\n", out.Mode)
+			if len(out.Suggest) > 0 {
+				fmt.Fprintf(w, "allow:  %s would approve it\n", strings.Join(out.Suggest, " "))
+			}
 			for path, what := range out.Ignored {
 				fmt.Fprintf(w, "note:   %s is in an untrusted folder; ignored: %v\n", path, what)
 			}

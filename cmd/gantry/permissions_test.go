@@ -58,6 +58,12 @@ func TestPermissionsCheck(t *testing.T) {
 		{name: "bad json", args: []string{"Bash", `{`}, code: 1},
 		{name: "bad rule", args: []string{"Bash", `{}`, "--allow", "Bash("}, code: 1},
 		{name: "bad mode", args: []string{"Bash", `{}`, "--mode", "yolo"}, code: 1},
+		{name: "ask names the rule that would approve", args: []string{"Bash", `{"command":"npm run build"}`}, want: tool.Ask, contains: "allow:  Bash(npm run *) would approve it"},
+		{name: "script written during the run", args: []string{"Bash", `{"command":"sh fresh.sh"}`, "--no-settings", "--allow", "Bash(sh *)"}, want: tool.Ask, contains: "changed during this run"},
+		{name: "script the line writes", args: []string{"Bash", `{"command":"echo x > fresh.sh && sh fresh.sh"}`, "--no-settings", "--allow", "Bash(sh fresh.sh)", "--allow", "Bash(echo *)", "--permission-mode", "acceptEdits"}, want: tool.Ask, contains: "the line writes the script"},
+	}
+	if err := os.WriteFile(filepath.Join(proj, "fresh.sh"), []byte("echo hi\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
