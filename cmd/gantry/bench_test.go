@@ -282,3 +282,44 @@ func (a *runAgg) report(b *testing.B) {
 	b.ReportMetric(float64(a.peak.anon)/(1<<20), "anon-MB")
 	b.ReportMetric(float64(a.peak.file)/(1<<20), "file-MB")
 }
+
+// BenchmarkCLIReadMany is a run that changes nothing — ten Reads and two
+// read-only Bash commands — with checkpoints on (the default) and off
+// (--no-checkpoints), in a 200-file project whose store already holds the
+// previous run's tip (a person's second run). Budget: with checkpoints
+// ≤ 1.1× the CPU and ≤ +1 MB the peak RSS of without (see docs/scale.md).
+func BenchmarkCLIReadMany(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	for i := range 200 {
+		sub := filepath.Join(dir, fmt.Sprintf("d%d", i%10))
+		os.MkdirAll(sub, 0o755)
+		os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.txt", i)), []byte(strings.Repeat("some text\n", 50)), 0o644)
+	}
+	script := func() {
+		for i := range 10 {
+			srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Read", Input: fmt.Sprintf(`{"file_path":"d%d/f%03d.txt"}`, i%10, i)}))
+		}
+		srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "b1", Name: "Bash", Input: `{"command":"ls d1"}`}))
+		srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "b2", Name: "Bash", Input: `{"command":"grep -c text d2/f002.txt"}`}))
+		srv.Script(llmtest.TextReply("done"))
+	}
+	for _, mode := range []string{"checkpoints", "no-checkpoints"} {
+		b.Run(mode, func(b *testing.B) {
+			args := []string{"-p", "work", "--allowedTools", "Read,Bash"}
+			if mode == "no-checkpoints" {
+				args = append(args, "--no-checkpoints")
+			}
+			script()
+			runGantryStats(b, bin, dir, srv, args...) // the previous run: a tip to start from
+			var agg runAgg
+			b.ResetTimer()
+			for range b.N {
+				script()
+				agg.add(runGantryStats(b, bin, dir, srv, args...))
+			}
+			agg.report(b)
+		})
+	}
+}
