@@ -179,10 +179,10 @@ type Store struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	last    *manifest // the last tree recorded or loaded: the stat cache
-	made    bool      // the store's directories exist
+	last    *manifest  // the last tree recorded or loaded: the stat cache
+	made    bool       // the store's directories exist
 	pending []deferred // named by Defer, not recorded yet
-	created bool      // a checkpoint was created since the tip was last recorded
+	created bool       // a checkpoint was created since the tip was last recorded
 	// tipHash is the tip Create recorded (the manifest of last) while
 	// tipLater says it is not written to the tip file yet.
 	tipHash  string
