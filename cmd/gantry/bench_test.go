@@ -323,3 +323,37 @@ func BenchmarkCLIReadMany(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCLIEditGo is the edit-and-write scenario of a Go project in a
+// fresh HOME (a CI job's): ten Reads, an Edit, a command and a Write, with
+// gopls on PATH. The language server starts in the background at the
+// first edit and never holds a result up; the run ends without waiting
+// for it. CPU includes the reaped children (gopls, its go list).
+func BenchmarkCLIEditGo(b *testing.B) {
+	if _, err := exec.LookPath("gopls"); err != nil {
+		b.Skip("gopls not on PATH")
+	}
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	var agg runAgg
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		dir := b.TempDir()
+		os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/x\n\ngo 1.22\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n"), 0o644)
+		for j := range 10 {
+			srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("r%d", j), Name: "Read", Input: `{"file_path":"main.go"}`}))
+		}
+		srv.Script(
+			llmtest.ToolReply(llmtest.ToolCall{ID: "e1", Name: "Edit", Input: `{"file_path":"main.go","old_string":"\"hi\"","new_string":"\"hello\""}`}),
+			llmtest.ToolReply(llmtest.ToolCall{ID: "b1", Name: "Bash", Input: `{"command":"ls"}`}),
+			llmtest.ToolReply(llmtest.ToolCall{ID: "w1", Name: "Write", Input: `{"file_path":"extra.go","content":"package main\n\nfunc extra() int { return 1 }\n"}`}),
+			llmtest.TextReply("done"),
+		)
+		b.StartTimer()
+		agg.add(runGantryStats(b, bin, dir, srv, "-p", "work", "--allowedTools", "Read,Edit,Write,Bash"))
+		_ = i
+	}
+	agg.report(b)
+}
