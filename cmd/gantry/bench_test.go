@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,15 +256,18 @@ func BenchmarkCLIVersion(b *testing.B) {
 	agg.report(b)
 }
 
-// runAgg sums the runs of a benchmark: mean wall and CPU time, the largest
-// peak RSS and the anonymous/file-backed split of the largest sample.
+// runAgg sums the runs of a benchmark: mean and median wall and CPU time,
+// the largest and the median peak RSS, and the anonymous/file-backed split
+// of the largest sample.
 type runAgg struct {
 	n         int
 	wall, cpu time.Duration
 	peak      runStats
+	all       []runStats
 }
 
 func (a *runAgg) add(st runStats) {
+	a.all = append(a.all, st)
 	a.n++
 	a.wall += st.wall
 	a.cpu += st.cpu
@@ -281,6 +285,17 @@ func (a *runAgg) report(b *testing.B) {
 	b.ReportMetric(float64(a.peak.rss)/(1<<20), "peak-rss-MB")
 	b.ReportMetric(float64(a.peak.anon)/(1<<20), "anon-MB")
 	b.ReportMetric(float64(a.peak.file)/(1<<20), "file-MB")
+	median := func(f func(runStats) int64) int64 {
+		v := make([]int64, len(a.all))
+		for i, st := range a.all {
+			v[i] = f(st)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.wall.Microseconds() }))/1000, "ms-median")
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.cpu.Microseconds() }))/1000, "cpu-ms-median")
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.rss }))/(1<<20), "rss-MB-median")
 }
 
 // BenchmarkCLIReadMany is a run that changes nothing — ten Reads and two
