@@ -119,7 +119,16 @@ const manifestMagic = "gantry-checkpoint-manifest 1"
 
 // encode writes the manifest's text form and returns it with its hash.
 func (m *manifest) encode() ([]byte, string) {
-	b := make([]byte, 0, 64+len(m.entries)*120)
+	// A file's line is ~110 bytes plus its path: size the buffer from
+	// the paths so that it does not grow (and copy) while it is filled.
+	size := 64
+	for i := range m.entries {
+		size += 120 + len(m.entries[i].Path) + len(m.entries[i].Target)
+	}
+	for _, n := range m.notCovered {
+		size += 8 + len(n.Path) + len(n.Reason)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, manifestMagic...)
 	b = append(b, '\n')
 	for i := range m.entries {
