@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -617,4 +618,16 @@ func TestDeferred(t *testing.T) {
 	if _, err := s.Defer(Meta{ID: "bad id"}); err == nil {
 		t.Fatal("an invalid id was deferred")
 	}
+}
+
+// FuzzAppendQuote: the fast path quotes exactly as strconv.AppendQuote.
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range []string{"", "a/b.go", `q"uote`, `back\slash`, "tab\t", "é", "\x7f", "x\x00y", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
+			t.Fatalf("appendQuote(%q) = %s, want %s", s, got, want)
+		}
+	})
 }
