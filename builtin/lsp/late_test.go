@@ -128,6 +128,7 @@ func TestPrestart(t *testing.T) {
 	opts.Prestart, opts.Root = true, env.WorkDir
 	m2 := NewManager(opts)
 	defer m2.Close()
+	start := time.Now()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(m2.Running()) == 0 {
 		if time.Now().After(deadline) {
@@ -135,12 +136,31 @@ func TestPrestart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	took := time.Since(start)
 	// A project without files of the server: nothing starts.
+	root := opts.Root
 	opts.Root = t.TempDir()
 	m3 := NewManager(opts)
 	m3.Close() // waits for the background scan
 	if r := m3.Running(); len(r) != 0 {
 		t.Fatalf("started for an empty project: %v", r)
+	}
+	// A folder that is not trusted: nothing starts before the person acts.
+	home, untrusted := t.TempDir(), false
+	opts.Root, opts.NoProjectConfig, opts.Trusted = root, false, &untrusted
+	opts.Getenv = func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	m4 := NewManager(opts)
+	defer m4.Close()
+	// Three times what the trusted start took, and at least a second.
+	for end := time.Now().Add(max(3*took, time.Second)); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if r := m4.Running(); len(r) != 0 {
+			t.Fatalf("started in an untrusted folder: %v", r)
+		}
 	}
 }
 

@@ -99,7 +99,8 @@ type Options struct {
 	// Prestart starts, in the background as the manager is created, the
 	// servers covering files of the project (Root, scanned for their
 	// extensions) so that they are warm by the first edit — for
-	// interactive sessions. False (the default) starts a server at the
+	// interactive sessions; only in a trusted folder (or with
+	// NoProjectConfig). False (the default) starts a server at the
 	// first write of a file it covers, or the first LSP call: a run that
 	// edits nothing never starts one.
 	Prestart bool
@@ -172,16 +173,17 @@ type Manager struct {
 	pendMu  sync.Mutex
 	pending map[watchKey]*watch
 
-	mu       sync.Mutex
-	root     string
-	loaded   bool
-	servers  map[string]ServerConfig // by name
-	diagsOn  bool
-	wait     time.Duration // DiagnosticsWait, or the settings', or the default
-	cfgErr   error
-	running  map[string]*slot // name + "\x00" + root
-	starting map[string]bool  // background starts under way, by running's key
-	closed   bool
+	mu        sync.Mutex
+	root      string
+	loaded    bool
+	servers   map[string]ServerConfig // by name
+	diagsOn   bool
+	wait      time.Duration // DiagnosticsWait, or the settings', or the default
+	cfgErr    error
+	running   map[string]*slot // name + "\x00" + root
+	starting  map[string]bool  // background starts under way, by running's key
+	untrusted bool             // the project folder is not trusted (no prestart)
+	closed    bool
 }
 
 type slot struct {
@@ -212,6 +214,15 @@ func NewManager(opts Options) *Manager {
 func (m *Manager) prestart() {
 	root, servers, _, err := m.config(nil)
 	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	untrusted := m.untrusted
+	m.mu.Unlock()
+	if untrusted {
+		// A server runs the repository's build tooling (gopls runs go
+		// list): not before the person acts in a folder they have not
+		// trusted.
 		return
 	}
 	exts := map[string]bool{}
@@ -316,7 +327,7 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 		m.wait = DefaultDiagnosticsWait
 	}
 	if !m.opts.NoProjectConfig {
-		user, project, diags, wait, err := loadProjectConfig(m.root, m.opts)
+		user, project, diags, wait, trusted, err := loadProjectConfig(m.root, m.opts)
 		if err != nil {
 			m.cfgErr = err
 			return "", nil, false, err
@@ -326,6 +337,7 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 		if diags != nil && !*diags {
 			m.diagsOn = false
 		}
+		m.untrusted = !trusted
 		if wait != nil && m.opts.DiagnosticsWait == 0 {
 			m.wait = min(*wait, MaxDiagnosticsWait)
 		}
@@ -337,10 +349,10 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 // project and local scopes only when the folder is trusted: package
 // settings drops them otherwise) and <root>/.gantry/lsp.json (trusted
 // folders only: it names commands to run).
-func loadProjectConfig(root string, opts Options) (user, project map[string]ServerConfig, diags *bool, wait *time.Duration, err error) {
+func loadProjectConfig(root string, opts Options) (user, project map[string]ServerConfig, diags *bool, wait *time.Duration, trusted bool, err error) {
 	st, err := settings.Load(settings.Options{ProjectDir: root, Getenv: opts.Getenv, Trusted: opts.Trusted})
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("lsp: %w", err)
+		return nil, nil, nil, nil, false, fmt.Errorf("lsp: %w", err)
 	}
 	user, project = map[string]ServerConfig{}, map[string]ServerConfig{}
 	// Sources run from the strongest (policy, local) to the weakest
@@ -354,7 +366,7 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 		for name, raw := range src.File.LSPServers {
 			var c ServerConfig
 			if err := json.Unmarshal(raw, &c); err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("lsp: %s: lspServers.%s: %w", src.Path, name, err)
+				return nil, nil, nil, nil, false, fmt.Errorf("lsp: %s: lspServers.%s: %w", src.Path, name, err)
 			}
 			dst[name] = c
 		}
@@ -374,11 +386,11 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, nil, nil, nil, fmt.Errorf("lsp: %w", err)
+			return nil, nil, nil, nil, false, fmt.Errorf("lsp: %w", err)
 		default:
 			var m map[string]ServerConfig
 			if err := json.Unmarshal(b, &m); err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("lsp: %s: %w", p, err)
+				return nil, nil, nil, nil, false, fmt.Errorf("lsp: %s: %w", p, err)
 			}
 			for name, c := range m {
 				if _, set := project[name]; !set {
@@ -387,7 +399,7 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 			}
 		}
 	}
-	return user, project, diags, wait, nil
+	return user, project, diags, wait, st.Trusted, nil
 }
 
 // serverFor returns the name and configuration of the server covering
