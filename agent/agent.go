@@ -351,6 +351,20 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	}
 	a.opts.WorkDir = wd
 
+	// The environment facts (a `git status`) are gathered while the
+	// session and workspace are opened.
+	var factsCh chan EnvFacts
+	if !opts.NoEnvFacts {
+		factsCh = make(chan EnvFacts, 1)
+		now := a.now()
+		go func() { factsCh <- GatherEnvFacts(ctx, wd, now) }()
+		defer func() {
+			if factsCh != nil {
+				<-factsCh // an error return: no goroutine outlives New
+			}
+		}()
+	}
+
 	source := "startup"
 	if err := a.openSession(); err != nil {
 		return nil, err
@@ -431,8 +445,9 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	a.canUse = a.canUseTool(a.opts.Decider)
 	a.setupExecutor(env)
 
-	if !opts.NoEnvFacts {
-		a.facts = GatherEnvFacts(ctx, wd, a.now())
+	if factsCh != nil {
+		a.facts = <-factsCh
+		factsCh = nil
 	} else {
 		a.facts = EnvFacts{WorkDir: wd}
 	}

@@ -24,27 +24,32 @@ func (a *Agent) checkpointSession() string {
 	return a.id
 }
 
-// checkpointTurn records the checkpoint of a user turn, whose id is the
-// uuid of the user message that starts it. A failure is a notice: the
-// run goes on without that checkpoint.
-func (r *run) checkpointTurn(ctx context.Context, uuid, prompt string) string {
+// checkpointTurn names the checkpoint of a user turn, whose id is the
+// uuid of the user message that starts it. It is deferred
+// (checkpoint.Store.Defer): read-only calls change nothing, so the state
+// before the turn is recorded by the checkpoint before the turn's first
+// writing call, and a run that writes nothing scans nothing. A failure is
+// a notice: the run goes on without that checkpoint.
+func (r *run) checkpointTurn(_ context.Context, uuid, prompt string) string {
 	st := r.a.opts.Checkpoints
 	if st == nil {
 		return ""
 	}
-	info, err := st.Create(ctx, checkpoint.Meta{ID: uuid, Session: r.a.checkpointSession(), Kind: checkpoint.KindTurn, Label: prompt})
+	id, err := st.Defer(checkpoint.Meta{ID: uuid, Session: r.a.checkpointSession(), Kind: checkpoint.KindTurn, Label: prompt})
 	if err != nil {
 		r.emit(&NoticeEvent{Text: "checkpoint failed (this turn cannot be rewound): " + err.Error()})
 		return ""
 	}
-	return info.ID
+	return id
 }
 
 // recordTip records the project's state when a run ends, so that a later
-// rewind tells the agent's last changes from someone else's.
+// rewind tells the agent's last changes from someone else's — only when a
+// writing call ran (checkpoint.Store.Settle); otherwise the deferred turn
+// checkpoints are written without a scan.
 func (r *run) recordTip() {
 	if st := r.a.opts.Checkpoints; st != nil {
-		if err := st.Record(context.Background()); err != nil {
+		if err := st.Settle(context.Background()); err != nil {
 			r.emit(&NoticeEvent{Text: "checkpoint: recording the final state failed: " + err.Error()})
 		}
 	}

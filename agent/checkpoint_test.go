@@ -201,3 +201,68 @@ func TestCheckpointsOff(t *testing.T) {
 	}
 	_ = strings.TrimSpace
 }
+
+// TestCheckpointsReadOnlyRun: a run of read-only calls (Read, a read-only
+// Bash) scans nothing — its turn checkpoint is written deferred — and a
+// Bash change between two read-only calls of the next run is undone by a
+// rewind to either turn.
+func TestCheckpointsReadOnlyRun(t *testing.T) {
+	f := newFixture(t)
+	dir := f.dir
+	a1 := filepath.Join(dir, "a.txt")
+	os.WriteFile(a1, []byte("original\n"), 0o644)
+	storeDir := filepath.Join(t.TempDir(), "cp")
+	st, err := checkpoint.Open(checkpoint.Options{Dir: dir, StoreDir: storeDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, name, input string) llmtest.Reply {
+		return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: name, Input: input})
+	}
+	a := f.agent(t, func(o *Options) {
+		o.Pool = toolset.Options{Tools: append(file.Tools(file.Options{}), shell.NewBash(shell.Options{}))}
+		o.Decider = permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
+			return permission.Decision{Behavior: tool.Allow}, nil
+		})
+		o.Checkpoints = st
+	})
+	read := fmt.Sprintf(`{"file_path":%q}`, a1)
+	f.srv.Script(call("r1", "Read", read), call("b1", "Bash", `{"command":"cat a.txt | wc -l"}`), call("r2", "Read", read), llmtest.TextReply("done"))
+	if _, res, err := collect(t, context.Background(), a, "look"); err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	if _, err := os.Stat(filepath.Join(storeDir, "manifests")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a read-only run recorded a tree: %v", err)
+	}
+	list, err := a.Checkpoints()
+	if err != nil || len(list) != 1 || !list[0].Deferred || list[0].Kind != checkpoint.KindTurn {
+		t.Fatalf("checkpoints after a read-only run: %+v %v", list, err)
+	}
+	turn1 := list[0].ID
+
+	f.srv.Script(call("r3", "Read", read), call("b2", "Bash", `{"command":"echo changed > a.txt"}`), call("r4", "Read", read), llmtest.TextReply("done"))
+	if _, res, err := collect(t, context.Background(), a, "change"); err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	if b, _ := os.ReadFile(a1); string(b) != "changed\n" {
+		t.Fatalf("the run did not change a.txt: %q", b)
+	}
+	list, _ = a.Checkpoints()
+	var got []string
+	for _, c := range list {
+		got = append(got, fmt.Sprintf("%s:%s:%v", c.Kind, cmpOr(c.ToolUseID, "-"), c.Deferred))
+	}
+	if want := []string{"turn:-:true", "turn:-:false", "tool:b2:false"}; !slices.Equal(got, want) {
+		t.Fatalf("checkpoints %v, want %v", got, want)
+	}
+	turn2 := list[1].ID
+	for _, id := range []string{turn1, turn2} {
+		os.WriteFile(a1, []byte("changed\n"), 0o644)
+		if _, err := a.RewindFiles(context.Background(), id, checkpoint.RewindOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(a1); string(b) != "original\n" {
+			t.Fatalf("rewind to %s: a.txt %q", id, b)
+		}
+	}
+}

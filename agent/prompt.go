@@ -75,6 +75,9 @@ type EnvFacts struct {
 // (2 s) and size (40 lines); without git or outside a repository it is empty.
 func GatherEnvFacts(ctx context.Context, cwd string, now time.Time) EnvFacts {
 	f := EnvFacts{WorkDir: cwd, Platform: runtime.GOOS + "/" + runtime.GOARCH, Date: now}
+	if !mayBeGitRepo(cwd) {
+		return f // no git process for a directory outside any repository
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "-C", cwd, "--no-optional-locks", "status", "--short", "--branch")
@@ -90,6 +93,26 @@ func GatherEnvFacts(ctx context.Context, cwd string, now time.Time) EnvFacts {
 	}
 	f.GitStatus = strings.Join(lines, "\n")
 	return f
+}
+
+// mayBeGitRepo reports whether git could find a repository for dir: a
+// .git entry (directory, or file for worktrees and submodules) in dir or
+// one of its parents, or GIT_DIR in the environment. False spares the
+// fork and exec of git (~10 ms of wall time on a loaded machine).
+func mayBeGitRepo(dir string) bool {
+	if os.Getenv("GIT_DIR") != "" {
+		return true
+	}
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
 }
 
 // defaultInstructions is the base of the system prompt.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/builtin/completion"
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
@@ -349,7 +350,7 @@ func (r *run) remind(ctx context.Context) bool {
 	var acks []func()
 	// Team mail is always delivered (members and leads need no option for
 	// it); the program's reminders follow.
-	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}}, r.a.opts.Reminders...) {
+	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}, writeNotes{}}, r.a.opts.Reminders...) {
 		text, ack, err := rm.Remind(ctx, env)
 		if err != nil {
 			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})
@@ -372,6 +373,23 @@ func (r *run) remind(ctx context.Context) bool {
 		ack()
 	}
 	return true
+}
+
+// writeNotes delivers what the session's file.WriteObserver learned after
+// a Write or Edit result was returned — a language server's diagnostics
+// that were not ready in time — when the observer offers it by also being
+// a [Reminder] (builtin/lsp's Manager is).
+type writeNotes struct{}
+
+func (writeNotes) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
+	obs, err := tool.Use[file.WriteObserver](env)
+	if err != nil || obs == nil {
+		return "", nil, nil
+	}
+	if rm, ok := obs.(Reminder); ok {
+		return rm.Remind(ctx, env)
+	}
+	return "", nil, nil
 }
 
 func (r *run) toolNames() []string {

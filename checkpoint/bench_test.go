@@ -99,3 +99,61 @@ func BenchmarkRewind100(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkEditFlow1k: the checkpoint before an edit in a 1,000-file
+// project, one file changed since the previous checkpoint of the session
+// (target ≤ 2 ms).
+func BenchmarkEditFlow1k(b *testing.B) {
+	dir := project(b, 1_000)
+	s := open(b, dir, nil)
+	ctx := context.Background()
+	if _, err := s.Create(ctx, Meta{}); err != nil {
+		b.Fatal(err)
+	}
+	changed := filepath.Join(dir, "pkg010", "file0500.go")
+	b.ReportAllocs()
+	i := 0
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		os.WriteFile(changed, []byte("package p // "+strconv.Itoa(i)), 0o644)
+		b.StartTimer()
+		c0 := cpuTime()
+		if _, err := s.Create(ctx, Meta{Kind: KindTool}); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - c0
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkReadOnlyRun200: what checkpoints cost a run that changes
+// nothing in a 200-file project whose store holds the previous run's tip:
+// open the store, the turn's checkpoint, the tip at the end.
+func BenchmarkReadOnlyRun200(b *testing.B) {
+	dir := project(b, 200)
+	storeDir := filepath.Join(b.TempDir(), "store")
+	ctx := context.Background()
+	s0, _ := Open(Options{Dir: dir, StoreDir: storeDir})
+	if _, err := s0.Create(ctx, Meta{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		c0 := cpuTime()
+		s, err := Open(Options{Dir: dir, StoreDir: storeDir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Create(ctx, Meta{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Record(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - c0
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -530,6 +531,103 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 		if _, err := decodeManifest(data, strings.Repeat("0", 64)); !errors.Is(err, ErrCorrupt) {
 			t.Fatal("a wrong hash was accepted")
+		}
+	})
+}
+
+// TestDeferred: Open creates nothing; a deferred checkpoint is recorded by
+// the next recording of the Store, or written deferred by Settle without a
+// scan; a rewind to a deferred record restores the next recording made
+// after it (a checkpoint or the tip), or changes nothing when there is
+// none.
+func TestDeferred(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f.txt")
+	os.WriteFile(f, []byte("one\n"), 0o644)
+	storeDir := filepath.Join(t.TempDir(), "store")
+	s := open(t, dir, func(o *Options) { o.StoreDir = storeDir })
+	if _, err := os.Stat(storeDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open created the store: %v", err)
+	}
+	if ok, err := s.PruneIfDue(ctx, time.Hour, PruneOptions{}); ok || err != nil {
+		t.Fatalf("prune of an empty store: %v %v", ok, err)
+	}
+	if l, err := s.List(""); len(l) != 0 || err != nil {
+		t.Fatalf("list of an empty store: %v %v", l, err)
+	}
+
+	// Deferred, then taken up by a Create: same tree, the defer's time.
+	if _, err := s.Defer(Meta{ID: "t1", Session: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := s.Create(ctx, Meta{ID: "c1", Kind: KindTool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, err := s.Get("t1")
+	if err != nil || t1.Deferred || t1.Manifest != c1.Manifest || t1.Kind != KindTurn || t1.Created.After(c1.Created) {
+		t.Fatalf("t1 %+v %v (c1 %+v)", t1, err, c1)
+	}
+	os.WriteFile(f, []byte("two\n"), 0o644)
+	if err := s.Settle(ctx); err != nil { // a checkpoint was created: the tip is recorded
+		t.Fatal(err)
+	}
+
+	// Deferred and settled without a recording: no scan, a deferred record.
+	if _, err := s.Defer(Meta{ID: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(storeDir, "tip"))
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(storeDir, "tip")); string(after) != string(before) {
+		t.Fatal("Settle without a created checkpoint recorded the tip")
+	}
+	t2, err := s.Get("t2")
+	if err != nil || !t2.Deferred || t2.Manifest != "" {
+		t.Fatalf("t2 %+v %v", t2, err)
+	}
+	// Nothing recorded after t2: rewinding to it changes nothing.
+	rep, err := s.Rewind(ctx, "t2", RewindOptions{})
+	if err != nil || rep.Changed() {
+		t.Fatalf("rewind to t2 with nothing after it: %+v %v", rep, err)
+	}
+	// A recording after t2 (another run's checkpoint): that is its state.
+	time.Sleep(10 * time.Millisecond)
+	if _, err := s.Create(ctx, Meta{ID: "c2", Kind: KindTool}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(f, []byte("three\n"), 0o644)
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rewind(ctx, "t2", RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "two\n" {
+		t.Fatalf("rewind to t2: %q", b)
+	}
+	if _, err := s.Rewind(ctx, "t1", RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "one\n" {
+		t.Fatalf("rewind to t1: %q", b)
+	}
+	if _, err := s.Defer(Meta{ID: "bad id"}); err == nil {
+		t.Fatal("an invalid id was deferred")
+	}
+}
+
+// FuzzAppendQuote: the fast path quotes exactly as strconv.AppendQuote.
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range []string{"", "a/b.go", `q"uote`, `back\slash`, "tab\t", "é", "\x7f", "x\x00y", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
+			t.Fatalf("appendQuote(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

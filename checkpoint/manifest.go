@@ -119,7 +119,16 @@ const manifestMagic = "gantry-checkpoint-manifest 1"
 
 // encode writes the manifest's text form and returns it with its hash.
 func (m *manifest) encode() ([]byte, string) {
-	b := make([]byte, 0, 64+len(m.entries)*120)
+	// A file's line is ~110 bytes plus its path: size the buffer from
+	// the paths so that it does not grow (and copy) while it is filled.
+	size := 64
+	for i := range m.entries {
+		size += 120 + len(m.entries[i].Path) + len(m.entries[i].Target)
+	}
+	for _, n := range m.notCovered {
+		size += 8 + len(n.Path) + len(n.Reason)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, manifestMagic...)
 	b = append(b, '\n')
 	for i := range m.entries {
@@ -143,7 +152,7 @@ func (m *manifest) encode() ([]byte, string) {
 			b = strconv.AppendQuote(b, e.Target)
 		}
 		b = append(b, ' ')
-		b = strconv.AppendQuote(b, e.Path)
+		b = appendQuote(b, e.Path)
 		b = append(b, '\n')
 	}
 	for _, n := range m.notCovered {
@@ -155,6 +164,20 @@ func (m *manifest) encode() ([]byte, string) {
 	}
 	sum := sha256.Sum256(b)
 	return b, hex.EncodeToString(sum[:])
+}
+
+// appendQuote is strconv.AppendQuote with a fast path for the common
+// path, printable ASCII without a quote or backslash, which it quotes as
+// is (the same bytes AppendQuote gives).
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // errBadLine is wrapped by decode's errors.

@@ -48,7 +48,12 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 			}
 			continue
 		}
-		keep[in.Manifest] = true
+		if in.Manifest != "" {
+			keep[in.Manifest] = true
+		}
+	}
+	if s.tipLater {
+		keep[s.tipHash] = true
 	}
 	if b, err := os.ReadFile(filepath.Join(s.root, "tip")); err == nil {
 		h, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
@@ -56,6 +61,9 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 	}
 	objects := map[string]bool{}
 	ents, err := os.ReadDir(filepath.Join(s.root, "manifests"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return rep, nil // nothing recorded yet
+	}
 	if err != nil {
 		return rep, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -110,6 +118,9 @@ func (s *Store) young(d fs.DirEntry) bool {
 // each start cheaply. It reports whether it pruned.
 func (s *Store) PruneIfDue(ctx context.Context, every time.Duration, o PruneOptions) (bool, error) {
 	marker := filepath.Join(s.root, "last-prune")
+	if _, err := os.Stat(s.root); errors.Is(err, fs.ErrNotExist) {
+		return false, nil // nothing recorded: nothing to prune
+	}
 	if fi, err := os.Stat(marker); err == nil && s.now().Sub(fi.ModTime()) < every {
 		return false, nil
 	}

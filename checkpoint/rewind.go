@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 )
 
 // RewindOptions configure [Store.Rewind].
@@ -71,18 +72,35 @@ func (s *Store) Rewind(ctx context.Context, id string, o RewindOptions) (*Report
 	if err != nil {
 		return nil, err
 	}
-	target, err := s.getManifest(info.Manifest)
-	if err != nil {
-		return nil, err
+	var target *manifest
+	if !info.Deferred {
+		if target, err = s.getManifest(info.Manifest); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tip, _, err := s.loadTip()
+	if s.tipLater && s.last != nil {
+		// A tip Create left for later: written now, as the rewind
+		// changes s.last.
+		if err := s.writeTip(s.tipHash, s.last.taken); err != nil {
+			return nil, err
+		}
+	}
+	tip, tipHash, err := s.loadTip()
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: the last recorded state: %w", err)
 	}
-	if tip == nil {
-		tip = target
+	targetHash := info.Manifest
+	if info.Deferred {
+		if targetHash, err = s.resolveDeferred(info, tip, tipHash); err != nil {
+			return nil, err
+		}
+		if targetHash != "" {
+			if target, err = s.getManifest(targetHash); err != nil {
+				return nil, err
+			}
+		}
 	}
 	cache := s.last
 	if cache == nil {
@@ -91,6 +109,14 @@ func (s *Store) Rewind(ctx context.Context, id string, o RewindOptions) (*Report
 	cur, err := s.scan(ctx, cache)
 	if err != nil {
 		return nil, err
+	}
+	if target == nil {
+		// A deferred checkpoint nothing was recorded after: nothing the
+		// agent did changed the project since; its state is the present.
+		target = cur
+	}
+	if tip == nil {
+		tip = target
 	}
 	rep := &Report{Checkpoint: id, NotCovered: target.notCovered, DryRun: o.DryRun}
 	pl := planRewind(target, cur, tip)
@@ -123,8 +149,14 @@ func (s *Store) Rewind(ctx context.Context, id string, o RewindOptions) (*Report
 		return rep, nil
 	}
 	// The state before the rewind is a checkpoint of its own.
+	if err := s.ensureLocked(); err != nil {
+		return nil, err
+	}
 	hash, err := s.putManifest(cur)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.takePendingLocked(cur, hash); err != nil {
 		return nil, err
 	}
 	before := &Info{
@@ -141,11 +173,37 @@ func (s *Store) Rewind(ctx context.Context, id string, o RewindOptions) (*Report
 		return rep, fmt.Errorf("checkpoint: rewind to %s stopped part-way (rewind to %s to return to the state before): %w", id, before.ID, err)
 	}
 	// The project now holds the target's tree: it is the tip.
-	if err := s.writeTip(info.Manifest, s.now()); err != nil {
+	if targetHash == "" {
+		targetHash = hash
+	}
+	if err := s.writeTip(targetHash, s.now()); err != nil {
 		return rep, err
 	}
 	s.last = nil // restored files have new stats: hash them next time
 	return rep, nil
+}
+
+// resolveDeferred returns the tree of a deferred checkpoint: that of the
+// first recording made at or after it — a checkpoint of any session, or
+// the tip — or "" when there is none (its state is the present one).
+func (s *Store) resolveDeferred(info *Info, tip *manifest, tipHash string) (string, error) {
+	infos, err := s.List("")
+	if err != nil && len(infos) == 0 {
+		return "", err
+	}
+	best, bestAt := "", time.Time{}
+	for _, in := range infos {
+		if in.Deferred || in.Created.Before(info.Created) {
+			continue
+		}
+		if best == "" || in.Created.Before(bestAt) {
+			best, bestAt = in.Manifest, in.Created
+		}
+	}
+	if tip != nil && !tip.taken.Before(info.Created) && (best == "" || tip.taken.Before(bestAt)) {
+		best = tipHash
+	}
+	return best, nil
 }
 
 // planRewind compares the target tree with the current one; tip tells

@@ -62,7 +62,7 @@ type dirNode struct {
 // item is one listed entry.
 type item struct {
 	name, path string
-	st         unix.Stat_t
+	st         fileStat
 	err        string // stat or readlink failed
 	ignored    bool
 	target     string   // a link's
@@ -74,6 +74,9 @@ type item struct {
 func (s *Store) scan(ctx context.Context, prev *manifest) (*manifest, error) {
 	sc := &scanner{s: s, ctx: ctx, prev: prev, out: &manifest{taken: s.now()}, sem: make(chan struct{}, scanWorkers)}
 	if prev != nil {
+		// Most trees are the previous one give or take a few paths: no
+		// growth of the entry list as it is filled.
+		sc.out.entries = make([]Entry, 0, len(prev.entries)+len(prev.entries)/8+16)
 		sc.racy = prev.taken.Add(-racyWindow).UnixNano()
 	}
 	// The store itself, when it lies inside the project, is not recorded.
@@ -129,7 +132,8 @@ func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
 		}
 		n.items = append(n.items, item{name: name, path: p})
 		it := &n.items[len(n.items)-1]
-		if err := unix.Fstatat(fd, name, &it.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			if err == unix.ENOENT {
 				n.items = n.items[:len(n.items)-1]
 			} else {
@@ -137,6 +141,7 @@ func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
 			}
 			continue
 		}
+		it.st = statOf(&st)
 		typ := it.st.Mode & unix.S_IFMT
 		parts := append(n.parts[:len(n.parts):len(n.parts)], name)
 		if m != nil && m.Match(parts, typ == unix.S_IFDIR) {
@@ -252,7 +257,7 @@ func readlinkAt(dirfd int, name string) (string, error) {
 }
 
 // file records one regular file, reading it only if its stat changed.
-func (sc *scanner) file(dirRel, name, p string, st *unix.Stat_t) error {
+func (sc *scanner) file(dirRel, name, p string, st *fileStat) error {
 	size := st.Size
 	if size > sc.s.opts.MaxFileSize {
 		sc.notCovered(p, fmt.Sprintf("%s (%d bytes)", ReasonTooLarge, size))
@@ -293,7 +298,8 @@ func (sc *scanner) file(dirRel, name, p string, st *unix.Stat_t) error {
 		return nil
 	}
 	sum := sha256.Sum256(data)
-	e = statEntry(p, &fst)
+	now := statOf(&fst)
+	e = statEntry(p, &now)
 	e.Size = int64(len(data))
 	e.Hash = hex.EncodeToString(sum[:])
 	if err := sc.s.putObject(e.Hash, data); err != nil {
@@ -308,11 +314,25 @@ func (sc *scanner) notCovered(p, reason string) {
 	sc.out.notCovered = append(sc.out.notCovered, NotCovered{Path: p, Reason: reason})
 }
 
+// fileStat is the part of a stat a scan keeps (a listed directory holds
+// one per entry: 40 bytes instead of unix.Stat_t's 144).
+type fileStat struct {
+	Mode         uint32
+	Size         int64
+	Ino          uint64
+	MTime, CTime int64 // nanoseconds
+}
+
+func statOf(st *unix.Stat_t) fileStat {
+	return fileStat{Mode: st.Mode, Size: st.Size, Ino: st.Ino,
+		MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, CTime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}
+}
+
 // statEntry is a file entry with the stat fields of st.
-func statEntry(p string, st *unix.Stat_t) Entry {
+func statEntry(p string, st *fileStat) Entry {
 	return Entry{
 		Path: p, Type: TypeFile, Mode: modeOf(st.Mode), Size: st.Size, Ino: st.Ino,
-		MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, CTime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+		MTime: st.MTime, CTime: st.CTime,
 	}
 }
 

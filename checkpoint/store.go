@@ -146,6 +146,12 @@ type Info struct {
 	// NotCoveredCount is how many there are.
 	NotCovered      []NotCovered `json:"not_covered,omitempty"`
 	NotCoveredCount int          `json:"not_covered_count,omitempty"`
+	// Deferred marks a checkpoint named by [Store.Defer] that no
+	// recording of the same Store took up (the run changed nothing after
+	// it): it has no Manifest, and its state is that of the next
+	// recording of the project made after it (any checkpoint, the tip),
+	// or the present state if there is none — see [Store.Rewind].
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // maxListed bounds the not-covered paths kept in an Info.
@@ -172,8 +178,15 @@ type Store struct {
 	root string // the store
 	now  func() time.Time
 
-	mu   sync.Mutex
-	last *manifest // the last tree recorded or loaded: the stat cache
+	mu      sync.Mutex
+	last    *manifest  // the last tree recorded or loaded: the stat cache
+	made    bool       // the store's directories exist
+	pending []deferred // named by Defer, not recorded yet
+	created bool       // a checkpoint was created since the tip was last recorded
+	// tipHash is the tip Create recorded (the manifest of last) while
+	// tipLater says it is not written to the tip file yet.
+	tipHash  string
+	tipLater bool
 }
 
 // validID is compiled on first use, not at init; its length bound (128) is
@@ -184,7 +197,8 @@ var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // [A-Za-z0-9_-].
 func ValidID(id string) bool { return len(id) <= 128 && validID().MatchString(id) }
 
-// Open opens (creating it if needed) the store of a project.
+// Open opens the store of a project. Nothing is read or created on disk
+// until the first recording: a run that records nothing costs nothing.
 func Open(opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("checkpoint: Options.Dir is required")
@@ -206,11 +220,6 @@ func Open(opts Options) (*Store, error) {
 	if root, err = filepath.Abs(root); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	for _, d := range []string{"objects", "manifests", "refs"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
@@ -228,6 +237,20 @@ func Open(opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	return s, nil
+}
+
+// ensureLocked creates the store's directories (once).
+func (s *Store) ensureLocked() error {
+	if s.made {
+		return nil
+	}
+	for _, d := range []string{"objects", "manifests", "refs"} {
+		if err := os.MkdirAll(filepath.Join(s.root, d), 0o700); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	s.made = true
+	return nil
 }
 
 // Dir returns the project directory; StoreDir the store's.
@@ -249,12 +272,28 @@ func (s *Store) Create(ctx context.Context, m Meta) (*Info, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	man, hash, err := s.recordLocked(ctx)
+	man, hash, err := s.recordLocked(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	s.created = true
+	return s.refLocked(m, time.Time{}, man, hash)
+}
+
+// deferred is a checkpoint named by Defer, and when.
+type deferred struct {
+	Meta
+	at time.Time
+}
+
+// refLocked writes the record of checkpoint m of the tree man (stored as
+// hash), created at (zero: now).
+func (s *Store) refLocked(m Meta, at time.Time, man *manifest, hash string) (*Info, error) {
+	if at.IsZero() {
+		at = s.now()
+	}
 	info := &Info{
-		ID: m.ID, Session: m.Session, Kind: m.Kind, Created: s.now().UTC(), Label: cut(m.Label, 200),
+		ID: m.ID, Session: m.Session, Kind: m.Kind, Created: at.UTC(), Label: cut(m.Label, 200),
 		ToolUseID: m.ToolUseID, Manifest: hash, Files: len(man.entries), NotCoveredCount: len(man.notCovered),
 	}
 	info.NotCovered = man.notCovered[:min(len(man.notCovered), maxListed)]
@@ -264,18 +303,78 @@ func (s *Store) Create(ctx context.Context, m Meta) (*Info, error) {
 	return info, nil
 }
 
+// Defer names a checkpoint of the current state without recording it:
+// the next recording of this Store ([Store.Create], [Store.Record], the
+// state before a [Store.Rewind]) records it too, with the same tree —
+// the agent defers the checkpoint of a turn, since the turn's read-only
+// calls change nothing and a turn that writes takes a checkpoint before
+// its first writing call anyway. [Store.Settle] writes what is still
+// pending as deferred records (no scan). The id is checked and returned
+// at once; a duplicate id is reported when the record is written.
+func (s *Store) Defer(m Meta) (string, error) {
+	if m.ID == "" {
+		m.ID = randomID()
+	}
+	if !ValidID(m.ID) {
+		return "", fmt.Errorf("checkpoint: invalid id %q", m.ID)
+	}
+	if m.Kind == "" {
+		m.Kind = KindTurn
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, deferred{m, s.now()})
+	return m.ID, nil
+}
+
+// Settle ends a run's recording: when a checkpoint was created since the
+// tip was last recorded (the call it was taken for may have changed
+// files), it records the tip as [Store.Record] does; otherwise nothing
+// can have changed through the agent and no scan is made — the
+// checkpoints still deferred are written as deferred records
+// (Info.Deferred), whose state is that of the next recording.
+func (s *Store) Settle(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.created {
+		_, _, err := s.recordLocked(ctx, false)
+		return err
+	}
+	if len(s.pending) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(s.root, "refs"), 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var errs []error
+	for _, m := range s.pending {
+		info := &Info{ID: m.ID, Session: m.Session, Kind: m.Kind, Created: m.at.UTC(), Label: cut(m.Label, 200), ToolUseID: m.ToolUseID, Deferred: true}
+		errs = append(errs, s.writeRef(info))
+	}
+	s.pending = nil
+	return errors.Join(errs...)
+}
+
 // Record records the current state as the tip without a checkpoint (the
 // agent does it when a run ends, so that a rewind tells the agent's last
 // changes from someone else's).
 func (s *Store) Record(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, _, err := s.recordLocked(ctx)
+	_, _, err := s.recordLocked(ctx, false)
 	return err
 }
 
-// recordLocked scans the tree, stores it and makes it the tip.
-func (s *Store) recordLocked(ctx context.Context) (*manifest, string, error) {
+// recordLocked scans the tree, stores it and makes it the tip; the
+// deferred checkpoints get its tree. With lazyTip the tip file is written
+// by the next Record or Settle (a checkpoint before a call is followed by
+// one of them when the run ends; a process that dies before leaves the
+// previous tip, and a rewind then reports the changes since as conflicts
+// rather than overwrite them).
+func (s *Store) recordLocked(ctx context.Context, lazyTip bool) (*manifest, string, error) {
+	if err := s.ensureLocked(); err != nil {
+		return nil, "", err
+	}
 	prev := s.last
 	if prev == nil {
 		prev, _, _ = s.loadTip() // a missing or corrupt tip only costs hashing
@@ -288,11 +387,30 @@ func (s *Store) recordLocked(ctx context.Context) (*manifest, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.writeTip(hash, man.taken); err != nil {
-		return nil, "", err
+	if lazyTip {
+		s.tipHash, s.tipLater = hash, true
+	} else {
+		if err := s.writeTip(hash, man.taken); err != nil {
+			return nil, "", err
+		}
+		s.created = false
 	}
 	s.last = man
+	if err := s.takePendingLocked(man, hash); err != nil {
+		return nil, "", err
+	}
 	return man, hash, nil
+}
+
+// takePendingLocked records the deferred checkpoints with the tree man.
+func (s *Store) takePendingLocked(man *manifest, hash string) error {
+	var errs []error
+	for _, m := range s.pending {
+		_, err := s.refLocked(m.Meta, m.at, man, hash)
+		errs = append(errs, err)
+	}
+	s.pending = nil
+	return errors.Join(errs...)
 }
 
 // List returns the checkpoints of session ("" = every session), oldest
@@ -300,6 +418,9 @@ func (s *Store) recordLocked(ctx context.Context) (*manifest, string, error) {
 // readable ones.
 func (s *Store) List(session string) ([]Info, error) {
 	ents, err := os.ReadDir(filepath.Join(s.root, "refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing recorded yet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -339,7 +460,7 @@ func (s *Store) Get(id string) (*Info, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	var info Info
-	if err := json.Unmarshal(b, &info); err != nil || info.ID != id || len(info.Manifest) != 64 {
+	if err := json.Unmarshal(b, &info); err != nil || info.ID != id || len(info.Manifest) != 64 && !(info.Deferred && info.Manifest == "") {
 		return nil, fmt.Errorf("%w: checkpoint record %s", ErrCorrupt, id)
 	}
 	return &info, nil
@@ -361,6 +482,7 @@ func (s *Store) writeRef(info *Info) error {
 
 // The tip file holds the manifest hash and when the tree was recorded.
 func (s *Store) writeTip(hash string, taken time.Time) error {
+	s.tipLater = false
 	return writeAtomic(filepath.Join(s.root, "tip"), fmt.Appendf(nil, "%s %d\n", hash, taken.UnixNano()))
 }
 
@@ -381,6 +503,9 @@ func (s *Store) TipManifest() (string, error) {
 
 // loadTip reads the tip's manifest: nil (and "") when there is none yet.
 func (s *Store) loadTip() (*manifest, string, error) {
+	if s.tipLater && s.last != nil {
+		return s.last, s.tipHash, nil
+	}
 	b, err := os.ReadFile(filepath.Join(s.root, "tip"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil

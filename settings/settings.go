@@ -44,6 +44,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -76,6 +77,10 @@ type File struct {
 	// LSPDiagnostics, when false, stops Write and Edit from reporting the
 	// language server's new errors.
 	LSPDiagnostics *bool `json:"lspDiagnostics,omitempty"`
+	// LSPDiagnosticsWaitMs is how long a Write or Edit result waits for a
+	// running language server's diagnostics, in milliseconds (see package
+	// builtin/lsp; later ones reach the model at its next turn).
+	LSPDiagnosticsWaitMs *int `json:"lspDiagnosticsWaitMs,omitempty"`
 	// Sandbox configures the shell sandbox (see [Sandbox]).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
@@ -321,6 +326,7 @@ func untrusted(f File) (File, []string) {
 	}
 	out.Model = f.Model
 	out.LSPDiagnostics = f.LSPDiagnostics
+	out.LSPDiagnosticsWaitMs = f.LSPDiagnosticsWaitMs
 	if f.Sandbox != nil {
 		out.Sandbox, ignored = untrustedSandbox(f.Sandbox, ignored)
 	}
@@ -411,6 +417,17 @@ func (s *Settings) Model() (string, Scope) {
 		}
 	}
 	return "", ""
+}
+
+// LSPDiagnosticsWait returns the strongest scope's lspDiagnosticsWaitMs as
+// a duration, and the scope ("" when no file sets it).
+func (s *Settings) LSPDiagnosticsWait() (time.Duration, Scope) {
+	for _, src := range s.Sources {
+		if ms := src.File.LSPDiagnosticsWaitMs; ms != nil {
+			return time.Duration(*ms) * time.Millisecond, src.Scope
+		}
+	}
+	return 0, ""
 }
 
 // LSPDiagnostics reports whether Write and Edit report a language server's

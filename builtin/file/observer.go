@@ -11,7 +11,11 @@ import (
 // tool's result for the model: builtin/lsp's Manager answers with the new
 // errors a language server reports, so the model sees that it broke the
 // build. FileWritten runs after the file is written and its lock released;
-// it must bound its own time and cannot fail the write.
+// it must bound its own time and cannot fail the write. An observer that
+// learns more after the result was returned (a language server still
+// starting) may also implement the agent's Reminder,
+// Remind(ctx, env) (text string, ack func(), err error): the agent asks it
+// before every model request and gives the text to the model.
 type WriteObserver interface {
 	FileWritten(ctx context.Context, env *tool.Env, path string) string
 }

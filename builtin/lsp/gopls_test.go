@@ -88,8 +88,14 @@ func TestGopls(t *testing.T) {
 func TestGoplsDiagnosticsAfterEdit(t *testing.T) {
 	gopls(t)
 	dir := fixture(t)
-	m := NewManager(Options{NoProjectConfig: true, DiagnosticsWait: 20 * time.Second, DiagnosticsSettle: 2 * time.Second})
+	m := NewManager(Options{NoProjectConfig: true, Root: dir, Prestart: true, DiagnosticsWait: 20 * time.Second, DiagnosticsSettle: 2 * time.Second})
 	defer m.Close()
+	// Results wait only for a warm server: let it start.
+	for deadline := time.Now().Add(2 * time.Minute); len(m.Running()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("gopls did not start")
+		}
+	}
 	env := newEnv(dir, m)
 	tool.Provide[file.WriteObserver](env.Services, m)
 	read, edit := file.NewRead(file.Options{}), file.NewEdit(file.Options{})

@@ -22,10 +22,12 @@ import (
 const (
 	DefaultRequestTimeout    = 30 * time.Second
 	DefaultStartTimeout      = 60 * time.Second
-	DefaultDiagnosticsWait   = 5 * time.Second
-	DefaultDiagnosticsSettle = 400 * time.Millisecond
-	DefaultShutdownTimeout   = 3 * time.Second
-	DefaultMaxRestarts       = 1
+	DefaultDiagnosticsWait   = 300 * time.Millisecond
+	DefaultDiagnosticsSettle = 100 * time.Millisecond
+	// MaxDiagnosticsWait bounds the settings' lspDiagnosticsWaitMs.
+	MaxDiagnosticsWait     = 5 * time.Second
+	DefaultShutdownTimeout = 3 * time.Second
+	DefaultMaxRestarts     = 1
 )
 
 // ServerConfig describes one language server. The JSON form is the one of
@@ -64,6 +66,9 @@ func Gopls() ServerConfig {
 		// rather than after gopls's default 1 s pause, so that they reach
 		// the result of the Write or Edit that caused them.
 		InitializationOptions: json.RawMessage(`{"diagnosticsDelay":"50ms"}`),
+		// No telemetry child process, no counter files in the user's
+		// config directory.
+		Env: map[string]string{"GOTELEMETRY": "off"},
 	}
 }
 
@@ -91,14 +96,27 @@ type Options struct {
 	// NoDiagnostics turns off the diagnostics appended to Write and Edit
 	// results (the settings' "lspDiagnostics": false does the same).
 	NoDiagnostics bool
+	// Prestart starts, in the background as the manager is created, the
+	// servers covering files of the project (Root, scanned for their
+	// extensions) so that they are warm by the first edit — for
+	// interactive sessions; only in a trusted folder (or with
+	// NoProjectConfig). False (the default) starts a server at the
+	// first write of a file it covers, or the first LSP call: a run that
+	// edits nothing never starts one.
+	Prestart bool
 	// RequestTimeout bounds one request (default 30 s); StartTimeout bounds
-	// starting and initialising a server (default 60 s); DiagnosticsWait is
-	// the longest wait for diagnostics after a write (default 5 s);
-	// ShutdownTimeout bounds a server's orderly shutdown (default 3 s).
-	RequestTimeout, StartTimeout, DiagnosticsWait, ShutdownTimeout time.Duration
+	// starting and initialising a server (default 60 s); ShutdownTimeout
+	// bounds a server's orderly shutdown (default 3 s).
+	RequestTimeout, StartTimeout, ShutdownTimeout time.Duration
+	// DiagnosticsWait is the longest a Write or Edit result waits for a
+	// running server's diagnostics of the change (zero: the settings'
+	// lspDiagnosticsWaitMs, else 300 ms; negative: no wait). A result never
+	// waits for a server to start; diagnostics that come later are given
+	// to the model at its next turn (see [Manager.Remind]).
+	DiagnosticsWait time.Duration
 	// DiagnosticsSettle is how long the server must publish nothing, after
 	// the written file's diagnostics arrived, for the errors it caused in
-	// other files to count as complete (default 400 ms; within
+	// other files to count as complete (default 100 ms; within
 	// DiagnosticsWait).
 	DiagnosticsSettle time.Duration
 	// MaxRestarts is how often a crashed server is restarted in a session
@@ -116,9 +134,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
-	}
-	if o.DiagnosticsWait <= 0 {
-		o.DiagnosticsWait = DefaultDiagnosticsWait
 	}
 	if o.DiagnosticsSettle <= 0 {
 		o.DiagnosticsSettle = DefaultDiagnosticsSettle
@@ -151,14 +166,24 @@ var ErrNoServer = errors.New("no language server configured")
 type Manager struct {
 	opts Options
 
-	mu      sync.Mutex
-	root    string
-	loaded  bool
-	servers map[string]ServerConfig // by name
-	diagsOn bool
-	cfgErr  error
-	running map[string]*slot // name + "\x00" + root
-	closed  bool
+	ctx    context.Context // background starts; cancelled by Close
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	pendMu  sync.Mutex
+	pending map[watchKey]*watch
+
+	mu        sync.Mutex
+	root      string
+	loaded    bool
+	servers   map[string]ServerConfig // by name
+	diagsOn   bool
+	wait      time.Duration // DiagnosticsWait, or the settings', or the default
+	cfgErr    error
+	running   map[string]*slot // name + "\x00" + root
+	starting  map[string]bool  // background starts under way, by running's key
+	untrusted bool             // the project folder is not trusted (no prestart)
+	closed    bool
 }
 
 type slot struct {
@@ -168,9 +193,107 @@ type slot struct {
 	lastErr  error
 }
 
-// NewManager returns a manager; no server starts until it is needed.
+// NewManager returns a manager; no server starts until it is needed,
+// unless [Options.Prestart] asks for the project's servers at once (in the
+// background).
 func NewManager(opts Options) *Manager {
-	return &Manager{opts: opts.withDefaults(), running: make(map[string]*slot)}
+	m := &Manager{opts: opts.withDefaults(), running: make(map[string]*slot), starting: map[string]bool{}, pending: map[watchKey]*watch{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if opts.Prestart && opts.Root != "" {
+		m.bg.Add(1)
+		go func() {
+			defer m.bg.Done()
+			m.prestart()
+		}()
+	}
+	return m
+}
+
+// prestart starts the servers covering the extensions found in the
+// project.
+func (m *Manager) prestart() {
+	root, servers, _, err := m.config(nil)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	untrusted := m.untrusted
+	m.mu.Unlock()
+	if untrusted {
+		// A server runs the repository's build tooling (gopls runs go
+		// list): not before the person acts in a folder they have not
+		// trusted.
+		return
+	}
+	exts := map[string]bool{}
+	for _, c := range servers {
+		for e := range c.ExtensionToLanguage {
+			exts[strings.ToLower(e)] = true
+		}
+	}
+	for e := range servedExtensions(m.ctx, root, exts) {
+		if name, cfg, ok := serverFor(servers, "x"+e); ok {
+			m.startLate(name+"\x00"+root, name, cfg, root)
+		}
+	}
+}
+
+// warm returns the running server of key without waiting: nil when it is
+// not running, or starting.
+func (m *Manager) warm(key string) *server {
+	m.mu.Lock()
+	sl := m.running[key]
+	m.mu.Unlock()
+	if sl == nil || !sl.mu.TryLock() {
+		return nil
+	}
+	defer sl.mu.Unlock()
+	if sl.srv != nil && sl.srv.alive() {
+		return sl.srv
+	}
+	return nil
+}
+
+// startLate starts the server of key in the background (once at a time)
+// and then sends it the documents written while it started.
+func (m *Manager) startLate(key, name string, cfg ServerConfig, root string) {
+	m.mu.Lock()
+	if m.closed || m.starting[key] {
+		m.mu.Unlock()
+		return
+	}
+	m.starting[key] = true
+	m.bg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.bg.Done()
+		srv, err := m.server(m.ctx, name, cfg, root)
+		m.mu.Lock()
+		delete(m.starting, key)
+		m.mu.Unlock()
+		m.adopt(key, srv, err)
+	}()
+}
+
+// adopt sends the documents written while the server of key started (or
+// drops them if it could not start).
+func (m *Manager) adopt(key string, srv *server, err error) {
+	m.pendMu.Lock()
+	defer m.pendMu.Unlock()
+	for wk, w := range m.pending {
+		if wk.server != key || w.srv != nil {
+			continue
+		}
+		if err != nil {
+			delete(m.pending, wk)
+			continue
+		}
+		w.srv, w.baseline, w.targets = srv, srv.errorKeys(), map[string]docTarget{}
+		for _, p := range w.unsynced {
+			syncTarget(srv, p, w.targets)
+		}
+		w.unsynced = nil
+	}
 }
 
 // config loads the server configuration once, for the project root.
@@ -199,8 +322,12 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 	}
 	maps.Copy(m.servers, m.opts.Servers)
 	m.diagsOn = !m.opts.NoDiagnostics
+	m.wait = m.opts.DiagnosticsWait
+	if m.wait == 0 {
+		m.wait = DefaultDiagnosticsWait
+	}
 	if !m.opts.NoProjectConfig {
-		user, project, diags, err := loadProjectConfig(m.root, m.opts)
+		user, project, diags, wait, trusted, err := loadProjectConfig(m.root, m.opts)
 		if err != nil {
 			m.cfgErr = err
 			return "", nil, false, err
@@ -210,6 +337,10 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 		if diags != nil && !*diags {
 			m.diagsOn = false
 		}
+		m.untrusted = !trusted
+		if wait != nil && m.opts.DiagnosticsWait == 0 {
+			m.wait = min(*wait, MaxDiagnosticsWait)
+		}
 	}
 	return m.root, m.servers, m.diagsOn, nil
 }
@@ -218,10 +349,10 @@ func (m *Manager) config(env *tool.Env) (string, map[string]ServerConfig, bool, 
 // project and local scopes only when the folder is trusted: package
 // settings drops them otherwise) and <root>/.gantry/lsp.json (trusted
 // folders only: it names commands to run).
-func loadProjectConfig(root string, opts Options) (user, project map[string]ServerConfig, diags *bool, err error) {
+func loadProjectConfig(root string, opts Options) (user, project map[string]ServerConfig, diags *bool, wait *time.Duration, trusted bool, err error) {
 	st, err := settings.Load(settings.Options{ProjectDir: root, Getenv: opts.Getenv, Trusted: opts.Trusted})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("lsp: %w", err)
+		return nil, nil, nil, nil, false, fmt.Errorf("lsp: %w", err)
 	}
 	user, project = map[string]ServerConfig{}, map[string]ServerConfig{}
 	// Sources run from the strongest (policy, local) to the weakest
@@ -235,7 +366,7 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 		for name, raw := range src.File.LSPServers {
 			var c ServerConfig
 			if err := json.Unmarshal(raw, &c); err != nil {
-				return nil, nil, nil, fmt.Errorf("lsp: %s: lspServers.%s: %w", src.Path, name, err)
+				return nil, nil, nil, nil, false, fmt.Errorf("lsp: %s: lspServers.%s: %w", src.Path, name, err)
 			}
 			dst[name] = c
 		}
@@ -243,17 +374,23 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 	if on, scope := st.LSPDiagnostics(); scope != "" {
 		diags = &on
 	}
+	if d, scope := st.LSPDiagnosticsWait(); scope != "" {
+		if d == 0 {
+			d = -1 // 0 ms: no wait
+		}
+		wait = &d
+	}
 	if st.Trusted {
 		p := filepath.Join(root, ".gantry", "lsp.json")
 		b, err := os.ReadFile(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, nil, nil, fmt.Errorf("lsp: %w", err)
+			return nil, nil, nil, nil, false, fmt.Errorf("lsp: %w", err)
 		default:
 			var m map[string]ServerConfig
 			if err := json.Unmarshal(b, &m); err != nil {
-				return nil, nil, nil, fmt.Errorf("lsp: %s: %w", p, err)
+				return nil, nil, nil, nil, false, fmt.Errorf("lsp: %s: %w", p, err)
 			}
 			for name, c := range m {
 				if _, set := project[name]; !set {
@@ -262,7 +399,7 @@ func loadProjectConfig(root string, opts Options) (user, project map[string]Serv
 			}
 		}
 	}
-	return user, project, diags, nil
+	return user, project, diags, wait, st.Trusted, nil
 }
 
 // serverFor returns the name and configuration of the server covering
@@ -462,6 +599,13 @@ func (m *Manager) awaitDeath(ctx context.Context, srv *server) {
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	m.bg.Wait() // background starts end (initialize is cancelled)
+	m.pendMu.Lock()
+	clear(m.pending)
+	m.pendMu.Unlock()
+	m.mu.Lock()
 	slots := slices.Collect(maps.Values(m.running))
 	m.running = map[string]*slot{}
 	m.mu.Unlock()

@@ -35,6 +35,7 @@ type server struct {
 	docs    map[string]*openDoc // uri → state
 	diags   map[string]*diagState
 	diagsCh chan struct{} // closed and replaced on every publishDiagnostics
+	lastPub time.Time     // the last publishDiagnostics
 }
 
 type openDoc struct {
@@ -199,6 +200,7 @@ func (s *server) handle(method string, params json.RawMessage, isRequest bool) (
 				d.version = *p.Version
 			}
 			d.list = p.Diagnostics
+			s.lastPub = time.Now()
 			close(s.diagsCh)
 			s.diagsCh = make(chan struct{})
 			s.mu.Unlock()
@@ -332,35 +334,6 @@ func (s *server) languageOf(path string) string {
 	return strings.TrimPrefix(ext, ".")
 }
 
-// waitDiagnostics waits until the server has published diagnostics for uri
-// at version (or, for servers that do not report versions, any publish
-// newer than since), for at most d. It returns the latest list and whether
-// it is fresh.
-func (s *server) waitDiagnostics(ctx context.Context, uri string, version, since int, d time.Duration) ([]diagnostic, bool) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		st := s.diags[uri]
-		ch := s.diagsCh
-		if st != nil && (st.version == version || st.version < 0 && st.seq > since) {
-			list := st.list
-			s.mu.Unlock()
-			return list, true
-		}
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-timer.C:
-			return s.diagnostics(uri), false
-		case <-ctx.Done():
-			return s.diagnostics(uri), false
-		case <-s.exit:
-			return nil, false
-		}
-	}
-}
-
 func (s *server) diagSeq(uri string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -368,15 +341,6 @@ func (s *server) diagSeq(uri string) int {
 		return st.seq
 	}
 	return 0
-}
-
-func (s *server) diagnostics(uri string) []diagnostic {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.diags[uri]; st != nil {
-		return st.list
-	}
-	return nil
 }
 
 // shutdown asks the server to exit, then kills it if it does not.

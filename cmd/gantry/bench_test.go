@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,15 +256,18 @@ func BenchmarkCLIVersion(b *testing.B) {
 	agg.report(b)
 }
 
-// runAgg sums the runs of a benchmark: mean wall and CPU time, the largest
-// peak RSS and the anonymous/file-backed split of the largest sample.
+// runAgg sums the runs of a benchmark: mean and median wall and CPU time,
+// the largest and the median peak RSS, and the anonymous/file-backed split
+// of the largest sample.
 type runAgg struct {
 	n         int
 	wall, cpu time.Duration
 	peak      runStats
+	all       []runStats
 }
 
 func (a *runAgg) add(st runStats) {
+	a.all = append(a.all, st)
 	a.n++
 	a.wall += st.wall
 	a.cpu += st.cpu
@@ -281,4 +285,90 @@ func (a *runAgg) report(b *testing.B) {
 	b.ReportMetric(float64(a.peak.rss)/(1<<20), "peak-rss-MB")
 	b.ReportMetric(float64(a.peak.anon)/(1<<20), "anon-MB")
 	b.ReportMetric(float64(a.peak.file)/(1<<20), "file-MB")
+	median := func(f func(runStats) int64) int64 {
+		v := make([]int64, len(a.all))
+		for i, st := range a.all {
+			v[i] = f(st)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.wall.Microseconds() }))/1000, "ms-median")
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.cpu.Microseconds() }))/1000, "cpu-ms-median")
+	b.ReportMetric(float64(median(func(s runStats) int64 { return s.rss }))/(1<<20), "rss-MB-median")
+}
+
+// BenchmarkCLIReadMany is a run that changes nothing — ten Reads and two
+// read-only Bash commands — with checkpoints on (the default) and off
+// (--no-checkpoints), in a 200-file project whose store already holds the
+// previous run's tip (a person's second run). Budget: with checkpoints
+// ≤ 1.1× the CPU and ≤ +1 MB the peak RSS of without (see docs/scale.md).
+func BenchmarkCLIReadMany(b *testing.B) {
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	dir := b.TempDir()
+	for i := range 200 {
+		sub := filepath.Join(dir, fmt.Sprintf("d%d", i%10))
+		os.MkdirAll(sub, 0o755)
+		os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.txt", i)), []byte(strings.Repeat("some text\n", 50)), 0o644)
+	}
+	script := func() {
+		for i := range 10 {
+			srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Read", Input: fmt.Sprintf(`{"file_path":"d%d/f%03d.txt"}`, i%10, i)}))
+		}
+		srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "b1", Name: "Bash", Input: `{"command":"ls d1"}`}))
+		srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "b2", Name: "Bash", Input: `{"command":"grep -c text d2/f002.txt"}`}))
+		srv.Script(llmtest.TextReply("done"))
+	}
+	for _, mode := range []string{"checkpoints", "no-checkpoints"} {
+		b.Run(mode, func(b *testing.B) {
+			args := []string{"-p", "work", "--allowedTools", "Read,Bash"}
+			if mode == "no-checkpoints" {
+				args = append(args, "--no-checkpoints")
+			}
+			script()
+			runGantryStats(b, bin, dir, srv, args...) // the previous run: a tip to start from
+			var agg runAgg
+			b.ResetTimer()
+			for range b.N {
+				script()
+				agg.add(runGantryStats(b, bin, dir, srv, args...))
+			}
+			agg.report(b)
+		})
+	}
+}
+
+// BenchmarkCLIEditGo is the edit-and-write scenario of a Go project in a
+// fresh HOME (a CI job's): ten Reads, an Edit, a command and a Write, with
+// gopls on PATH. The language server starts in the background at the
+// first edit and never holds a result up; the run ends without waiting
+// for it. CPU includes the reaped children (gopls, its go list).
+func BenchmarkCLIEditGo(b *testing.B) {
+	if _, err := exec.LookPath("gopls"); err != nil {
+		b.Skip("gopls not on PATH")
+	}
+	bin := buildGantry(b)
+	srv := llmtest.NewServer(b)
+	var agg runAgg
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		dir := b.TempDir()
+		os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/x\n\ngo 1.22\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n"), 0o644)
+		for j := range 10 {
+			srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("r%d", j), Name: "Read", Input: `{"file_path":"main.go"}`}))
+		}
+		srv.Script(
+			llmtest.ToolReply(llmtest.ToolCall{ID: "e1", Name: "Edit", Input: `{"file_path":"main.go","old_string":"\"hi\"","new_string":"\"hello\""}`}),
+			llmtest.ToolReply(llmtest.ToolCall{ID: "b1", Name: "Bash", Input: `{"command":"ls"}`}),
+			llmtest.ToolReply(llmtest.ToolCall{ID: "w1", Name: "Write", Input: `{"file_path":"extra.go","content":"package main\n\nfunc extra() int { return 1 }\n"}`}),
+			llmtest.TextReply("done"),
+		)
+		b.StartTimer()
+		agg.add(runGantryStats(b, bin, dir, srv, "-p", "work", "--allowedTools", "Read,Edit,Write,Bash"))
+		_ = i
+	}
+	agg.report(b)
 }

@@ -494,6 +494,10 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
 		o.Store = db
 		o.Builtin.Web = webOpts
+		// At a terminal, the project's language servers start in the
+		// background at once, so that they are warm by the first edit;
+		// a headless run starts one only when it edits a file one serves.
+		o.Builtin.LSP.Prestart = f.chat != nil
 		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
 		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
 		o.SettingScopes = scopes

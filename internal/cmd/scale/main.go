@@ -11,11 +11,15 @@
 //
 //	go run ./internal/cmd/scale -n 10000
 //	go run ./internal/cmd/scale -n 1000 -http1
+//	go run ./internal/cmd/scale -n 10000 -readme
 //
 // By default the client speaks HTTP/2 (h2c) to the fake server, as it does
 // with the real APIs (HTTP/2 over TLS): concurrent requests share a few
 // connections. -http1 makes every in-flight request hold its own
-// connection (and its two transport goroutines).
+// connection (and its two transport goroutines). -readme is the program as
+// the README writes it: the provider's default HTTP client (over plain
+// HTTP that is HTTP/1.1, at most 64 connections to the host) and no
+// memory limit unless the environment sets one.
 package main
 
 import (
@@ -59,6 +63,7 @@ const (
 func main() {
 	n := flag.Int("n", 1000, "number of concurrent sessions")
 	http1 := flag.Bool("http1", false, "speak HTTP/1.1 (one connection per in-flight request) instead of h2c")
+	readme := flag.Bool("readme", false, "the README's program: the provider's default client (HTTP/1.1 to the fake server), implies -http1")
 	serve := flag.Bool("serve", false, "internal: run the fake API server and print its URL")
 	budget := flag.Int("budget-mb", 0, "exit with status 1 if the peak RSS exceeds this many MiB (0 = no check); without GOMEMLIMIT, also set the memory limit docs/scale.md recommends for that budget")
 	cpuProf := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -85,7 +90,10 @@ func main() {
 	if *budget > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimitFor(int64(*budget) << 20))
 	}
-	if err := run(*n, !*http1, *budget, *cpuProf); err != nil {
+	if *readme {
+		*http1 = true
+	}
+	if err := run(*n, !*http1, *readme, *budget, *cpuProf); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
@@ -146,7 +154,7 @@ func respond(req llmtest.Request) (llmtest.Reply, bool) {
 	return llmtest.TextReply("done"), true
 }
 
-func run(n int, h2 bool, budgetMB int, cpuProf string) error {
+func run(n int, h2, readme bool, budgetMB int, cpuProf string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -199,6 +207,9 @@ func run(n int, h2 bool, budgetMB int, cpuProf string) error {
 	}
 	provider := anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"),
 		anthropic.WithHTTPClient(&http.Client{Transport: tr}))
+	if readme {
+		provider = anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"))
+	}
 	reg, err := builtin.Registry(builtin.Options{})
 	if err != nil {
 		return err

@@ -12,13 +12,23 @@ import (
 	"time"
 )
 
+// MaxConnsPerHost bounds the connections of the adapters' default client
+// to one host. A program that wants another bound gives the adapter its
+// own client (anthropic.WithHTTPClient, openai.WithHTTPClient).
+const MaxConnsPerHost = 64
+
 // New returns a client over a clone of [http.DefaultTransport] with
 //
 //   - no overall timeout (a stream lasts as long as the reply), but 10
 //     minutes at most for the response's headers;
-//   - 64 idle connections per host: many sessions share one provider, and
-//     the default, 2, closes and redials all but two after every burst of
-//     HTTP/1.1 requests;
+//   - at most [MaxConnsPerHost] (64) connections per host, all kept idle
+//     for reuse: many sessions share one provider; without a bound,
+//     10,000 sessions over HTTP/1.1 (a local server without TLS, so no
+//     HTTP/2) dialed 10,000 connections — each with two transport
+//     goroutines and its buffers — and some dials timed out; with it,
+//     requests past the bound wait for a connection to come free (over
+//     HTTP/2 one connection carries many streams). The default idle
+//     count, 2, closed and redialed all but two after every burst;
 //   - plain-TCP connections that copy a request body through a pooled
 //     buffer (see [Conn]).
 //
@@ -31,7 +41,8 @@ func New() *http.Client {
 	}
 	t = t.Clone()
 	t.ResponseHeaderTimeout = 10 * time.Minute
-	t.MaxIdleConnsPerHost = 64
+	t.MaxConnsPerHost = MaxConnsPerHost
+	t.MaxIdleConnsPerHost = MaxConnsPerHost
 	dial := t.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext

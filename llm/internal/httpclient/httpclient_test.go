@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -150,5 +151,69 @@ func BenchmarkPost(b *testing.B) {
 			})
 			c.CloseIdleConnections()
 		}
+	}
+}
+
+// TestConnsBounded: 200 concurrent requests over HTTP/1.1 use at most
+// MaxConnsPerHost connections, and all complete.
+func TestConnsBounded(t *testing.T) {
+	var mu sync.Mutex
+	conns, active, peak := 0, 0, 0
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		active++
+		peak = max(peak, active)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		active--
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := New()
+	defer c.CloseIdleConnections()
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Get(srv.URL)
+			if err != nil {
+				errs <- err
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	// Wait until the bound is reached, then let everything through.
+	for {
+		mu.Lock()
+		a := active
+		mu.Unlock()
+		if a >= MaxConnsPerHost {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if conns > MaxConnsPerHost || peak > MaxConnsPerHost {
+		t.Fatalf("%d connections, %d requests at once; bound %d", conns, peak, MaxConnsPerHost)
 	}
 }

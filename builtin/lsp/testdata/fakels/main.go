@@ -11,6 +11,10 @@
 //	ok       answers "fake hover"
 //
 // Every request method it receives is appended to FAKELS_LOG, if set.
+// FAKELS_START_DELAY (a Go duration) delays the answer to initialize (a
+// server slow to start). Documents opened or changed get diagnostics
+// published at once: one error "fake: broken" for each line containing
+// BROKEN.
 package main
 
 import (
@@ -21,6 +25,8 @@ import (
 	"net/textproto"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 )
 
 type msg struct {
@@ -69,11 +75,16 @@ func main() {
 		logf(m.Method)
 		switch m.Method {
 		case "initialize":
+			if d, err := time.ParseDuration(os.Getenv("FAKELS_START_DELAY")); err == nil {
+				time.Sleep(d)
+			}
 			send(msg{ID: m.ID, Result: map[string]any{"capabilities": map[string]any{"hoverProvider": true}}})
 		case "shutdown":
 			send(msg{ID: m.ID, Result: nil})
 		case "exit":
 			os.Exit(0)
+		case "textDocument/didOpen", "textDocument/didChange":
+			publish(m.Params)
 		case "textDocument/hover":
 			switch mode {
 			case "hang":
@@ -100,4 +111,38 @@ func main() {
 			}
 		}
 	}
+}
+
+// publish sends the diagnostics of an opened or changed document.
+func publish(params json.RawMessage) {
+	var p struct {
+		TextDocument struct {
+			URI     string `json:"uri"`
+			Version int    `json:"version"`
+			Text    string `json:"text"`
+		} `json:"textDocument"`
+		ContentChanges []struct {
+			Text string `json:"text"`
+		} `json:"contentChanges"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	text := p.TextDocument.Text
+	if n := len(p.ContentChanges); n > 0 {
+		text = p.ContentChanges[n-1].Text
+	}
+	diags := []any{}
+	for i, line := range strings.Split(text, "\n") {
+		if c := strings.Index(line, "BROKEN"); c >= 0 {
+			pos := map[string]int{"line": i, "character": c}
+			diags = append(diags, map[string]any{"range": map[string]any{"start": pos, "end": pos}, "severity": 1, "source": "fake", "message": "fake: broken"})
+		}
+	}
+	send(msg{Method: "textDocument/publishDiagnostics", Params: mustJSON(map[string]any{"uri": p.TextDocument.URI, "version": p.TextDocument.Version, "diagnostics": diags})})
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
