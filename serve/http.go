@@ -430,7 +430,8 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 // NewJob turns an API (or CLI) job request into a stored job.
 func NewJob(jr serveapi.JobRequest, now time.Time) (store.CronJob, error) {
 	sp := cron.Spec{Cron: jr.Cron, Location: jr.Timezone, Prompt: jr.Prompt, Recurring: jr.Recurring == nil || *jr.Recurring,
-		Dir: jr.Dir, Options: jr.Options, Catchup: jr.Catchup, Retry: jr.Retry}
+		Dir: jr.Dir, Options: jr.Options, Catchup: jr.Catchup, Retry: jr.Retry,
+		Overlap: jr.Overlap, MaxQueued: jr.MaxQueued}
 	switch jr.Lifetime {
 	case "":
 	case "0":

@@ -63,7 +63,7 @@ var _ Store = (*SQLite)(nil)
 // SchemaVersion is the schema version this package writes. A database with
 // a newer version (written by a newer Gantry) is refused. It equals
 // len(migrations).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] moves the schema from version i to i+1. Append only: a
 // released migration is never edited.
@@ -166,6 +166,13 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	// 3: the waiting state, the shared queue (unowned queued runs, the
+	// serial runs of a job) and the runs of a job.
+	`ALTER TABLE runs ADD COLUMN serial INTEGER NOT NULL DEFAULT 0;
+	DROP INDEX runs_live;
+	CREATE INDEX runs_live ON runs (status, lease_until) WHERE status IN ('queued', 'running', 'waiting');
+	CREATE INDEX runs_queue ON runs (created_at) WHERE status = 'queued' AND owner = '';
+	CREATE INDEX runs_job ON runs (job_id, status) WHERE job_id != '';`,
 }
 
 // OpenSQLite opens (creating if needed, with its directory) the database at
