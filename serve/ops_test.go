@@ -1,13 +1,18 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -291,4 +296,92 @@ func TestKillMidRunAndQueue(t *testing.T) {
 	if r, _ := cb.Get(ctx, orphan); strings.Contains(r.Error, "lost") {
 		t.Fatalf("orphan %+v", r)
 	}
+}
+
+// TestHTTPLimits: /v1/health shows only liveness without the token; an
+// idle keep-alive connection is closed after the idle timeout.
+func TestHTTPLimits(t *testing.T) {
+	f := start(t, serve.Options{IdleTimeout: 200 * time.Millisecond})
+	url := f.client.URL
+	resp, err := http.Get(url + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(b)) != `{"status":"ok"}` {
+		t.Fatalf("health without a token: %s", b)
+	}
+	var h map[string]any
+	if err := f.client.Do(context.Background(), "GET", "/v1/health", nil, &h); err != nil || h["owner"] == nil {
+		t.Fatalf("health with the token: %v %v", h, err)
+	}
+	// A raw keep-alive connection, left idle.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(conn)
+	if r, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	} else {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle connection was not closed: %v", err)
+	}
+}
+
+// TestStateFileOwnership: of two serve processes on one home, the
+// second does not replace the first's serve.json, and stopping it leaves
+// the first's in place.
+func TestStateFileOwnership(t *testing.T) {
+	home := t.TempDir()
+	st := openStore(t, filepath.Join(home, "g.db"))
+	first := start(t, serve.Options{Store: st, Home: home})
+	read := func() serveapi.State {
+		var s serveapi.State
+		b, _ := os.ReadFile(filepath.Join(home, serveapi.StateFile))
+		json.Unmarshal(b, &s)
+		return s
+	}
+	waitFor(t, "the first's state file", func() bool { return read().URL == first.client.URL })
+	second := startStoppable(t, serve.Options{Store: st, Home: home})
+	time.Sleep(100 * time.Millisecond)
+	if read().URL != first.client.URL {
+		t.Fatalf("the second replaced the state file: %+v", read())
+	}
+	second()
+	if read().URL != first.client.URL {
+		t.Fatalf("stopping the second removed the first's state file: %+v", read())
+	}
+}
+
+// startStoppable starts a server like start and returns a function that
+// stops it (and waits).
+func startStoppable(t *testing.T, o serve.Options) func() {
+	t.Helper()
+	if o.Runner == nil {
+		o.Runner = script
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Listener, o.Token, o.Tick = ln, "s3cret", time.Hour
+	srv, err := serve.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/sandbox"
@@ -41,6 +43,16 @@ const (
 	DefaultTick  = time.Second
 	DefaultGrace = 30 * time.Second
 	DefaultAddr  = "127.0.0.1:7777"
+	// DefaultMaxConns caps the API's open connections.
+	DefaultMaxConns = 256
+	// HTTP timeouts of the API: request headers must arrive within
+	// ReadHeaderTimeout, a whole request within ReadTimeout, a response
+	// (not an event stream) within WriteTimeout; an idle keep-alive
+	// connection is closed after IdleTimeout.
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 60 * time.Second
+	IdleTimeout       = 60 * time.Second
 )
 
 // keepEnded is how many ended runs a server keeps in memory (older ones
@@ -77,6 +89,11 @@ type Options struct {
 	Grace time.Duration
 	// Listener serves the HTTP API (nil = no API).
 	Listener net.Listener
+	// MaxConns caps the API's open connections (0 = DefaultMaxConns):
+	// more wait to be accepted. IdleTimeout closes idle keep-alive
+	// connections (0 = the IdleTimeout constant).
+	MaxConns    int
+	IdleTimeout time.Duration
 	// Token is the API's bearer token. It is required unless the listener
 	// is on a loopback address.
 	Token string
@@ -107,6 +124,7 @@ type Server struct {
 	engine runqueue.Engine // *Engine, or Options.Engine
 	sched  *cron.Scheduler
 	kick   chan struct{} // a slot freed up or a run was queued: claim now
+	url    string        // the API's URL once listening
 }
 
 // New returns a server; nothing runs until [Server.Run].
@@ -189,10 +207,21 @@ func (s *Server) Run(ctx context.Context) error {
 	var srv *http.Server
 	httpDone := make(chan error, 1)
 	if s.o.Listener != nil {
-		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		idle := s.o.IdleTimeout
+		if idle <= 0 {
+			idle = IdleTimeout
+		}
+		maxConns := s.o.MaxConns
+		if maxConns <= 0 {
+			maxConns = DefaultMaxConns
+		}
+		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+			WriteTimeout: WriteTimeout, IdleTimeout: idle, MaxHeaderBytes: 64 << 10,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
-		go func() { httpDone <- srv.Serve(s.o.Listener) }()
+		ln := netutil.LimitListener(s.o.Listener, maxConns)
+		go func() { httpDone <- srv.Serve(ln) }()
 		url := "http://" + s.o.Listener.Addr().String()
+		s.url = url
 		s.log.Info("serve: API listening", "url", url, "auth", s.o.Token != "")
 		if err := s.writeState(url); err != nil {
 			s.log.Warn("serve: recording the URL", "err", err)
@@ -328,6 +357,9 @@ func (s *Server) maintain(ctx context.Context) {
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("serve: reaping lost runs", "err", err)
 			}
+			if s.url != "" {
+				_ = s.writeState(s.url) // another serve's record may have gone
+			}
 		}
 	}
 }
@@ -404,12 +436,24 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 	return lost, nil
 }
 
+// writeState records this server's URL for local clients, unless another
+// live serve process is recorded there (the first one stays; this one
+// records itself when that one's record goes).
 func (s *Server) writeState(url string) error {
 	if s.o.Home == "" {
 		return nil
 	}
-	b, _ := json.Marshal(serveapi.State{URL: url, PID: os.Getpid(), Owner: s.o.Owner, TokenFile: s.o.TokenFile})
 	path := filepath.Join(s.o.Home, serveapi.StateFile)
+	if b, err := os.ReadFile(path); err == nil {
+		var st serveapi.State
+		if json.Unmarshal(b, &st) == nil && st.Owner == s.o.Owner {
+			return nil
+		}
+		if json.Unmarshal(b, &st) == nil && st.Owner != s.o.Owner && st.PID > 0 && serveapi.Alive(st.PID) && !Dead(st.Owner) {
+			return nil
+		}
+	}
+	b, _ := json.Marshal(serveapi.State{URL: url, PID: os.Getpid(), Owner: s.o.Owner, TokenFile: s.o.TokenFile})
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err

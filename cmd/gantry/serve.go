@@ -141,9 +141,18 @@ func loadToken(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s is readable by others (mode %04o): run `chmod 600 %s` (or remove it to have a new one made)",
+			path, fi.Mode().Perm(), path)
+	}
 	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token file %s is empty", path)
+	if len(tok) < minTokenLen {
+		return "", fmt.Errorf("token file %s holds a token of %d characters; at least %d are required (128 bits as hex): "+
+			"remove it to have a random one made, or write e.g. `openssl rand -hex 32`", path, len(tok), minTokenLen)
 	}
 	return tok, nil
 }
+
+// minTokenLen is the shortest API token accepted: 128 bits written as
+// hex.
+const minTokenLen = 32
