@@ -111,6 +111,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusConflict, serveapi.CodeDuplicate, err.Error())
 	case errors.Is(err, runqueue.ErrEnded):
 		writeError(w, http.StatusConflict, serveapi.CodeEnded, err.Error())
+	case errors.Is(err, store.ErrBusy):
+		// A locked database or a full disk: try again shortly.
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, serveapi.CodeUnavailable, err.Error())
 	case errors.Is(err, runqueue.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, serveapi.CodeUnavailable, "the server is shutting down")
 	default:

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -384,4 +385,56 @@ func startStoppable(t *testing.T, o serve.Options) func() {
 	stop := func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
 	return stop
+}
+
+// TestBusyDatabase: while another process holds the database's write
+// lock, starting a run answers 503 with Retry-After within the busy
+// timeout; once the lock is gone, it works again.
+func TestBusyDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	st, err := store.OpenSQLite(context.Background(), db, store.SQLiteOptions{BusyTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := start(t, serve.Options{Store: st})
+	// Another process's writer (a second connection pool on the file).
+	raw, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(100)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	conn, err := raw.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.NewReader(fmt.Sprintf(`{"prompt":"hi","dir":%q}`, f.dir))
+	req, _ := http.NewRequest("POST", f.client.URL+"/v1/runs", body)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	took := time.Since(t0)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("locked database: %d (Retry-After %q)", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	t.Logf("503 after %s", took)
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.client.Start(context.Background(), runqueue.Request{Prompt: "hi", Dir: f.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run after the lock", func() bool {
+		g, _ := f.client.Get(context.Background(), r.ID)
+		return g.Status == runqueue.StatusSucceeded
+	})
 }

@@ -47,7 +47,7 @@ type SQLite struct {
 	// wmu serialises this process's write transactions, so that they queue
 	// here instead of spinning on SQLite's busy handler; other processes
 	// are kept out by SQLite's lock and the busy timeout.
-	wmu sync.Mutex
+	wmu chan struct{}
 
 	pmu   sync.Mutex
 	stmts map[string]*sql.Stmt // prepared hot statements
@@ -209,7 +209,7 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLite, 
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &SQLite{db: db, path: abs, opts: opts, done: make(chan struct{})}
+	s := &SQLite{db: db, path: abs, opts: opts, done: make(chan struct{}), wmu: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", abs, err)
@@ -289,17 +289,68 @@ func (s *SQLite) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	// Waiting for this process's other writers is bounded like waiting
+	// for other processes' (the busy timeout).
+	t := time.NewTimer(s.opts.BusyTimeout)
+	defer t.Stop()
+	select {
+	case s.wmu <- struct{}{}:
+	case <-t.C:
+		return fmt.Errorf("%w: waited %s for the database's write lock", ErrBusy, s.opts.BusyTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wmu }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.dbErr(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return busy(err)
 	}
 	return s.dbErr(tx.Commit())
+}
+
+// busy marks a locked database or a full disk as [ErrBusy].
+func busy(err error) error {
+	if err == nil || errors.Is(err, ErrBusy) {
+		return err
+	}
+	msg := err.Error()
+	for _, m := range []string{"SQLITE_BUSY", "database is locked", "SQLITE_FULL", "database or disk is full", "SQLITE_LOCKED"} {
+		if strings.Contains(msg, m) {
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+	}
+	return err
+}
+
+// QuickCheck runs SQLite's PRAGMA quick_check: it returns an error naming
+// the damage when the database file is corrupt.
+func (s *SQLite) QuickCheck(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+		}
+		if line != "ok" && len(problems) < 5 {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: %s is corrupt (%s)", s.path, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // read runs fn in a read transaction (one consistent snapshot).
@@ -322,7 +373,7 @@ func (s *SQLite) dbErr(err error) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	return fmt.Errorf("store: %w", err)
+	return fmt.Errorf("store: %w", busy(err))
 }
 
 // prep returns the prepared statement for query (prepared once per
