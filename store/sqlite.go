@@ -42,7 +42,10 @@ type SQLiteOptions struct {
 // file. Create it with [OpenSQLite]; it is safe for concurrent use.
 type SQLite struct {
 	db   *sql.DB
-	path string
+	// lease is a connection of its own for lease renewals: they go on
+	// while this process's other writes queue (see RenewLeases).
+	lease *sql.DB
+	path  string
 	opts SQLiteOptions
 	// wmu serialises this process's write transactions, so that they queue
 	// here instead of spinning on SQLite's busy handler; other processes
@@ -209,9 +212,16 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLite, 
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &SQLite{db: db, path: abs, opts: opts, done: make(chan struct{}), wmu: make(chan struct{}, 1)}
+	lease, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	lease.SetMaxOpenConns(1)
+	s := &SQLite{db: db, lease: lease, path: abs, opts: opts, done: make(chan struct{}), wmu: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		lease.Close()
 		return nil, fmt.Errorf("store: %s: %w", abs, err)
 	}
 	_ = os.Chmod(abs, 0o600)
@@ -263,7 +273,7 @@ func (s *SQLite) Close() error {
 		}
 		s.stmts = nil
 		s.pmu.Unlock()
-		err = s.db.Close()
+		err = errors.Join(s.db.Close(), s.lease.Close())
 	})
 	return err
 }

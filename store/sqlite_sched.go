@@ -421,15 +421,25 @@ func (s *SQLite) RunEvents(ctx context.Context, runID string, after int64, limit
 	return out, s.dbErr(rows.Err())
 }
 
-// RenewLeases implements [Runs].
+// RenewLeases implements [Runs]. It uses a connection of its own and does
+// not queue behind this process's other writes: a lease is renewed as long
+// as the database can be written at all within the busy timeout.
 func (s *SQLite) RenewLeases(ctx context.Context, owner string, until time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND status IN `+liveRuns, nanos(until), owner); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE cron_fires SET lease_until = ? WHERE owner = ? AND run_id = ''`, nanos(until), owner)
-		return err
-	})
+	if s.closed() {
+		return ErrClosed
+	}
+	tx, err := s.lease.BeginTx(ctx, nil)
+	if err != nil {
+		return s.dbErr(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND status IN `+liveRuns, nanos(until), owner); err != nil {
+		return s.dbErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE cron_fires SET lease_until = ? WHERE owner = ? AND run_id = ''`, nanos(until), owner); err != nil {
+		return s.dbErr(err)
+	}
+	return s.dbErr(tx.Commit())
 }
 
 // ReapRuns implements [Runs].
