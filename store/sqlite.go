@@ -41,12 +41,12 @@ type SQLiteOptions struct {
 // (readers never wait for the writer). Several processes may open the same
 // file. Create it with [OpenSQLite]; it is safe for concurrent use.
 type SQLite struct {
-	db   *sql.DB
+	db *sql.DB
 	// lease is a connection of its own for lease renewals: they go on
 	// while this process's other writes queue (see RenewLeases).
 	lease *sql.DB
 	path  string
-	opts SQLiteOptions
+	opts  SQLiteOptions
 	// wmu serialises this process's write transactions, so that they queue
 	// here instead of spinning on SQLite's busy handler; other processes
 	// are kept out by SQLite's lock and the busy timeout.
