@@ -724,7 +724,16 @@ func (l *Local) Shutdown(ctx context.Context) error {
 		recs = append(recs, r.rec)
 	}
 	l.mu.Unlock()
+	sq, shared := l.opts.Journal.(SharedQueue)
 	for _, rec := range recs {
+		// With a shared queue, another engine runs what this one did not
+		// start.
+		if shared {
+			if sq.Enqueue(context.Background(), Run{ID: rec.ID, Request: rec.Request, Status: StatusQueued, Owner: rec.Owner,
+				CreatedAt: rec.CreatedAt}) == nil {
+				continue
+			}
+		}
 		l.journal(rec)
 	}
 	done := make(chan struct{})

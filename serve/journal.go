@@ -82,6 +82,10 @@ func (j *Journal) Enqueue(ctx context.Context, r runqueue.Run) error {
 	}
 	ok, err := j.Runs.UpdateRunIf(ctx, rec, store.RunQueued, owner)
 	if err == nil && !ok {
+		// Claimed from the shared queue and not started (a shutdown).
+		ok, err = j.Runs.UpdateRunIf(ctx, rec, store.RunRunning, owner)
+	}
+	if err == nil && !ok {
 		err = fmt.Errorf("serve: run %s is no longer queued here", r.ID)
 	}
 	return err

@@ -390,12 +390,14 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 			rec.Status = store.RunLost
 			return rec
 		}
-		if rec.Status == store.RunQueued && r.StartedAt.IsZero() {
-			// Never started: another process runs it.
+		if r.StartedAt.IsZero() && rec.LastSeq == 0 {
+			// Never started (queued, or claimed and not yet launched):
+			// another process runs it.
 			r.Owner = ""
 			if b, err := json.Marshal(r); err == nil {
 				rec.Data = b
 			}
+			rec.Status = store.RunQueued
 			requeued = append(requeued, r)
 			return rec
 		}
