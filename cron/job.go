@@ -40,6 +40,10 @@ type Spec struct {
 	Catchup string
 	// Retry starts a fire again (once) when its run was lost.
 	Retry bool
+	// Overlap is OverlapSkip ("" too), OverlapQueue or OverlapAllow;
+	// MaxQueued caps the job's queued runs (0 = 1). See store.CronJob.
+	Overlap   string
+	MaxQueued int
 	// CreatedBy is the creating session; TriggerID the owning trigger.
 	CreatedBy, TriggerID string
 	// Lifetime bounds a recurring job (0 = DefaultLifetime, negative =
@@ -71,6 +75,14 @@ func NewJob(id string, sp Spec, now time.Time) (store.CronJob, error) {
 	if err != nil {
 		return store.CronJob{}, err
 	}
+	switch sp.Overlap {
+	case "", OverlapSkip, OverlapQueue, OverlapAllow:
+	default:
+		return store.CronJob{}, fmt.Errorf("cron: unknown overlap policy %q (want skip, queue or allow)", sp.Overlap)
+	}
+	if sp.MaxQueued < 0 {
+		return store.CronJob{}, errors.New("cron: negative max queued")
+	}
 	switch sp.Catchup {
 	case "", CatchupOnce, CatchupNone:
 	default:
@@ -91,7 +103,8 @@ func NewJob(id string, sp Spec, now time.Time) (store.CronJob, error) {
 		id = store.NewID(4)
 	}
 	j := store.CronJob{ID: id, Cron: sched.String(), Location: sp.Location, Prompt: sp.Prompt, Recurring: sp.Recurring,
-		Dir: sp.Dir, Options: opts, Catchup: sp.Catchup, Retry: sp.Retry, CreatedBy: sp.CreatedBy, TriggerID: sp.TriggerID,
+		Dir: sp.Dir, Options: opts, Catchup: sp.Catchup, Retry: sp.Retry,
+		Overlap: sp.Overlap, MaxQueued: sp.MaxQueued, CreatedBy: sp.CreatedBy, TriggerID: sp.TriggerID,
 		CreatedAt: now}
 	if sp.Recurring && sp.Lifetime >= 0 {
 		life := sp.Lifetime
@@ -159,6 +172,13 @@ func later(a, b time.Time) time.Time {
 
 // Request is the run request of a job's fire scheduled at scheduled. Its
 // origin is the job (kind cron), or the job's trigger (kind trigger).
+// Overlap policies of a job (see store.CronJob.Overlap).
+const (
+	OverlapSkip  = "skip"
+	OverlapQueue = "queue"
+	OverlapAllow = "allow"
+)
+
 func Request(j store.CronJob, scheduled time.Time) (runqueue.Request, error) {
 	var opts runqueue.Options
 	if len(j.Options) > 0 {
@@ -172,7 +192,8 @@ func Request(j store.CronJob, scheduled time.Time) (runqueue.Request, error) {
 	}
 	return runqueue.Request{
 		Prompt: j.Prompt, Dir: j.Dir, Options: opts,
-		Origin: runqueue.Origin{Kind: kind, JobID: j.ID, TriggerID: j.TriggerID, ScheduledAt: scheduled, Retry: j.Retry},
-		Key:    runqueue.FireKey(j.ID, scheduled),
+		Origin: runqueue.Origin{Kind: kind, JobID: j.ID, TriggerID: j.TriggerID, ScheduledAt: scheduled, Retry: j.Retry,
+			Serial: j.Overlap == OverlapQueue},
+		Key: runqueue.FireKey(j.ID, scheduled),
 	}, nil
 }

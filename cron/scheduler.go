@@ -25,6 +25,10 @@ type Options struct {
 	Store store.CronJobs
 	// Engine runs the fires.
 	Engine runqueue.Engine
+	// Runs, when set, is where the scheduler counts a job's live runs to
+	// apply its overlap policy and its cap on queued runs (nil = every
+	// fire runs).
+	Runs store.Runs
 	// Owner names this scheduler's process in the leases (required to be
 	// unique among processes sharing the store).
 	Owner string
@@ -114,6 +118,16 @@ func (s *Scheduler) plan(j store.CronJob, now time.Time) (store.CronJob, bool) {
 // start hands one fire to the engine.
 func (s *Scheduler) start(ctx context.Context, f store.Fire) (runqueue.Run, bool) {
 	log := s.o.Logger.With("job", f.Job.ID, "scheduled", f.Scheduled)
+	if why, err := s.overlap(ctx, f.Job); err != nil {
+		log.Error("cron: counting the job's runs", "err", err)
+		return runqueue.Run{}, false
+	} else if why != "" {
+		log.Info("cron: fire skipped: "+why, "overlap", f.Job.Overlap)
+		if err := s.o.Store.SetFireRun(ctx, f.Job.ID, f.Scheduled, FireSkipped); err != nil {
+			log.Warn("cron: recording the skipped fire", "err", err)
+		}
+		return runqueue.Run{}, false
+	}
 	req, err := Request(f.Job, f.Scheduled)
 	if err == nil {
 		var r runqueue.Run
@@ -134,6 +148,39 @@ func (s *Scheduler) start(ctx context.Context, f store.Fire) (runqueue.Run, bool
 	}
 	log.Error("cron: the fire could not start", "err", err)
 	return runqueue.Run{}, false
+}
+
+// FireSkipped is the run id recorded for a fire its job's overlap policy
+// skipped.
+const FireSkipped = "skipped"
+
+// overlap says why the job's policy skips a fire now ("" = it runs).
+func (s *Scheduler) overlap(ctx context.Context, j store.CronJob) (string, error) {
+	if s.o.Runs == nil {
+		return "", nil
+	}
+	live, err := s.o.Runs.ListRuns(ctx, store.RunFilter{JobID: j.ID,
+		Status: []string{store.RunQueued, store.RunRunning, store.RunWaiting}, Limit: 1000})
+	if err != nil {
+		return "", err
+	}
+	queued := 0
+	for _, r := range live {
+		if r.Status == store.RunQueued {
+			queued++
+		}
+	}
+	maxQ := j.MaxQueued
+	if maxQ <= 0 {
+		maxQ = 1
+	}
+	switch {
+	case (j.Overlap == "" || j.Overlap == OverlapSkip) && len(live) > 0:
+		return "an earlier run of the job is still " + live[0].Status, nil
+	case queued >= maxQ:
+		return fmt.Sprintf("the job has %d runs queued already (max %d)", queued, maxQ), nil
+	}
+	return "", nil
 }
 
 // Reap reports the fires leased by a process that died (or whose lease

@@ -52,12 +52,18 @@ type RetryPolicy struct {
 	// reported as [ErrInterrupted] wrapping [ErrIdleTimeout]. Zero means
 	// [DefaultIdleTimeout]; a negative value disables the watchdog.
 	IdleTimeout time.Duration
+	// StallRetries caps the retries of attempts abandoned by the idle
+	// timeout, whatever MaxAttempts says: a provider that stalls twice in a
+	// row is reported instead of waited for again. Zero means 1; a
+	// negative value retries no stall.
+	StallRetries int
 }
 
-// DefaultIdleTimeout is the default [RetryPolicy.IdleTimeout]: 5 minutes,
-// well above the providers' keep-alive interval and the time to the first
-// token of a long prompt.
-const DefaultIdleTimeout = 5 * time.Minute
+// DefaultIdleTimeout is the default [RetryPolicy.IdleTimeout]: 60 seconds,
+// well above the providers' keep-alive ping interval (a ping counts) and
+// the time to the response headers. With one stall retry a stalled
+// request is reported after about two minutes.
+const DefaultIdleTimeout = 60 * time.Second
 
 // ErrIdleTimeout is wrapped by the error of an attempt abandoned because the
 // provider sent nothing for [RetryPolicy.IdleTimeout].
@@ -191,6 +197,11 @@ func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context)
 			maxRA = 60 * time.Second
 		}
 		idle := p.idleTimeout()
+		stallRetries := p.StallRetries
+		if stallRetries == 0 {
+			stallRetries = 1
+		}
+		stalls := 0
 	attempts:
 		for n := 1; ; n++ {
 			actx, cancel := context.WithCancelCause(ctx)
@@ -225,6 +236,12 @@ func Retry(ctx context.Context, p RetryPolicy, attempt func(ctx context.Context)
 					err = fmt.Errorf("%w: %w (nothing from the provider for %v)", ErrInterrupted, ErrIdleTimeout, idle)
 				case timedOut:
 					err = fmt.Errorf("%w: %w (nothing from the provider for %v)", ErrConnection, ErrIdleTimeout, idle)
+					stalls++
+					if stalls > stallRetries {
+						err = fmt.Errorf("%w; giving up after %d stalled attempts", err, stalls)
+						yield(Event{}, err)
+						return
+					}
 				}
 				if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 					err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)

@@ -76,6 +76,10 @@ type LocalOptions struct {
 	// Journal, when set, records runs and events durably and is notified
 	// of every change (see [Journal]); nil keeps them in memory only.
 	Journal Journal
+	// OnFree, when set, is called (without the engine's lock, from any
+	// goroutine) whenever an execution slot frees up, so that the owner of
+	// a shared queue claims work at once ([SharedQueue]).
+	OnFree func()
 	// KeepEnded, when positive, bounds the ended runs kept in memory: the
 	// oldest ended runs beyond it are forgotten (Get, List and Events no
 	// longer know them; an engine with a Journal reads them from there).
@@ -96,6 +100,18 @@ type Journal interface {
 	Append(ctx context.Context, runID string, evs []Event) error
 }
 
+// SharedQueue is an optional interface of a [Journal] that keeps a queue
+// shared by several engines (several processes on one database). A run
+// that finds no free slot here — and every run of a cron job — is handed
+// to it instead of waiting in this process's memory: the engine forgets
+// it, and whichever engine has a free slot claims it (the owner of the
+// journal claims with its own store call and gives each run to
+// [Local.Adopt]).
+type SharedQueue interface {
+	// Enqueue puts a recorded queued run in the shared queue (no owner).
+	Enqueue(ctx context.Context, r Run) error
+}
+
 // Local is the single-process [Engine]: runs are goroutines of this
 // process, at most MaxRunning at once, their events kept in memory (and in
 // the Journal when one is set) for every subscriber. Create it with
@@ -114,7 +130,8 @@ type Local struct {
 	order   []*localRun
 	keys    map[string]*localRun
 	queue   []*localRun
-	running int
+	resume  []chan struct{} // waiting runs answered, waiting for a slot
+	running int             // slots held
 	closed  bool
 }
 
@@ -128,6 +145,8 @@ type localRun struct {
 	asks    map[string]*pendingAsk
 	askSeq  int
 	stopped bool // Cancel was called
+	held    bool // holds an execution slot
+	asking  int  // asks in flight
 }
 
 type pendingAsk struct {
@@ -196,12 +215,21 @@ func (l *Local) Start(ctx context.Context, req Request) (Run, error) {
 	if o, ok := l.keys[req.Key]; ok && req.Key != "" {
 		return o.snapshot(), fmt.Errorf("%w (run %s)", ErrDuplicate, o.rec.ID)
 	}
-	l.runs[rec.ID] = r
-	l.order = append(l.order, r)
-	if req.Key != "" {
-		l.keys[req.Key] = r
+	if sq, ok := l.opts.Journal.(SharedQueue); ok && (req.Origin.Kind == OriginCron || req.Origin.Serial ||
+		l.running >= l.opts.MaxRunning || len(l.resume) > 0) {
+		// Whoever has a free slot runs it (this process included).
+		l.mu.Unlock()
+		rec := r.rec
+		rec.Owner = ""
+		err := sq.Enqueue(ctx, rec)
+		l.mu.Lock()
+		if err == nil {
+			return rec, nil
+		}
+		// Not shared: it waits here, under this process's lease.
 	}
-	if l.running < l.opts.MaxRunning {
+	l.add(r)
+	if l.running < l.opts.MaxRunning && len(l.resume) == 0 {
 		l.launch(r)
 	} else {
 		l.queue = append(l.queue, r)
@@ -209,9 +237,52 @@ func (l *Local) Start(ctx context.Context, req Request) (Run, error) {
 	return r.snapshot(), nil
 }
 
+// add makes r known; l.mu is held.
+func (l *Local) add(r *localRun) {
+	l.runs[r.rec.ID] = r
+	l.order = append(l.order, r)
+	if k := r.rec.Request.Key; k != "" {
+		l.keys[k] = r
+	}
+}
+
+// Free returns how many runs could start now.
+func (l *Local) Free() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0
+	}
+	return max(0, l.opts.MaxRunning-l.running-len(l.queue)-len(l.resume))
+}
+
+// Adopt runs a run this engine claimed from a [SharedQueue]: rec is its
+// record (queued or running, with this engine's Owner). It starts at once
+// when a slot is free, else it waits in this engine's queue.
+func (l *Local) Adopt(rec Run) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if _, ok := l.runs[rec.ID]; ok {
+		return fmt.Errorf("%w (run %s)", ErrDuplicate, rec.ID)
+	}
+	rec.Owner, rec.Status, rec.Asks = l.opts.Owner, StatusQueued, nil
+	r := &localRun{rec: rec, changed: make(chan struct{}), asks: map[string]*pendingAsk{}}
+	l.add(r)
+	if l.running < l.opts.MaxRunning && len(l.resume) == 0 {
+		l.launch(r)
+	} else {
+		l.queue = append(l.queue, r)
+	}
+	return nil
+}
+
 // launch starts r; l.mu is held.
 func (l *Local) launch(r *localRun) {
 	l.running++
+	r.held = true
 	ctx, cancel := context.WithCancel(l.base)
 	r.cancel = cancel
 	r.rec.Status, r.rec.StartedAt = StatusRunning, l.now()
@@ -283,13 +354,90 @@ func (l *Local) finish(r *localRun, res *Result, err error) {
 	clear(r.asks)
 	r.notify()
 	l.evict()
-	l.running--
+	if r.held {
+		r.held = false
+		l.running--
+	}
+	free := l.release()
+	l.mu.Unlock()
+	if free && l.opts.OnFree != nil {
+		l.opts.OnFree()
+	}
+}
+
+// release hands free slots to answered waiting runs first, then to the
+// queue; it reports whether a slot is left free. l.mu is held.
+func (l *Local) release() bool {
+	for len(l.resume) > 0 && l.running < l.opts.MaxRunning {
+		l.running++
+		close(l.resume[0])
+		l.resume = l.resume[1:]
+	}
 	for len(l.queue) > 0 && l.running < l.opts.MaxRunning {
 		next := l.queue[0]
 		l.queue = l.queue[1:]
 		l.launch(next)
 	}
+	return l.running < l.opts.MaxRunning && !l.closed
+}
+
+// wait marks r waiting for an answer and gives up its slot (for the first
+// ask in flight).
+func (l *Local) wait(r *localRun) {
+	l.mu.Lock()
+	r.asking++
+	if r.asking > 1 || !r.held || r.rec.Status.Ended() {
+		l.mu.Unlock()
+		return
+	}
+	r.held = false
+	l.running--
+	r.rec.Status = StatusWaiting
+	r.notify()
+	rec := r.rec
+	free := l.release()
 	l.mu.Unlock()
+	l.journal(rec)
+	if free && l.opts.OnFree != nil {
+		l.opts.OnFree()
+	}
+}
+
+// unwait takes a slot again for r once its last ask in flight is over
+// (answered runs go before queued ones). A run whose ctx ends meanwhile
+// takes its slot anyway: it is ending, and finish gives the slot back.
+func (l *Local) unwait(ctx context.Context, r *localRun) {
+	l.mu.Lock()
+	r.asking--
+	if r.asking > 0 || r.held {
+		l.mu.Unlock()
+		return
+	}
+	if l.running < l.opts.MaxRunning || ctx.Err() != nil {
+		l.running++
+	} else {
+		ch := make(chan struct{})
+		l.resume = append(l.resume, ch)
+		l.mu.Unlock()
+		select {
+		case <-ch:
+			l.mu.Lock()
+		case <-ctx.Done():
+			l.mu.Lock()
+			if i := slices.Index(l.resume, ch); i >= 0 {
+				l.resume = slices.Delete(l.resume, i, i+1)
+				l.running++
+			} // else the slot was handed over meanwhile
+		}
+	}
+	r.held = true
+	if !r.rec.Status.Ended() {
+		r.rec.Status = StatusRunning
+	}
+	r.notify()
+	rec := r.rec
+	l.mu.Unlock()
+	l.journal(rec)
 }
 
 // evict forgets the oldest ended runs beyond KeepEnded; l.mu is held.
@@ -395,6 +543,8 @@ func (l *Local) ask(ctx context.Context, r *localRun, req interaction.Request) (
 		l.dropAsk(r, p.ask.ID, "error")
 		return nil, err
 	}
+	l.wait(r)
+	defer l.unwait(ctx, r)
 
 	var timeout <-chan time.Time
 	if l.opts.AskTimeout > 0 {
@@ -574,7 +724,16 @@ func (l *Local) Shutdown(ctx context.Context) error {
 		recs = append(recs, r.rec)
 	}
 	l.mu.Unlock()
+	sq, shared := l.opts.Journal.(SharedQueue)
 	for _, rec := range recs {
+		// With a shared queue, another engine runs what this one did not
+		// start.
+		if shared {
+			if sq.Enqueue(context.Background(), Run{ID: rec.ID, Request: rec.Request, Status: StatusQueued, Owner: rec.Owner,
+				CreatedAt: rec.CreatedAt}) == nil {
+				continue
+			}
+		}
 		l.journal(rec)
 	}
 	done := make(chan struct{})

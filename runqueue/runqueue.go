@@ -106,10 +106,15 @@ type Live interface {
 // Status is a run's state.
 type Status string
 
-// Run states. Queued and Running are live; the others are final.
+// Run states. Queued, Running and Waiting are live; the others are
+// final.
 const (
-	StatusQueued    Status = "queued"
-	StatusRunning   Status = "running"
+	StatusQueued  Status = "queued"
+	StatusRunning Status = "running"
+	// StatusWaiting: the run waits for an answer to an ask (a permission,
+	// a question, a plan approval, …). It holds no execution slot: other
+	// runs start meanwhile, and it takes a slot again once answered.
+	StatusWaiting   Status = "waiting"
 	StatusSucceeded Status = "succeeded"
 	// StatusFailed: the run ended with an error result (max turns, budget,
 	// a model error, …); Run.Result or Run.Error says why.
@@ -130,7 +135,9 @@ func (s Status) Ended() bool {
 }
 
 // Valid reports whether s is one of the states.
-func (s Status) Valid() bool { return s == StatusQueued || s == StatusRunning || s.Ended() }
+func (s Status) Valid() bool {
+	return s == StatusQueued || s == StatusRunning || s == StatusWaiting || s.Ended()
+}
 
 // Origin kinds.
 const (
@@ -153,6 +160,9 @@ type Origin struct {
 	// Retry asks for the run to be started again, once, if it is lost (its
 	// process died); without it a lost run is only reported.
 	Retry bool `json:"retry,omitempty"`
+	// Serial keeps the run queued while another run of its job is running
+	// or waiting (a cron job's overlap policy "queue").
+	Serial bool `json:"serial,omitempty"`
 }
 
 // FireKey is the idempotency key of one fire of a cron job: the job's id

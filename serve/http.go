@@ -41,7 +41,12 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openapiDoc)
 	})
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		// Without the token: liveness only (no host, no process id).
+		if !s.authorized(r) {
+			writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "owner": s.o.Owner})
 	})
 	mux.HandleFunc("POST /v1/runs", s.startRun)
@@ -64,12 +69,17 @@ func (s *Server) Handler() http.Handler {
 	return s.auth(mux)
 }
 
+// authorized reports whether r carries the bearer token (or the server
+// has none).
+func (s *Server) authorized(r *http.Request) bool {
+	return s.o.Token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.o.Token)) == 1
+}
+
 // auth requires the bearer token (when the server has one).
 func (s *Server) auth(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		open := r.URL.Path == "/openapi.json" || r.URL.Path == "/v1/health"
-		if s.o.Token != "" && !open && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !open && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gantry"`)
 			writeError(w, http.StatusUnauthorized, serveapi.CodeUnauthorized, "a valid bearer token is required")
 			return
@@ -101,6 +111,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusConflict, serveapi.CodeDuplicate, err.Error())
 	case errors.Is(err, runqueue.ErrEnded):
 		writeError(w, http.StatusConflict, serveapi.CodeEnded, err.Error())
+	case errors.Is(err, store.ErrBusy):
+		// A locked database or a full disk: try again shortly.
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, serveapi.CodeUnavailable, err.Error())
 	case errors.Is(err, runqueue.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, serveapi.CodeUnavailable, "the server is shutting down")
 	default:
@@ -247,6 +261,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errors.New("streaming is not supported by this connection"))
 		return
 	}
+	// A stream outlives the server's write timeout: its keep-alive
+	// comments show a dead client instead.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -430,7 +447,8 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 // NewJob turns an API (or CLI) job request into a stored job.
 func NewJob(jr serveapi.JobRequest, now time.Time) (store.CronJob, error) {
 	sp := cron.Spec{Cron: jr.Cron, Location: jr.Timezone, Prompt: jr.Prompt, Recurring: jr.Recurring == nil || *jr.Recurring,
-		Dir: jr.Dir, Options: jr.Options, Catchup: jr.Catchup, Retry: jr.Retry}
+		Dir: jr.Dir, Options: jr.Options, Catchup: jr.Catchup, Retry: jr.Retry,
+		Overlap: jr.Overlap, MaxQueued: jr.MaxQueued}
 	switch jr.Lifetime {
 	case "":
 	case "0":

@@ -33,8 +33,8 @@ func (j *Journal) record(r runqueue.Run) (store.RunRecord, error) {
 		kind = runqueue.OriginAPI
 	}
 	rec := store.RunRecord{ID: r.ID, Key: r.Request.Key, Status: string(r.Status), Owner: r.Owner,
-		Origin: kind, JobID: o.JobID, TriggerID: o.TriggerID, Data: data, CreatedAt: r.CreatedAt}
-	if !r.Status.Ended() {
+		Origin: kind, JobID: o.JobID, TriggerID: o.TriggerID, Serial: o.Serial, Data: data, CreatedAt: r.CreatedAt}
+	if !r.Status.Ended() && r.Owner != "" {
 		rec.LeaseUntil = j.Now().Add(j.Lease)
 	}
 	return rec, nil
@@ -66,6 +66,31 @@ func (j *Journal) Update(ctx context.Context, r runqueue.Run) error {
 	return j.Runs.UpdateRun(ctx, rec)
 }
 
+var _ runqueue.SharedQueue = (*Journal)(nil)
+
+// Enqueue implements [runqueue.SharedQueue]: the run, recorded queued by
+// this process, is given to the shared queue (no owner, no lease).
+func (j *Journal) Enqueue(ctx context.Context, r runqueue.Run) error {
+	owner := r.Owner
+	r.Owner, r.Status = "", runqueue.StatusQueued
+	rec, err := j.record(r)
+	if err != nil {
+		return err
+	}
+	if owner == "" {
+		return j.Runs.UpdateRun(ctx, rec)
+	}
+	ok, err := j.Runs.UpdateRunIf(ctx, rec, store.RunQueued, owner)
+	if err == nil && !ok {
+		// Claimed from the shared queue and not started (a shutdown).
+		ok, err = j.Runs.UpdateRunIf(ctx, rec, store.RunRunning, owner)
+	}
+	if err == nil && !ok {
+		err = fmt.Errorf("serve: run %s is no longer queued here", r.ID)
+	}
+	return err
+}
+
 // Append implements [runqueue.Journal].
 func (j *Journal) Append(ctx context.Context, runID string, evs []runqueue.Event) error {
 	out := make([]store.RunEvent, len(evs))
@@ -82,7 +107,10 @@ func decodeRun(rec store.RunRecord) (runqueue.Run, error) {
 	if err := json.Unmarshal(rec.Data, &r); err != nil {
 		return runqueue.Run{}, fmt.Errorf("serve: run %s: %w", rec.ID, err)
 	}
-	r.Status = runqueue.Status(rec.Status)
+	r.Status, r.Owner = runqueue.Status(rec.Status), rec.Owner
+	// Events recorded after the record's last update (the process died
+	// before it wrote its count, or the run is live elsewhere).
+	r.Events = max(r.Events, rec.LastSeq)
 	return r, nil
 }
 
@@ -228,16 +256,38 @@ func (e *Engine) Answer(ctx context.Context, runID, askID string, a interaction.
 	return err
 }
 
-// Cancel implements [runqueue.Engine].
+// Cancel implements [runqueue.Engine]. A run of the shared queue (queued,
+// no process has claimed it) is cancelled in the store by whichever
+// process is asked.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	if e.local == nil {
 		return errReadOnly
 	}
 	err := e.local.Cancel(ctx, id)
-	if errors.Is(err, runqueue.ErrNotFound) {
-		return e.notHere(ctx, id, err)
+	if !errors.Is(err, runqueue.ErrNotFound) {
+		return err
 	}
-	return err
+	if rec, gerr := e.runs.GetRun(ctx, id); gerr == nil && rec.Status == store.RunQueued && rec.Owner == "" {
+		r, derr := decodeRun(rec)
+		if derr != nil {
+			return derr
+		}
+		r.Status, r.Error, r.EndedAt = runqueue.StatusCancelled, "cancelled", time.Now()
+		data, merr := json.Marshal(r)
+		if merr != nil {
+			return merr
+		}
+		rec.Status, rec.Data = string(r.Status), data
+		ok, uerr := e.runs.UpdateRunIf(ctx, rec, store.RunQueued, "")
+		if uerr != nil {
+			return uerr
+		}
+		if ok {
+			return nil
+		}
+		// Claimed meanwhile: its process cancels it.
+	}
+	return e.notHere(ctx, id, err)
 }
 
 // notHere explains a run this process does not run.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,7 +32,11 @@ import (
 	"github.com/gantry-dev/gantry/trigger"
 )
 
-const childEnv = "GANTRY_SERVE_TEST_CHILD"
+const (
+	childEnv     = "GANTRY_SERVE_TEST_CHILD"
+	childMaxEnv  = "GANTRY_SERVE_TEST_MAX"  // the child's MaxRunning
+	childAddrEnv = "GANTRY_SERVE_TEST_ADDR" // a file where the child writes its API address
+)
 
 func TestMain(m *testing.M) {
 	if db := os.Getenv(childEnv); db != "" {
@@ -61,6 +66,8 @@ var script = runqueue.RunnerFunc(func(ctx context.Context, req runqueue.Request,
 		case "block":
 			<-ctx.Done()
 			return nil, ctx.Err()
+		case "nap":
+			time.Sleep(100 * time.Millisecond)
 		default:
 			x.Emit(line{Type: "assistant", Text: w})
 		}
@@ -404,7 +411,21 @@ func child(db string) int {
 		return 1
 	}
 	defer st.Close()
-	srv, err := serve.New(serve.Options{Store: st, Runner: script, Tick: 20 * time.Millisecond})
+	o := serve.Options{Store: st, Runner: script, Tick: 20 * time.Millisecond}
+	o.MaxRunning, _ = strconv.Atoi(os.Getenv(childMaxEnv))
+	if af := os.Getenv(childAddrEnv); af != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		o.Listener, o.Token = ln, "s3cret"
+		if err := os.WriteFile(af, []byte(ln.Addr().String()), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	srv, err := serve.New(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -483,11 +504,18 @@ func TestKillMidRun(t *testing.T) {
 	if err != nil || got.Status != runqueue.StatusLost || !strings.Contains(got.Error, "lost") {
 		t.Fatalf("run after restart %+v %v", got, err)
 	}
-	// The next fire runs.
+	// Its recorded events stay readable: the record counts them.
+	if stored, _ := st.RunEvents(ctx, runID, 0, 0); got.Events < 2 || got.Events != int64(len(stored)) {
+		t.Fatalf("lost run counts %d events, the store holds %d", got.Events, len(stored))
+	}
+	// The next fire runs (cron fires go through the shared queue).
 	clk.Set(next.NextAt)
 	runs, err := srv.Scheduler().Tick(ctx)
 	if err != nil || len(runs) != 1 || runs[0].Request.Key != runqueue.FireKey(j.ID, next.NextScheduled) {
 		t.Fatalf("next fire %+v %v", runs, err)
+	}
+	if n, err := srv.ClaimOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("claimed %d %v", n, err)
 	}
 	ev := srv.Engine().Events(ctx, runs[0].ID, 0)
 	for range ev {

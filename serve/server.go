@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
@@ -40,6 +43,16 @@ const (
 	DefaultTick  = time.Second
 	DefaultGrace = 30 * time.Second
 	DefaultAddr  = "127.0.0.1:7777"
+	// DefaultMaxConns caps the API's open connections.
+	DefaultMaxConns = 256
+	// HTTP timeouts of the API: request headers must arrive within
+	// ReadHeaderTimeout, a whole request within ReadTimeout, a response
+	// (not an event stream) within WriteTimeout; an idle keep-alive
+	// connection is closed after IdleTimeout.
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 60 * time.Second
+	IdleTimeout       = 60 * time.Second
 )
 
 // keepEnded is how many ended runs a server keeps in memory (older ones
@@ -76,6 +89,11 @@ type Options struct {
 	Grace time.Duration
 	// Listener serves the HTTP API (nil = no API).
 	Listener net.Listener
+	// MaxConns caps the API's open connections (0 = DefaultMaxConns):
+	// more wait to be accepted. IdleTimeout closes idle keep-alive
+	// connections (0 = the IdleTimeout constant).
+	MaxConns    int
+	IdleTimeout time.Duration
 	// Token is the API's bearer token. It is required unless the listener
 	// is on a loopback address.
 	Token string
@@ -105,6 +123,8 @@ type Server struct {
 	local  *runqueue.Local
 	engine runqueue.Engine // *Engine, or Options.Engine
 	sched  *cron.Scheduler
+	kick   chan struct{} // a slot freed up or a run was queued: claim now
+	url    string        // the API's URL once listening
 }
 
 // New returns a server; nothing runs until [Server.Run].
@@ -139,22 +159,24 @@ func New(o Options) (*Server, error) {
 	if o.Listener != nil && o.Token == "" && !Loopback(o.Listener.Addr()) {
 		return nil, fmt.Errorf("serve: the API listens on %s, which is not a loopback address: a token is required", o.Listener.Addr())
 	}
-	s := &Server{o: o, log: o.Logger, now: o.Now}
+	s := &Server{o: o, log: o.Logger, now: o.Now, kick: make(chan struct{}, 1)}
 	if o.Engine != nil {
 		s.engine = o.Engine
 	} else {
 		j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
 		local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
-			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded})
+			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded, OnFree: s.wake})
 		if err != nil {
 			return nil, err
 		}
 		s.local = local
-		s.engine = &Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}
+		// Every Start wakes the claim loop: a run may have gone to the
+		// shared queue.
+		s.engine = &waker{&Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}, s.wake}
 	}
 	var err error
-	s.sched, err = cron.NewScheduler(cron.Options{Store: o.Store, Engine: s.engine, Owner: o.Owner, Now: o.Now,
-		Lease: o.Lease, Logger: o.Logger})
+	s.sched, err = cron.NewScheduler(cron.Options{Store: o.Store, Runs: o.Store, Engine: s.engine,
+		Owner: o.Owner, Now: o.Now, Lease: o.Lease, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -185,10 +207,21 @@ func (s *Server) Run(ctx context.Context) error {
 	var srv *http.Server
 	httpDone := make(chan error, 1)
 	if s.o.Listener != nil {
-		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		idle := s.o.IdleTimeout
+		if idle <= 0 {
+			idle = IdleTimeout
+		}
+		maxConns := s.o.MaxConns
+		if maxConns <= 0 {
+			maxConns = DefaultMaxConns
+		}
+		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+			WriteTimeout: WriteTimeout, IdleTimeout: idle, MaxHeaderBytes: 64 << 10,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
-		go func() { httpDone <- srv.Serve(s.o.Listener) }()
+		ln := netutil.LimitListener(s.o.Listener, maxConns)
+		go func() { httpDone <- srv.Serve(ln) }()
 		url := "http://" + s.o.Listener.Addr().String()
+		s.url = url
 		s.log.Info("serve: API listening", "url", url, "auth", s.o.Token != "")
 		if err := s.writeState(url); err != nil {
 			s.log.Warn("serve: recording the URL", "err", err)
@@ -198,9 +231,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 	loops, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	sctx, stopSched := context.WithCancel(ctx)
 	go func() { defer wg.Done(); s.sched.Run(sctx, s.o.Tick) }()
+	go func() { defer wg.Done(); s.claim(sctx) }()
 	go func() { defer wg.Done(); s.maintain(loops) }()
 
 	<-ctx.Done()
@@ -226,6 +260,87 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
+// claimEvery is how often a server with free slots looks at the shared
+// queue (besides when a slot frees up or it queues a run itself).
+const claimEvery = 200 * time.Millisecond
+
+// wake makes the claim loop look at the shared queue now.
+func (s *Server) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// waker wakes the claim loop after each Start (a cron fire goes to the
+// shared queue).
+type waker struct {
+	runqueue.Engine
+	wake func()
+}
+
+func (w *waker) Start(ctx context.Context, req runqueue.Request) (runqueue.Run, error) {
+	r, err := w.Engine.Start(ctx, req)
+	w.wake()
+	return r, err
+}
+
+// claim takes runs of the shared queue while this process has free slots,
+// until ctx ends: whichever serve process has room runs the next run.
+func (s *Server) claim(ctx context.Context) {
+	if s.local == nil {
+		return
+	}
+	t := time.NewTicker(claimEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.kick:
+		}
+		if _, err := s.ClaimOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("serve: claiming queued runs", "err", err)
+		}
+	}
+}
+
+// ClaimOnce claims as many runs of the shared queue as this process has
+// free slots and starts them; it returns how many it started.
+func (s *Server) ClaimOnce(ctx context.Context) (int, error) {
+	free := s.local.Free()
+	if free <= 0 {
+		return 0, nil
+	}
+	recs, err := s.o.Store.ClaimRuns(ctx, s.o.Owner, s.now().Add(s.o.Lease), free)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rec := range recs {
+		r, err := decodeRun(rec)
+		if err == nil {
+			err = s.local.Adopt(r)
+		}
+		if err != nil {
+			// Give it back to the queue for another process.
+			r.Owner, r.Status = "", runqueue.StatusQueued
+			if b, merr := json.Marshal(r); merr == nil {
+				rec.Data = b
+			}
+			rec.Status, rec.Owner, rec.LeaseUntil = store.RunQueued, "", time.Time{}
+			if _, uerr := s.o.Store.UpdateRunIf(context.WithoutCancel(ctx), rec, store.RunRunning, s.o.Owner); uerr != nil {
+				s.log.Error("serve: giving a claimed run back", "run", rec.ID, "err", uerr)
+			}
+			continue
+		}
+		s.log.Info("serve: claimed a queued run", "run", rec.ID, "origin", rec.Origin, "job", rec.JobID)
+		n++
+	}
+	return n, nil
+}
+
 // maintain renews this process's leases and reaps lost runs until ctx
 // ends.
 func (s *Server) maintain(ctx context.Context) {
@@ -241,6 +356,9 @@ func (s *Server) maintain(ctx context.Context) {
 			}
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("serve: reaping lost runs", "err", err)
+			}
+			if s.url != "" {
+				_ = s.writeState(s.url) // another serve's record may have gone
 			}
 		}
 	}
@@ -265,10 +383,22 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 		}
 	}
 	now := s.now()
-	var lost []runqueue.Run
+	var lost, requeued []runqueue.Run
 	_, err := s.o.Store.ReapRuns(ctx, now, Dead, func(rec store.RunRecord) store.RunRecord {
 		r, err := decodeRun(rec)
 		if err != nil {
+			rec.Status = store.RunLost
+			return rec
+		}
+		if r.StartedAt.IsZero() && rec.LastSeq == 0 {
+			// Never started (queued, or claimed and not yet launched):
+			// another process runs it.
+			r.Owner = ""
+			if b, err := json.Marshal(r); err == nil {
+				rec.Data = b
+			}
+			rec.Status = store.RunQueued
+			requeued = append(requeued, r)
 			return rec
 		}
 		r.Status, r.EndedAt, r.Asks = runqueue.StatusLost, now, nil
@@ -276,11 +406,18 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 		if b, err := json.Marshal(r); err == nil {
 			rec.Data = b
 		}
+		rec.Status = store.RunLost
 		lost = append(lost, r)
 		return rec
 	})
 	if err != nil {
 		return nil, fmt.Errorf("serve: reap: %w", err)
+	}
+	for _, r := range requeued {
+		s.log.Warn("serve: a queued run of a dead process was queued again", "run", r.ID, "origin", r.Request.Origin.Kind)
+	}
+	if len(requeued) > 0 {
+		s.wake()
 	}
 	for _, r := range lost {
 		s.log.Warn("serve: run lost", "run", r.ID, "owner", r.Owner, "origin", r.Request.Origin.Kind, "job", r.Request.Origin.JobID)
@@ -301,12 +438,24 @@ func (s *Server) Reap(ctx context.Context) ([]runqueue.Run, error) {
 	return lost, nil
 }
 
+// writeState records this server's URL for local clients, unless another
+// live serve process is recorded there (the first one stays; this one
+// records itself when that one's record goes).
 func (s *Server) writeState(url string) error {
 	if s.o.Home == "" {
 		return nil
 	}
-	b, _ := json.Marshal(serveapi.State{URL: url, PID: os.Getpid(), Owner: s.o.Owner, TokenFile: s.o.TokenFile})
 	path := filepath.Join(s.o.Home, serveapi.StateFile)
+	if b, err := os.ReadFile(path); err == nil {
+		var st serveapi.State
+		if json.Unmarshal(b, &st) == nil && st.Owner == s.o.Owner {
+			return nil
+		}
+		if json.Unmarshal(b, &st) == nil && st.Owner != s.o.Owner && st.PID > 0 && serveapi.Alive(st.PID) && !Dead(st.Owner) {
+			return nil
+		}
+	}
+	b, _ := json.Marshal(serveapi.State{URL: url, PID: os.Getpid(), Owner: s.o.Owner, TokenFile: s.o.TokenFile})
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
@@ -325,4 +474,12 @@ func (s *Server) removeState() {
 	if err == nil && json.Unmarshal(b, &st) == nil && st.Owner == s.o.Owner {
 		os.Remove(path)
 	}
+}
+
+// Live implements [runqueue.Live] when the wrapped engine does.
+func (w *waker) Live(ctx context.Context, id string) iter.Seq[runqueue.Event] {
+	if le, ok := w.Engine.(runqueue.Live); ok {
+		return le.Live(ctx, id)
+	}
+	return func(func(runqueue.Event) bool) {}
 }

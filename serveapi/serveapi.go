@@ -91,6 +91,10 @@ type JobRequest struct {
 	Options   runqueue.Options `json:"options,omitzero"`
 	Catchup   string           `json:"catchup,omitempty"`
 	Retry     bool             `json:"retry,omitempty"`
+	// Overlap is the job's overlap policy: "skip" ("" too), "queue" or
+	// "allow"; MaxQueued caps its queued runs (0 = 1).
+	Overlap   string `json:"overlap,omitempty"`
+	MaxQueued int    `json:"max_queued,omitempty"`
 	// Lifetime bounds a recurring job, in Go duration syntax ("168h"; ""
 	// = 7 days, "0" = never).
 	Lifetime string `json:"lifetime,omitempty"`

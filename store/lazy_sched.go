@@ -112,6 +112,16 @@ func (l *Lazy) ReapRuns(ctx context.Context, now time.Time, dead func(string) bo
 	return lazyCall(l, ctx, func(s Scheduling) ([]RunRecord, error) { return s.ReapRuns(ctx, now, dead, lose) })
 }
 
+// ClaimRuns implements [Runs].
+func (l *Lazy) ClaimRuns(ctx context.Context, owner string, leaseUntil time.Time, limit int) ([]RunRecord, error) {
+	return lazyCall(l, ctx, func(s Scheduling) ([]RunRecord, error) { return s.ClaimRuns(ctx, owner, leaseUntil, limit) })
+}
+
+// UpdateRunIf implements [Runs].
+func (l *Lazy) UpdateRunIf(ctx context.Context, r RunRecord, status, owner string) (bool, error) {
+	return lazyCall(l, ctx, func(s Scheduling) (bool, error) { return s.UpdateRunIf(ctx, r, status, owner) })
+}
+
 // CreateTrigger implements [Triggers].
 func (l *Lazy) CreateTrigger(ctx context.Context, t Trigger) (Trigger, error) {
 	return lazyCall(l, ctx, func(s Scheduling) (Trigger, error) { return s.CreateTrigger(ctx, t) })

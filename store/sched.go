@@ -40,6 +40,14 @@ type CronJob struct {
 	Catchup string `json:"catchup,omitempty"`
 	// Retry starts a fire again when its run was lost.
 	Retry bool `json:"retry,omitempty"`
+	// Overlap is what a fire does while an earlier run of the job is
+	// live: "skip" ("" too: no new run while one is queued, running or
+	// waiting), "queue" (a new run waits, queued, until the earlier ends)
+	// or "allow" (runs side by side).
+	Overlap string `json:"overlap,omitempty"`
+	// MaxQueued caps the job's queued runs (policies queue and allow): a
+	// fire that finds that many queued is skipped (0 = 1).
+	MaxQueued int `json:"max_queued,omitempty"`
 	// CreatedBy is the session that created the job; TriggerID the
 	// trigger it belongs to ("" = none).
 	CreatedBy string    `json:"created_by,omitempty"`
@@ -92,11 +100,14 @@ type CronJobs interface {
 	ReapFires(ctx context.Context, now time.Time, dead func(owner string) bool) ([]Fire, error)
 }
 
-// Run states the store knows: a live run (queued or running) holds a
-// lease; a reaped one becomes lost.
+// Run states the store knows: a live run (queued, running or waiting)
+// holds a lease, except a queued run with no owner, which waits in the
+// shared queue for a process to claim it ([Runs.ClaimRuns]); a reaped
+// one becomes lost (or, never started, queued again).
 const (
 	RunQueued  = "queued"
 	RunRunning = "running"
+	RunWaiting = "waiting"
 	RunLost    = "lost"
 )
 
@@ -116,9 +127,16 @@ type RunRecord struct {
 	Origin    string `json:"origin,omitempty"`
 	JobID     string `json:"job_id,omitempty"`
 	TriggerID string `json:"trigger_id,omitempty"`
+	// Serial, for a run of a job, keeps it queued while another run of
+	// that job is running or waiting (the job's overlap policy "queue").
+	Serial bool `json:"serial,omitempty"`
 	// Data is the caller's full record (JSON).
 	Data      json.RawMessage `json:"data"`
 	CreatedAt time.Time       `json:"created_at"`
+	// LastSeq is the highest Seq of the run's stored events (read only:
+	// set by GetRun, ListRuns, ClaimRuns and ReapRuns), so that a run whose
+	// process died before it recorded its count still shows its events.
+	LastSeq int64 `json:"last_seq,omitempty"`
 }
 
 // RunEvent is one stored event of a run.
@@ -156,11 +174,22 @@ type Runs interface {
 	// RenewLeases extends to until the leases owner holds: its live runs
 	// and its fires not yet recorded as runs.
 	RenewLeases(ctx context.Context, owner string, until time.Time) error
-	// ReapRuns marks lost, in one transaction, every live run whose lease
-	// expired before now or whose owner dead reports dead; lose rewrites
-	// each one's record (its Status is set to RunLost afterwards). It
-	// returns the runs as rewritten.
+	// ReapRuns takes, in one transaction, every live owned run whose
+	// lease expired before now or whose owner dead reports dead; lose
+	// rewrites each one's record and says what becomes of it by the Status
+	// it returns: RunQueued gives the run back to the shared queue (owner
+	// cleared: a run that never started is run by another process), any
+	// other status marks it lost. It returns the runs as rewritten.
 	ReapRuns(ctx context.Context, now time.Time, dead func(owner string) bool, lose func(RunRecord) RunRecord) ([]RunRecord, error)
+	// ClaimRuns takes, in one transaction, up to limit runs of the shared
+	// queue (queued, no owner; oldest first; a Serial run only while no
+	// other run of its job is running or waiting, and one per job per
+	// claim), making them running under owner's lease until leaseUntil.
+	// Of several concurrent claims exactly one gets a given run.
+	ClaimRuns(ctx context.Context, owner string, leaseUntil time.Time, limit int) ([]RunRecord, error)
+	// UpdateRunIf is UpdateRun done only while the run's status and owner
+	// are still status and owner; it reports whether it was done.
+	UpdateRunIf(ctx context.Context, r RunRecord, status, owner string) (bool, error)
 }
 
 // Trigger is a named, stored run template.

@@ -41,13 +41,16 @@ type SQLiteOptions struct {
 // (readers never wait for the writer). Several processes may open the same
 // file. Create it with [OpenSQLite]; it is safe for concurrent use.
 type SQLite struct {
-	db   *sql.DB
-	path string
-	opts SQLiteOptions
+	db *sql.DB
+	// lease is a connection of its own for lease renewals: they go on
+	// while this process's other writes queue (see RenewLeases).
+	lease *sql.DB
+	path  string
+	opts  SQLiteOptions
 	// wmu serialises this process's write transactions, so that they queue
 	// here instead of spinning on SQLite's busy handler; other processes
 	// are kept out by SQLite's lock and the busy timeout.
-	wmu sync.Mutex
+	wmu chan struct{}
 
 	pmu   sync.Mutex
 	stmts map[string]*sql.Stmt // prepared hot statements
@@ -63,7 +66,7 @@ var _ Store = (*SQLite)(nil)
 // SchemaVersion is the schema version this package writes. A database with
 // a newer version (written by a newer Gantry) is refused. It equals
 // len(migrations).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] moves the schema from version i to i+1. Append only: a
 // released migration is never edited.
@@ -166,6 +169,13 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	// 3: the waiting state, the shared queue (unowned queued runs, the
+	// serial runs of a job) and the runs of a job.
+	`ALTER TABLE runs ADD COLUMN serial INTEGER NOT NULL DEFAULT 0;
+	DROP INDEX runs_live;
+	CREATE INDEX runs_live ON runs (status, lease_until) WHERE status IN ('queued', 'running', 'waiting');
+	CREATE INDEX runs_queue ON runs (created_at) WHERE status = 'queued' AND owner = '';
+	CREATE INDEX runs_job ON runs (job_id, status) WHERE job_id != '';`,
 }
 
 // OpenSQLite opens (creating if needed, with its directory) the database at
@@ -202,9 +212,16 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLite, 
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &SQLite{db: db, path: abs, opts: opts, done: make(chan struct{})}
+	lease, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	lease.SetMaxOpenConns(1)
+	s := &SQLite{db: db, lease: lease, path: abs, opts: opts, done: make(chan struct{}), wmu: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		lease.Close()
 		return nil, fmt.Errorf("store: %s: %w", abs, err)
 	}
 	_ = os.Chmod(abs, 0o600)
@@ -256,7 +273,7 @@ func (s *SQLite) Close() error {
 		}
 		s.stmts = nil
 		s.pmu.Unlock()
-		err = s.db.Close()
+		err = errors.Join(s.db.Close(), s.lease.Close())
 	})
 	return err
 }
@@ -282,17 +299,68 @@ func (s *SQLite) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	// Waiting for this process's other writers is bounded like waiting
+	// for other processes' (the busy timeout).
+	t := time.NewTimer(s.opts.BusyTimeout)
+	defer t.Stop()
+	select {
+	case s.wmu <- struct{}{}:
+	case <-t.C:
+		return fmt.Errorf("%w: waited %s for the database's write lock", ErrBusy, s.opts.BusyTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wmu }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.dbErr(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return busy(err)
 	}
 	return s.dbErr(tx.Commit())
+}
+
+// busy marks a locked database or a full disk as [ErrBusy].
+func busy(err error) error {
+	if err == nil || errors.Is(err, ErrBusy) {
+		return err
+	}
+	msg := err.Error()
+	for _, m := range []string{"SQLITE_BUSY", "database is locked", "SQLITE_FULL", "database or disk is full", "SQLITE_LOCKED"} {
+		if strings.Contains(msg, m) {
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+	}
+	return err
+}
+
+// QuickCheck runs SQLite's PRAGMA quick_check: it returns an error naming
+// the damage when the database file is corrupt.
+func (s *SQLite) QuickCheck(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+		}
+		if line != "ok" && len(problems) < 5 {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: %s: integrity check: %w", s.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: %s is corrupt (%s)", s.path, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // read runs fn in a read transaction (one consistent snapshot).
@@ -315,7 +383,7 @@ func (s *SQLite) dbErr(err error) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	return fmt.Errorf("store: %w", err)
+	return fmt.Errorf("store: %w", busy(err))
 }
 
 // prep returns the prepared statement for query (prepared once per

@@ -241,18 +241,22 @@ func (s *SQLite) ReapFires(ctx context.Context, now time.Time, dead func(string)
 	return out, err
 }
 
-const runCols = `id, coalesce(key, ''), status, owner, lease_until, origin, job_id, trigger_id, data, created_at`
+const runCols = `id, coalesce(key, ''), status, owner, lease_until, origin, job_id, trigger_id, serial, data, created_at,
+	coalesce((SELECT max(seq) FROM run_events e WHERE e.run_id = runs.id), 0)`
 
 func scanRun(r scanner) (RunRecord, error) {
 	var rr RunRecord
 	var lease, created int64
 	var data string
-	if err := r.Scan(&rr.ID, &rr.Key, &rr.Status, &rr.Owner, &lease, &rr.Origin, &rr.JobID, &rr.TriggerID, &data, &created); err != nil {
+	if err := r.Scan(&rr.ID, &rr.Key, &rr.Status, &rr.Owner, &lease, &rr.Origin, &rr.JobID, &rr.TriggerID, &rr.Serial, &data, &created, &rr.LastSeq); err != nil {
 		return RunRecord{}, err
 	}
 	rr.LeaseUntil, rr.CreatedAt, rr.Data = fromNanos(lease), fromNanos(created), json.RawMessage(data)
 	return rr, nil
 }
+
+// liveRuns are the states of a live run, in SQL.
+const liveRuns = `('queued', 'running', 'waiting')`
 
 func nullKey(k string) any {
 	if k == "" {
@@ -284,9 +288,9 @@ func (s *SQLite) CreateRun(ctx context.Context, r RunRecord) (RunRecord, error) 
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, key, status, owner, lease_until, origin, job_id, trigger_id, data, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, nullKey(r.Key), r.Status, r.Owner, nanos(r.LeaseUntil), r.Origin, r.JobID, r.TriggerID,
-			string(r.Data), nanos(r.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, key, status, owner, lease_until, origin, job_id, trigger_id, serial, data, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, nullKey(r.Key), r.Status, r.Owner, nanos(r.LeaseUntil), r.Origin, r.JobID, r.TriggerID,
+			r.Serial, string(r.Data), nanos(r.CreatedAt))
 		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 			return errorsf(ErrExists, "run %s", r.ID)
 		}
@@ -417,15 +421,25 @@ func (s *SQLite) RunEvents(ctx context.Context, runID string, after int64, limit
 	return out, s.dbErr(rows.Err())
 }
 
-// RenewLeases implements [Runs].
+// RenewLeases implements [Runs]. It uses a connection of its own and does
+// not queue behind this process's other writes: a lease is renewed as long
+// as the database can be written at all within the busy timeout.
 func (s *SQLite) RenewLeases(ctx context.Context, owner string, until time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND status IN ('queued', 'running')`, nanos(until), owner); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE cron_fires SET lease_until = ? WHERE owner = ? AND run_id = ''`, nanos(until), owner)
-		return err
-	})
+	if s.closed() {
+		return ErrClosed
+	}
+	tx, err := s.lease.BeginTx(ctx, nil)
+	if err != nil {
+		return s.dbErr(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND status IN `+liveRuns, nanos(until), owner); err != nil {
+		return s.dbErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE cron_fires SET lease_until = ? WHERE owner = ? AND run_id = ''`, nanos(until), owner); err != nil {
+		return s.dbErr(err)
+	}
+	return s.dbErr(tx.Commit())
 }
 
 // ReapRuns implements [Runs].
@@ -433,7 +447,7 @@ func (s *SQLite) ReapRuns(ctx context.Context, now time.Time, dead func(string) 
 	var out []RunRecord
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status IN ('queued', 'running')`)
+		rows, err := tx.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status IN `+liveRuns+` AND owner != ''`)
 		if err != nil {
 			return err
 		}
@@ -457,8 +471,16 @@ func (s *SQLite) ReapRuns(ctx context.Context, now time.Time, dead func(string) 
 			if lose != nil {
 				r = lose(r)
 			}
-			r.Status = RunLost
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, data = ? WHERE id = ?`, r.Status, string(r.Data), r.ID); err != nil {
+			if r.Status != RunQueued {
+				r.Status = RunLost
+			} else {
+				r.Owner, r.LeaseUntil = "", time.Time{}
+			}
+			if !json.Valid(r.Data) {
+				return errorsf(ErrInvalid, "run %s: data is not JSON", r.ID)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner = ?, lease_until = ?, data = ? WHERE id = ?`,
+				r.Status, r.Owner, nanos(r.LeaseUntil), string(r.Data), r.ID); err != nil {
 				return err
 			}
 			out = append(out, r)
@@ -466,6 +488,88 @@ func (s *SQLite) ReapRuns(ctx context.Context, now time.Time, dead func(string) 
 		return nil
 	})
 	return out, err
+}
+
+// ClaimRuns implements [Runs].
+func (s *SQLite) ClaimRuns(ctx context.Context, owner string, leaseUntil time.Time, limit int) ([]RunRecord, error) {
+	if limit <= 0 || owner == "" {
+		return nil, nil
+	}
+	if s.closed() {
+		return nil, ErrClosed
+	}
+	// A cheap read first: most polls find the queue empty and take no
+	// write lock.
+	st, err := s.prep(ctx, nil, `SELECT 1 FROM runs WHERE status = 'queued' AND owner = '' LIMIT 1`)
+	if err != nil {
+		return nil, s.dbErr(err)
+	}
+	var one int
+	if err := st.QueryRowContext(ctx).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, s.dbErr(err)
+	}
+	var out []RunRecord
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'queued' AND owner = ''
+			AND NOT (serial AND EXISTS (SELECT 1 FROM runs o WHERE o.job_id = runs.job_id AND o.status IN ('running', 'waiting')))
+			ORDER BY created_at, rowid LIMIT ?`, limit*4)
+		if err != nil {
+			return err
+		}
+		jobs := map[string]bool{}
+		for rows.Next() && len(out) < limit {
+			r, err := scanRun(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if r.Serial {
+				if jobs[r.JobID] {
+					continue
+				}
+				jobs[r.JobID] = true
+			}
+			out = append(out, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].Status, out[i].Owner, out[i].LeaseUntil = RunRunning, owner, leaseUntil
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner = ?, lease_until = ? WHERE id = ?`,
+				RunRunning, owner, nanos(leaseUntil), out[i].ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UpdateRunIf implements [Runs].
+func (s *SQLite) UpdateRunIf(ctx context.Context, r RunRecord, status, owner string) (bool, error) {
+	if !json.Valid(r.Data) {
+		return false, errorsf(ErrInvalid, "run %s: data is not JSON", r.ID)
+	}
+	var done bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner = ?, lease_until = ?, data = ? WHERE id = ? AND status = ? AND owner = ?`,
+			r.Status, r.Owner, nanos(r.LeaseUntil), string(r.Data), r.ID, status, owner)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		done = n == 1
+		return nil
+	})
+	return done, err
 }
 
 func scanTrigger(r scanner) (Trigger, error) {

@@ -49,6 +49,9 @@ var (
 	ErrInvalid = errors.New("invalid input")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store closed")
+	// ErrBusy: the database is locked by another process beyond the busy
+	// timeout, or its disk is full; trying again later may succeed.
+	ErrBusy = errors.New("store busy")
 )
 
 // Store is every concern in one value, as the implementations provide it.

@@ -123,6 +123,8 @@ func newCronAddCmd(a *app) *cobra.Command {
 	fl.StringVar(&jr.Timezone, "timezone", "", "IANA time zone of the schedule (default: local time)")
 	fl.StringVar(&jr.Catchup, "catchup", "", "fires missed while serve was down: once (default, run one) or none (skip)")
 	fl.BoolVar(&jr.Retry, "retry", false, "start a fire again when its run was lost (its serve process died)")
+	fl.StringVar(&jr.Overlap, "overlap", "", "while an earlier run of the job is live: skip (default, no new run), queue (wait for it) or allow (run side by side)")
+	fl.IntVar(&jr.MaxQueued, "max-queued", 0, "queued runs of the job at most; a fire beyond is skipped (default 1)")
 	fl.StringVar(&jr.Lifetime, "lifetime", "", `how long a recurring job lives (Go duration, default 168h; "0" = forever)`)
 	fl.StringVar(&cwd, "cwd", "", "the runs' working directory (default: the current directory)")
 	fl.StringVar(&jr.Options.Model, "model", "", "model of the runs")

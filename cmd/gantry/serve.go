@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,11 +55,16 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 				return err
 			}
 			home := filepath.Dir(path)
-			st, err := store.OpenSQLite(ctx, path, store.SQLiteOptions{})
+			// A busy database answers 503 within ~2 s instead of blocking.
+			st, err := store.OpenSQLite(ctx, path, store.SQLiteOptions{BusyTimeout: serveBusyTimeout})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			defer st.Close()
+			if err := st.QuickCheck(ctx); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("%w\nserve refuses a damaged database. Stop every gantry process using it, keep a copy, then "+
+					"recover with `sqlite3 %s .recover | sqlite3 recovered.db` and move recovered.db in its place, or restore a backup", err, path)}
+			}
 			sessHome, err := session.DefaultHome(a.getenv)
 			if err != nil {
 				return err
@@ -141,9 +147,21 @@ func loadToken(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s is readable by others (mode %04o): run `chmod 600 %s` (or remove it to have a new one made)",
+			path, fi.Mode().Perm(), path)
+	}
 	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token file %s is empty", path)
+	if len(tok) < minTokenLen {
+		return "", fmt.Errorf("token file %s holds a token of %d characters; at least %d are required (128 bits as hex): "+
+			"remove it to have a random one made, or write e.g. `openssl rand -hex 32`", path, len(tok), minTokenLen)
 	}
 	return tok, nil
 }
+
+// serveBusyTimeout bounds how long serve waits for a locked database.
+const serveBusyTimeout = 2 * time.Second
+
+// minTokenLen is the shortest API token accepted: 128 bits written as
+// hex.
+const minTokenLen = 32

@@ -106,3 +106,45 @@ func TestServeCommand(t *testing.T) {
 		t.Fatalf("runs list (%d): %s", code, lout)
 	}
 }
+
+// TestLoadTokenRules: a token file must hold at least 128 bits and be
+// readable by its owner only; a missing one is made.
+func TestLoadTokenRules(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.Repeat("ab", 16)
+	for _, tc := range []struct {
+		name, content string
+		mode          os.FileMode
+		want          string // "" = accepted
+	}{
+		{"good", good + "\n", 0o600, ""},
+		{"one byte", "x", 0o600, "at least 32"},
+		{"short", strings.Repeat("a", 31), 0o600, "at least 32"},
+		{"world readable", good, 0o644, "chmod 600"},
+		{"group readable", good, 0o640, "chmod 600"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			if err := os.WriteFile(p, []byte(tc.content), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(p, tc.mode)
+			tok, err := loadToken(p)
+			if tc.want == "" {
+				if err != nil || tok != good {
+					t.Fatalf("%q %v", tok, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error with %q, got %v", tc.want, err)
+			}
+		})
+	}
+	p := filepath.Join(dir, "new", "serve.token")
+	tok, err := loadToken(p)
+	fi, serr := os.Stat(p)
+	if err != nil || len(tok) < 32 || serr != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("made %q %v %v", tok, err, fi)
+	}
+}
