@@ -44,7 +44,7 @@ func TestHeadlessLanguageServerStart(t *testing.T) {
 			{ID: "t1", Name: "Write", Input: `{"file_path":"extra.go","content":"package main\n"}`},
 			// Wait for the background start, so that the run does not end
 			// before it (the marker is what this case checks).
-			{ID: "t2", Name: "Bash", Input: `{"command":` + q("for i in $(seq 200); do [ -e "+marker+" ] && break; sleep 0.05; done") + `}`},
+			{ID: "t2", Name: "Bash", Input: `{"command":` + q("timeout 10 sh -c 'until [ -e "+marker+" ]; do sleep 0.05; done'") + `}`},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
