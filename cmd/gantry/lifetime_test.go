@@ -31,13 +31,7 @@ import (
 // restarted `gantry serve` kills what a dead serve's recorded command left
 // and removes its temporary files.
 func TestKill9LeavesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "gantry")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := gantryBinary(t)
 	backends := []string{"off"}
 	if (&sandbox.Bubblewrap{}).Check() == nil {
 		backends = append(backends, sandbox.BackendBubblewrap)

@@ -18,13 +18,7 @@ import (
 // on PATH that records every start); a run that writes a Go file starts it
 // (in the background: the check can fail).
 func TestHeadlessLanguageServerStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "gantry")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := gantryBinary(t)
 	pathDir := t.TempDir()
 	marker := filepath.Join(pathDir, "gopls-started")
 	os.WriteFile(filepath.Join(pathDir, "gopls"), []byte("#!/bin/sh\necho $$ >> "+marker+"\nexec sleep 60\n"), 0o755)

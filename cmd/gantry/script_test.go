@@ -40,6 +40,7 @@ type leakCheck struct{ m *testing.M }
 func (l leakCheck) Run() int {
 	code := 0
 	goleak.VerifyTestMain(l.m, goleak.Cleanup(func(c int) { code = c }))
+	removeTestBinary()
 	return code
 }
 
