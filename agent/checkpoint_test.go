@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -234,6 +235,15 @@ func TestCheckpointsReadOnlyRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(storeDir, "manifests")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a read-only run recorded a tree: %v", err)
 	}
+	// Nor in the store's journal (a record "m <hash> <length>").
+	filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); regexp.MustCompile(`(?m)^m [0-9a-f]{64} `).Match(b) {
+				t.Fatalf("a read-only run recorded a tree in %s", p)
+			}
+		}
+		return nil
+	})
 	list, err := a.Checkpoints()
 	if err != nil || len(list) != 1 || !list[0].Deferred || list[0].Kind != checkpoint.KindTurn {
 		t.Fatalf("checkpoints after a read-only run: %+v %v", list, err)

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -314,7 +315,7 @@ func TestCorruptStore(t *testing.T) {
 			}
 			for _, e := range m.entries {
 				if e.Path == "b.txt" {
-					os.WriteFile(s.objectPath(e.Hash), []byte("tampered"), 0o600)
+					damageJournal(t, s, 'o', e.Hash, false)
 				}
 			}
 		},
@@ -322,17 +323,15 @@ func TestCorruptStore(t *testing.T) {
 			m, _ := s.getManifest(info.Manifest)
 			for _, e := range m.entries {
 				if e.Path == "b.txt" {
-					os.Remove(s.objectPath(e.Hash))
+					damageJournal(t, s, 'o', e.Hash, true)
 				}
 			}
 		},
 		"manifest": func(t *testing.T, s *Store, info *Info) {
-			p := s.manifestPath(info.Manifest)
-			b, _ := os.ReadFile(p)
-			os.WriteFile(p, append(b, "f 644 1 1 1 1 "+strings.Repeat("0", 64)+" \"x\"\n"...), 0o600)
+			damageJournal(t, s, 'm', info.Manifest, false)
 		},
 		"record": func(t *testing.T, s *Store, info *Info) {
-			os.WriteFile(filepath.Join(s.root, "refs", info.ID+".json"), []byte(`{"id":`), 0o600)
+			damageJournal(t, s, 'r', info.ID, false)
 		},
 	}
 	for name, f := range damage {
@@ -630,4 +629,116 @@ func FuzzAppendQuote(f *testing.F) {
 			t.Fatalf("appendQuote(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// damageJournal damages the record of key in the store's journals:
+// its body overwritten with 'x's, or (hide) its header's type changed so
+// that no look-up finds it.
+func damageJournal(t *testing.T, s *Store, typ byte, key string, hide bool) {
+	t.Helper()
+	found := false
+	s.eachJournal(func(p string, recs []jrec) {
+		for _, r := range recs {
+			if r.typ != typ || r.key != key {
+				continue
+			}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hide {
+				head := fmt.Sprintf("%c %s %d\n", typ, key, r.n)
+				_, err = f.WriteAt([]byte("z"), r.off-int64(len(head)))
+			} else {
+				_, err = f.WriteAt(bytes.Repeat([]byte("x"), int(r.n)), r.off)
+			}
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		}
+	})
+	if !found {
+		t.Fatalf("no %c record %s in the journals", typ, key)
+	}
+	s.j.mu.Lock()
+	if hide {
+		delete(s.j.own, string(typ)+key) // forget where it was
+	}
+	s.j.other, s.j.read = nil, false
+	s.j.mu.Unlock()
+}
+
+// TestJournalAcrossStores: what one Store appended to its journal is read
+// by another (another process), a partial last record — a writer that
+// died mid-record — is ignored, and a Store whose journal another one's
+// prune unpacked goes on recording into a new journal.
+func TestJournalAcrossStores(t *testing.T) {
+	dir := t.TempDir()
+	storeDir := filepath.Join(t.TempDir(), "store")
+	write(t, dir, "a.txt", "one")
+	ctx := context.Background()
+	s1, err := Open(Options{Dir: dir, StoreDir: storeDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s1.Create(ctx, Meta{ID: "c1", Session: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "two")
+	write(t, dir, "b.txt", "new")
+	if err := s1.Record(ctx); err != nil {
+		t.Fatal(err)
+	}
+	own := s1.ownJournal()
+	f, err := os.OpenFile(own, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("r c9 500\n{\"id\":\"c9\"") // cut short
+	f.Close()
+
+	s2, _ := Open(Options{Dir: dir, StoreDir: storeDir})
+	list, err := s2.List("s")
+	if err != nil || len(list) != 1 || list[0].ID != "c1" {
+		t.Fatalf("list from another store: %+v %v", list, err)
+	}
+	if _, err := s2.Rewind(ctx, "c1", RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("b.txt not removed: %v", err)
+	}
+
+	// s2's prune unpacks s1's journal (old enough) and removes it.
+	old := time.Now().Add(-2 * pruneGrace)
+	os.Chtimes(own, old, old)
+	if _, err := s2.Prune(ctx, PruneOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(own); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("journal not unpacked: %v", err)
+	}
+	write(t, dir, "a.txt", "three")
+	if _, err := s1.Create(ctx, Meta{ID: "c2", Session: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if s1.ownJournal() == own {
+		t.Fatal("s1 appended to a removed journal")
+	}
+	write(t, dir, "a.txt", "four")
+	s1.Record(ctx)
+	s3, _ := Open(Options{Dir: dir, StoreDir: storeDir})
+	for id, want := range map[string]string{"c2": "three", "c1": "one"} {
+		if _, err := s3.Rewind(ctx, id, RewindOptions{Force: true}); err != nil {
+			t.Fatalf("rewind %s: %v", id, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != want {
+			t.Fatalf("after rewinding to %s a.txt = %q", id, b)
+		}
+	}
 }

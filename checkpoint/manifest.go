@@ -118,17 +118,25 @@ func (m *manifest) covered(p string) bool {
 const manifestMagic = "gantry-checkpoint-manifest 1"
 
 // encode writes the manifest's text form and returns it with its hash.
-func (m *manifest) encode() ([]byte, string) {
-	// A file's line is ~110 bytes plus its path: size the buffer from
-	// the paths so that it does not grow (and copy) while it is filled.
+func (m *manifest) encode() ([]byte, string) { return m.encodeTo(nil) }
+
+// encodeTo is encode appending to buf[:0] (reused when large enough).
+func (m *manifest) encodeTo(buf []byte) ([]byte, string) {
+	// A file's line is at most ~130 bytes plus its path (type, mode,
+	// size, two 19-digit times, inode, the 64-digit hash, separators):
+	// size the buffer from the paths so that it does not grow (and copy)
+	// while it is filled.
 	size := 64
 	for i := range m.entries {
-		size += 120 + len(m.entries[i].Path) + len(m.entries[i].Target)
+		size += 144 + len(m.entries[i].Path) + len(m.entries[i].Target)
 	}
 	for _, n := range m.notCovered {
 		size += 8 + len(n.Path) + len(n.Reason)
 	}
-	b := make([]byte, 0, size)
+	b := buf[:0]
+	if cap(b) < size {
+		b = make([]byte, 0, size)
+	}
 	b = append(b, manifestMagic...)
 	b = append(b, '\n')
 	for i := range m.entries {

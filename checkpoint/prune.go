@@ -40,10 +40,14 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 	infos, _ := s.List("")
 	cutoff := s.now().Add(-s.opts.Retention)
 	keep := map[string]bool{}
+	dropped := map[string]bool{} // records in journals that go
 	for _, in := range infos {
 		gone := o.SessionGone != nil && in.Session != "" && o.SessionGone(in.Session)
 		if in.Created.Before(cutoff) || gone {
 			if err := os.Remove(filepath.Join(s.root, "refs", in.ID+".json")); err == nil {
+				rep.Checkpoints++
+			} else if !dropped[in.ID] {
+				dropped[in.ID] = true
 				rep.Checkpoints++
 			}
 			continue
@@ -60,11 +64,43 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 		keep[h] = true
 	}
 	objects := map[string]bool{}
-	ents, err := os.ReadDir(filepath.Join(s.root, "manifests"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return rep, nil // nothing recorded yet
+	// Journals: one another process may still be writing (young) stays
+	// whole; every other one (this Store's own included) is unpacked —
+	// what is kept written loose, the rest dropped — and removed.
+	type packed struct {
+		path string
+		recs []jrec
 	}
-	if err != nil {
+	var unpack []packed
+	if err := s.eachJournal(func(p string, recs []jrec) {
+		if fi, err := os.Stat(p); err == nil && s.now().Sub(fi.ModTime()) < pruneGrace && p != s.ownJournal() {
+			for _, r := range recs {
+				if r.typ == 'm' {
+					keep[r.key] = true
+				}
+			}
+			return
+		}
+		unpack = append(unpack, packed{p, recs})
+	}); err != nil {
+		return rep, err
+	}
+	for h := range keep {
+		if _, err := os.Stat(s.manifestPath(h)); err == nil {
+			continue // loose: below
+		}
+		m, err := s.getManifest(h)
+		if err != nil {
+			continue // a deferred checkpoint's, or never stored
+		}
+		for i := range m.entries {
+			if m.entries[i].Type == TypeFile {
+				objects[m.entries[i].Hash] = true
+			}
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(s.root, "manifests"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, fmt.Errorf("checkpoint: %w", err)
 	}
 	for _, e := range ents {
@@ -92,6 +128,52 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 			}
 		}
 	}
+	for _, u := range unpack {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		for _, r := range u.recs {
+			var p string
+			switch {
+			case r.typ == 'r' && !dropped[r.key]:
+				p = filepath.Join(s.root, "refs", r.key+".json")
+			case r.typ == 'm' && keep[r.key] && isHash(r.key):
+				p = s.manifestPath(r.key)
+			case r.typ == 'o' && objects[r.key] && isHash(r.key):
+				p = s.objectPath(r.key)
+			case r.typ == 'm':
+				rep.Manifests++
+				continue
+			case r.typ == 'o':
+				rep.Objects++
+				continue
+			default:
+				continue
+			}
+			if _, err := os.Lstat(p); err == nil {
+				continue
+			}
+			b, err := jbody(r.jloc)
+			if err == nil {
+				err = os.MkdirAll(filepath.Dir(p), 0o700)
+			}
+			if err == nil {
+				err = writeAtomic(p, b)
+			}
+			if err != nil {
+				return rep, fmt.Errorf("checkpoint: prune: %w", err)
+			}
+		}
+		if u.path == s.ownJournal() {
+			s.Close() // the next record starts a new journal
+		}
+		if err := os.Remove(u.path); err != nil {
+			return rep, fmt.Errorf("checkpoint: prune: %w", err)
+		}
+	}
+	s.j.mu.Lock()
+	s.j.other, s.j.read = nil, false
+	s.j.mu.Unlock()
 	err = filepath.WalkDir(filepath.Join(s.root, "objects"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

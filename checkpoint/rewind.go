@@ -338,7 +338,7 @@ func (s *Store) writeEntry(root *os.Root, e *Entry) error {
 		}
 		return root.Symlink(e.Target, p)
 	}
-	src, err := os.Open(s.objectPath(e.Hash))
+	src, err := s.openObject(e.Hash)
 	if err != nil {
 		return err
 	}

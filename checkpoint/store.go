@@ -187,6 +187,9 @@ type Store struct {
 	// tipLater says it is not written to the tip file yet.
 	tipHash  string
 	tipLater bool
+
+	j      journal // where objects, manifests and records are appended
+	encBuf []byte  // the last manifest's encoding (guarded by mu)
 }
 
 // validID is compiled on first use, not at init; its length bound (128) is
@@ -239,15 +242,14 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// ensureLocked creates the store's directories (once).
+// ensureLocked creates the store's directory (once); what is recorded
+// goes to the journal (journal.go), made at its first record.
 func (s *Store) ensureLocked() error {
 	if s.made {
 		return nil
 	}
-	for _, d := range []string{"objects", "manifests", "refs"} {
-		if err := os.MkdirAll(filepath.Join(s.root, d), 0o700); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
+	if err := os.MkdirAll(s.root, 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	s.made = true
 	return nil
@@ -343,8 +345,8 @@ func (s *Store) Settle(ctx context.Context) error {
 	if len(s.pending) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Join(s.root, "refs"), 0o700); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if err := s.ensureLocked(); err != nil {
+		return err
 	}
 	var errs []error
 	for _, m := range s.pending {
@@ -418,17 +420,44 @@ func (s *Store) takePendingLocked(man *manifest, hash string) error {
 // readable ones.
 func (s *Store) List(session string) ([]Info, error) {
 	ents, err := os.ReadDir(filepath.Join(s.root, "refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // nothing recorded yet
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	var out []Info
 	var bad []string
+	seen := map[string]bool{}
+	jerr := s.eachJournal(func(p string, recs []jrec) {
+		f, err := os.Open(p)
+		if err != nil {
+			return // pruned meanwhile
+		}
+		defer f.Close()
+		for _, r := range recs {
+			if r.typ != 'r' || seen[r.key] {
+				continue
+			}
+			seen[r.key] = true
+			b := make([]byte, r.n)
+			_, err := f.ReadAt(b, r.off)
+			var info *Info
+			if err == nil {
+				info, err = parseRef(b, r.key)
+			}
+			if err != nil {
+				bad = append(bad, r.key)
+				continue
+			}
+			if session == "" || info.Session == session {
+				out = append(out, *info)
+			}
+		}
+	})
+	if jerr != nil {
+		bad = append(bad, jerr.Error())
+	}
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok {
+		if !ok || seen[id] {
 			continue
 		}
 		info, err := s.Get(id)
@@ -452,13 +481,28 @@ func (s *Store) Get(id string) (*Info, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
 	}
-	b, err := os.ReadFile(filepath.Join(s.root, "refs", id+".json"))
+	l, ok, err := s.jfind('r', id)
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	if ok {
+		b, err = jbody(l)
+	}
+	if !ok || errors.Is(err, fs.ErrNotExist) { // loose, or unpacked by a prune
+		b, err = os.ReadFile(filepath.Join(s.root, "refs", id+".json"))
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoint %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	return parseRef(b, id)
+}
+
+// parseRef decodes and checks the record of checkpoint id.
+func parseRef(b []byte, id string) (*Info, error) {
 	var info Info
 	if err := json.Unmarshal(b, &info); err != nil || info.ID != id || len(info.Manifest) != 64 && !(info.Deferred && info.Manifest == "") {
 		return nil, fmt.Errorf("%w: checkpoint record %s", ErrCorrupt, id)
@@ -466,16 +510,19 @@ func (s *Store) Get(id string) (*Info, error) {
 	return &info, nil
 }
 
+// writeRef appends a checkpoint's record to the journal. An id already
+// used is refused when its record is loose, in this Store's journal or
+// in another journal this Store has read (the ids the agent gives are
+// unique: a message's uuid, a tool use's id).
 func (s *Store) writeRef(info *Info) error {
 	b, err := json.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	p := filepath.Join(s.root, "refs", info.ID+".json")
-	if _, err := os.Lstat(p); err == nil {
+	if _, err := os.Lstat(filepath.Join(s.root, "refs", info.ID+".json")); err == nil || s.jknown('r', info.ID) {
 		return fmt.Errorf("checkpoint: id %q: %w", info.ID, fs.ErrExist)
 	}
-	return writeAtomic(p, b)
+	return s.jappend('r', info.ID, b)
 }
 
 // tip
@@ -531,12 +578,17 @@ func (s *Store) loadTip() (*manifest, string, error) {
 func (s *Store) manifestPath(hash string) string { return filepath.Join(s.root, "manifests", hash) }
 
 func (s *Store) putManifest(m *manifest) (string, error) {
-	b, hash := m.encode()
-	p := s.manifestPath(hash)
-	if _, err := os.Stat(p); err == nil {
+	// The encoding's buffer is kept for the next one (callers hold s.mu):
+	// a checkpoint before an edit encodes a tree like the previous one.
+	b, hash := m.encodeTo(s.encBuf)
+	s.encBuf = b
+	if s.jhasOwn('m', hash) {
 		return hash, nil
 	}
-	return hash, writeAtomic(p, b)
+	if _, err := os.Stat(s.manifestPath(hash)); err == nil {
+		return hash, nil
+	}
+	return hash, s.jappend('m', hash, b)
 }
 
 func (s *Store) getManifest(hash string) (*manifest, error) {
@@ -544,6 +596,15 @@ func (s *Store) getManifest(hash string) (*manifest, error) {
 		return nil, fmt.Errorf("%w: bad manifest name %q", ErrCorrupt, hash)
 	}
 	b, err := os.ReadFile(s.manifestPath(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		var l jloc
+		var ok bool
+		if l, ok, err = s.jfind('m', hash); err == nil && ok {
+			b, err = jbody(l)
+		} else if err == nil {
+			err = fs.ErrNotExist
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: manifest %s is missing", ErrCorrupt, short(hash))
 	}
@@ -561,19 +622,34 @@ func (s *Store) objectPath(hash string) string {
 
 // putObject stores data under its hash (once).
 func (s *Store) putObject(hash string, data []byte) error {
-	p := s.objectPath(hash)
-	if _, err := os.Stat(p); err == nil {
+	if s.jhasOwn('o', hash) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if _, err := os.Stat(s.objectPath(hash)); err == nil {
+		return nil
 	}
-	return writeAtomic(p, data)
+	return s.jappend('o', hash, data)
+}
+
+// openObject opens an object's content: loose or in a journal.
+func (s *Store) openObject(hash string) (io.ReadCloser, error) {
+	f, err := os.Open(s.objectPath(hash))
+	if !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
+	l, ok, err := s.jfind('o', hash)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fs.ErrNotExist
+	}
+	return jopen(l)
 }
 
 // verifyObject reads an object back and checks its hash and size.
 func (s *Store) verifyObject(hash string, size int64) error {
-	f, err := os.Open(s.objectPath(hash))
+	f, err := s.openObject(hash)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: object %s is missing", ErrCorrupt, short(hash))
 	}
