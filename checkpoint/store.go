@@ -7,9 +7,10 @@
 // read or written). A checkpoint is a manifest of the project's tree —
 // every file (by the SHA-256 of its content), directory and symbolic link
 // (its target, never followed), with permissions — plus the list of paths
-// it does not cover and why. File contents are stored once per content in
-// a content-addressed object store; a manifest is stored under the hash
-// of its own encoding. Recording is incremental: a file whose size,
+// it does not cover and why. File contents are stored by their hash, a
+// manifest by the hash of its own encoding, both appended with the
+// checkpoint records to a journal file of the Store's own (journal.go).
+// Recording is incremental: a file whose size,
 // modification and change times, inode and mode equal those of the last
 // recording is not read again.
 //
@@ -171,7 +172,7 @@ type Meta struct {
 
 // Store records and restores checkpoints of one project. It is safe for
 // concurrent use, also by several processes on one store directory
-// (objects and manifests are content-addressed and written atomically).
+// (each appends to its own journal; what they store is content-addressed).
 type Store struct {
 	opts Options
 	dir  string // the project
