@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,8 +40,7 @@ import (
 // its checkpoints is kept (nor the tip's manifest).
 type journal struct {
 	mu    sync.Mutex
-	f     *os.File // this Store's own journal, nil until the first append
-	path  string
+	path  string // this Store's own journal, "" until the first append
 	size  int64
 	own   map[string]jloc // type+key → where, in the own journal
 	other map[string]jloc // the same for every other journal, as last read
@@ -62,30 +60,41 @@ func (s *Store) jappend(typ byte, key string, body []byte) error {
 	j := &s.j
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.liveLocked()
-	if j.f == nil {
+	// The journal is opened for each record (opening an existing file
+	// costs a few µs; creating one is what costs), so a Store holds no
+	// descriptor between recordings and needs no Close.
+	var f *os.File
+	if j.path != "" {
+		var err error
+		if f, err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0); errors.Is(err, fs.ErrNotExist) {
+			j.path, j.own = "", nil // unpacked by a prune: start a new one
+		} else if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if j.path == "" {
 		dir := filepath.Join(s.root, journalDir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		p := filepath.Join(dir, strconv.FormatInt(s.now().UnixNano(), 36)+"-"+randomID()[:12]+".log")
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
+		var err error
+		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		j.f, j.path, j.size, j.own = f, p, 0, map[string]jloc{}
+		j.path, j.size, j.own = p, 0, map[string]jloc{}
 	}
+	defer f.Close()
 	head := fmt.Appendf(make([]byte, 0, 96), "%c %s %d\n", typ, key, len(body))
 	// One writev(2): a whole record, without copying the body.
 	total := int64(len(head) + len(body) + 1)
-	n, err := unix.Writev(int(j.f.Fd()), [][]byte{head, body, {'\n'}})
+	n, err := unix.Writev(int(f.Fd()), [][]byte{head, body, {'\n'}})
 	if err == nil && int64(n) != total {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
 		// A partial record ends this journal: the next append starts a new one.
-		j.f.Close()
-		j.f = nil
+		j.path, j.own = "", nil
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	j.own[string(typ)+key] = jloc{j.path, j.size + int64(len(head)), int64(len(body))}
@@ -237,17 +246,12 @@ func jopen(l jloc) (io.ReadCloser, error) {
 	}{io.NewSectionReader(f, l.off, l.n), f}, nil
 }
 
-// Close closes the store's own journal (recording again opens a new one).
-// A Store that is not closed leaves the file to the process's exit.
-func (s *Store) Close() error {
+// endJournal makes the next record start a new journal (the own one was
+// unpacked by a prune).
+func (s *Store) endJournal() {
 	s.j.mu.Lock()
 	defer s.j.mu.Unlock()
-	if s.j.f == nil {
-		return nil
-	}
-	err := s.j.f.Close()
-	s.j.f = nil
-	return err
+	s.j.path, s.j.own = "", nil
 }
 
 // jknown reports whether a record is known: in the own journal, or in
@@ -271,24 +275,21 @@ func (s *Store) jknown(typ byte, key string) bool {
 func (s *Store) ownJournal() string {
 	s.j.mu.Lock()
 	defer s.j.mu.Unlock()
-	if s.j.f == nil {
-		return ""
-	}
 	return s.j.path
 }
 
 // liveLocked drops the own journal when a prune of another process
 // unpacked and removed it (what it kept is loose now): the next record
 // starts a new journal, and nothing is taken as stored in the old one.
+// (A record appended in the moment between this check and the prune's
+// removal would be lost with the journal; a prune leaves journals
+// modified within the hour alone, and a Store that records writes its
+// own at each checkpoint.)
 func (j *journal) liveLocked() {
-	if j.f == nil {
+	if j.path == "" {
 		return
 	}
-	if fi, err := j.f.Stat(); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 0 {
-			return
-		}
+	if _, err := os.Lstat(j.path); errors.Is(err, fs.ErrNotExist) {
+		j.path, j.own = "", nil
 	}
-	j.f.Close()
-	j.f, j.own = nil, nil
 }

@@ -165,7 +165,7 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 			}
 		}
 		if u.path == s.ownJournal() {
-			s.Close() // the next record starts a new journal
+			s.endJournal() // the next record starts a new journal
 		}
 		if err := os.Remove(u.path); err != nil {
 			return rep, fmt.Errorf("checkpoint: prune: %w", err)
