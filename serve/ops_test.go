@@ -544,3 +544,32 @@ func TestFullDiskDatabase(t *testing.T) {
 		return g.Status == runqueue.StatusSucceeded
 	})
 }
+
+// TestOverlapCheckedWhereRecorded: the store checks a fire's overlap
+// policy in the transaction that records its run, so a start whose
+// scheduler saw no live run (another started one since) is refused with
+// runqueue.ErrOverlap and nothing is stored.
+func TestOverlapCheckedWhereRecorded(t *testing.T) {
+	f := start(t, serve.Options{MaxRunning: 4})
+	ctx := context.Background()
+	fire := func(i int, exclusive bool) (runqueue.Run, error) {
+		return f.srv.Engine().Start(ctx, runqueue.Request{Prompt: "block", Dir: f.dir, Key: fmt.Sprintf("cron:j1:%d", i),
+			Origin: runqueue.Origin{Kind: runqueue.OriginCron, JobID: "j1", Exclusive: exclusive, MaxQueued: 1}})
+	}
+	if _, err := fire(1, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fire(2, true); !errors.Is(err, runqueue.ErrOverlap) {
+		t.Fatalf("second exclusive fire: %v, want ErrOverlap", err)
+	}
+	runs, err := f.store.ListRuns(ctx, store.RunFilter{JobID: "j1"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs of the job stored, want 1 (%v)", len(runs), err)
+	}
+	waitFor(t, "the run to end", func() bool {
+		f.srv.ClaimOnce(ctx)
+		f.client.Cancel(ctx, runs[0].ID)
+		g, _ := f.client.Get(ctx, runs[0].ID)
+		return g.Status.Ended()
+	})
+}
