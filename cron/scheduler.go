@@ -130,8 +130,19 @@ func (s *Scheduler) start(ctx context.Context, f store.Fire) (runqueue.Run, bool
 	}
 	req, err := Request(f.Job, f.Scheduled)
 	if err == nil {
+		// The engine's journal checks the policy again where it records
+		// the run: another scheduler may have started one since.
+		g := guard(f.Job)
+		req.Origin.Exclusive, req.Origin.MaxQueued = g.Exclusive, g.MaxQueued
 		var r runqueue.Run
 		r, err = s.o.Engine.Start(ctx, req)
+		if errors.Is(err, runqueue.ErrOverlap) {
+			log.Info("cron: fire skipped: "+err.Error(), "overlap", f.Job.Overlap)
+			if err := s.o.Store.SetFireRun(ctx, f.Job.ID, f.Scheduled, FireSkipped); err != nil {
+				log.Warn("cron: recording the skipped fire", "err", err)
+			}
+			return runqueue.Run{}, false
+		}
 		if r.ID != "" {
 			if serr := s.o.Store.SetFireRun(ctx, f.Job.ID, f.Scheduled, r.ID); serr != nil {
 				log.Warn("cron: recording the fire's run", "run", r.ID, "err", serr)
@@ -170,17 +181,20 @@ func (s *Scheduler) overlap(ctx context.Context, j store.CronJob) (string, error
 			queued++
 		}
 	}
+	first := ""
+	if len(live) > 0 {
+		first = live[0].Status
+	}
+	return guard(j).Refuses(len(live), queued, first), nil
+}
+
+// guard is job j's overlap policy and cap on queued runs as a run guard.
+func guard(j store.CronJob) store.RunGuard {
 	maxQ := j.MaxQueued
 	if maxQ <= 0 {
 		maxQ = 1
 	}
-	switch {
-	case (j.Overlap == "" || j.Overlap == OverlapSkip) && len(live) > 0:
-		return "an earlier run of the job is still " + live[0].Status, nil
-	case queued >= maxQ:
-		return fmt.Sprintf("the job has %d runs queued already (max %d)", queued, maxQ), nil
-	}
-	return "", nil
+	return store.RunGuard{Exclusive: j.Overlap == "" || j.Overlap == OverlapSkip, MaxQueued: maxQ}
 }
 
 // Reap reports the fires leased by a process that died (or whose lease

@@ -57,6 +57,9 @@ var (
 	// ErrDuplicate: a run with the request's Key exists already; Start
 	// returns that run along with the error.
 	ErrDuplicate = errors.New("runqueue: a run with this key exists")
+	// ErrOverlap: the request's overlap policy (Origin.Exclusive,
+	// Origin.MaxQueued) refused the run; nothing was started.
+	ErrOverlap = errors.New("runqueue: the job's overlap policy refused the run")
 	// ErrInvalid: the request or answer breaks the contract (empty prompt,
 	// relative directory, an answer of the wrong kind, …).
 	ErrInvalid = errors.New("runqueue: invalid input")
@@ -163,6 +166,15 @@ type Origin struct {
 	// Serial keeps the run queued while another run of its job is running
 	// or waiting (a cron job's overlap policy "queue").
 	Serial bool `json:"serial,omitempty"`
+	// Exclusive and MaxQueued are a cron job's overlap policy checked
+	// where the run is recorded, in the same transaction (engines whose
+	// journal is a store.Runs, as gantry serve's): Exclusive refuses the
+	// run while another run of the job is queued, running or waiting
+	// ("skip"); MaxQueued > 0 refuses it while the job has that many runs
+	// queued. A refused start fails with [ErrOverlap]. Neither is recorded
+	// with the run; an engine without such a journal ignores them.
+	Exclusive bool `json:"-"`
+	MaxQueued int  `json:"-"`
 }
 
 // FireKey is the idempotency key of one fire of a cron job: the job's id

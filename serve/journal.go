@@ -34,6 +34,9 @@ func (j *Journal) record(r runqueue.Run) (store.RunRecord, error) {
 	}
 	rec := store.RunRecord{ID: r.ID, Key: r.Request.Key, Status: string(r.Status), Owner: r.Owner,
 		Origin: kind, JobID: o.JobID, TriggerID: o.TriggerID, Serial: o.Serial, Data: data, CreatedAt: r.CreatedAt}
+	if o.Exclusive || o.MaxQueued > 0 {
+		rec.Guard = &store.RunGuard{Exclusive: o.Exclusive, MaxQueued: o.MaxQueued}
+	}
 	if !r.Status.Ended() && r.Owner != "" {
 		rec.LeaseUntil = j.Now().Add(j.Lease)
 	}
@@ -53,6 +56,9 @@ func (j *Journal) Create(ctx context.Context, r runqueue.Run) (runqueue.Run, err
 			return runqueue.Run{}, derr
 		}
 		return old, fmt.Errorf("%w (run %s)", runqueue.ErrDuplicate, old.ID)
+	}
+	if errors.Is(err, store.ErrOverlap) {
+		return runqueue.Run{}, fmt.Errorf("%w: %w", runqueue.ErrOverlap, err)
 	}
 	return r, err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -436,5 +437,139 @@ func TestBusyDatabase(t *testing.T) {
 	waitFor(t, "the run after the lock", func() bool {
 		g, _ := f.client.Get(context.Background(), r.ID)
 		return g.Status == runqueue.StatusSucceeded
+	})
+}
+
+// TestFullDiskDatabase: with its database on a small tmpfs filled to
+// the last byte, starting a run answers 503 with Retry-After (in
+// bounded time, not 500 and not a hang); once space is freed, runs start
+// and finish again. It needs to mount a tmpfs (root, or CAP_SYS_ADMIN),
+// and is skipped where that is not permitted.
+func TestFullDiskDatabase(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs for the full-disk case (needs root or CAP_SYS_ADMIN): %v %s", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "g.db"), store.SQLiteOptions{BusyTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := start(t, serve.Options{Store: st})
+	r, err := f.client.Start(context.Background(), runqueue.Request{Prompt: "hi", Dir: f.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a run before the disk fills", func() bool {
+		g, _ := f.client.Get(context.Background(), r.ID)
+		return g.Status == runqueue.StatusSucceeded
+	})
+
+	// Fill the filesystem to the last block.
+	filler := filepath.Join(dir, "filler")
+	fh, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := fh.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the tmpfs: %v", err)
+			}
+			break
+		}
+	}
+	for len(chunk) > 1 { // the last partial block
+		chunk = chunk[:len(chunk)/2]
+		for {
+			if _, err := fh.Write(chunk); err != nil {
+				break
+			}
+		}
+	}
+	fh.Close()
+
+	// Pages the database or its log already holds may take a few more
+	// writes; within a few starts the disk is out of room.
+	post := func() (*http.Response, time.Duration) {
+		body := strings.NewReader(fmt.Sprintf(`{"prompt":"hi","dir":%q}`, f.dir))
+		req, _ := http.NewRequest("POST", f.client.URL+"/v1/runs", body)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		t0 := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp, time.Since(t0)
+	}
+	var full *http.Response
+	var took time.Duration
+	i := 0
+	for ; i < 200 && full == nil; i++ {
+		resp, d := post()
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+			full, took = resp, d
+		case http.StatusCreated, http.StatusAccepted, http.StatusOK:
+		default:
+			t.Fatalf("start on a full disk: %d, want 503 or a success", resp.StatusCode)
+		}
+	}
+	if full == nil {
+		t.Fatal("200 starts on a full disk all succeeded")
+	}
+	if full.Header.Get("Retry-After") == "" {
+		t.Fatalf("503 without Retry-After: %v", full.Header)
+	}
+	t.Logf("503 after %s, at start %d on the full disk", took, i)
+
+	// Free the space: the next start works and its run finishes.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	r, err = f.client.Start(context.Background(), runqueue.Request{Prompt: "hi", Dir: f.dir})
+	if err != nil {
+		t.Fatalf("start after freeing space: %v", err)
+	}
+	waitFor(t, "the run after freeing space", func() bool {
+		g, _ := f.client.Get(context.Background(), r.ID)
+		return g.Status == runqueue.StatusSucceeded
+	})
+}
+
+// TestOverlapCheckedWhereRecorded: the store checks a fire's overlap
+// policy in the transaction that records its run, so a start whose
+// scheduler saw no live run (another started one since) is refused with
+// runqueue.ErrOverlap and nothing is stored.
+func TestOverlapCheckedWhereRecorded(t *testing.T) {
+	f := start(t, serve.Options{MaxRunning: 4})
+	ctx := context.Background()
+	fire := func(i int, exclusive bool) (runqueue.Run, error) {
+		return f.srv.Engine().Start(ctx, runqueue.Request{Prompt: "block", Dir: f.dir, Key: fmt.Sprintf("cron:j1:%d", i),
+			Origin: runqueue.Origin{Kind: runqueue.OriginCron, JobID: "j1", Exclusive: exclusive, MaxQueued: 1}})
+	}
+	if _, err := fire(1, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fire(2, true); !errors.Is(err, runqueue.ErrOverlap) {
+		t.Fatalf("second exclusive fire: %v, want ErrOverlap", err)
+	}
+	runs, err := f.store.ListRuns(ctx, store.RunFilter{JobID: "j1"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs of the job stored, want 1 (%v)", len(runs), err)
+	}
+	waitFor(t, "the run to end", func() bool {
+		f.srv.ClaimOnce(ctx)
+		f.client.Cancel(ctx, runs[0].ID)
+		g, _ := f.client.Get(ctx, runs[0].ID)
+		return g.Status.Ended()
 	})
 }

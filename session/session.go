@@ -290,18 +290,19 @@ type Session struct {
 	store   *Store
 	mu      sync.Mutex
 	f       *os.File
-	records []Record
 	skipped int
+	// last is the uuid of the last record, the parent of the next.
+	last string
+	// opened holds the records read at open until the first Records call
+	// takes them or an append makes them stale: a session does not keep its
+	// transcript in memory (it grew with every turn of a long run).
+	opened []Record
 }
 
-// load reads every record; a torn or corrupt line is skipped, and a torn
-// tail (no final newline) is cut off so the next append starts cleanly.
-func (s *Session) load() error {
-	data, err := io.ReadAll(s.f)
-	if err != nil {
-		return fmt.Errorf("session: read %s: %w", s.ID, err)
-	}
-	good := 0 // offset after the last complete line
+// parseRecords decodes the complete lines of a transcript: it returns the
+// records, the offset after the last complete line and how many lines were
+// corrupt (a torn tail, with no final newline, is not counted here).
+func parseRecords(data []byte) (recs []Record, good, skipped int) {
 	for off := 0; off < len(data); {
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
@@ -315,10 +316,26 @@ func (s *Session) load() error {
 		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil {
-			s.skipped++
+			skipped++
 			continue
 		}
-		s.records = append(s.records, r)
+		recs = append(recs, r)
+	}
+	return recs, good, skipped
+}
+
+// load reads every record; a torn or corrupt line is skipped, and a torn
+// tail (no final newline) is cut off so the next append starts cleanly.
+func (s *Session) load() error {
+	data, err := io.ReadAll(s.f)
+	if err != nil {
+		return fmt.Errorf("session: read %s: %w", s.ID, err)
+	}
+	recs, good, skipped := parseRecords(data)
+	s.skipped += skipped
+	s.opened = recs
+	if len(recs) > 0 {
+		s.last = recs[len(recs)-1].UUID
 	}
 	if good < len(data) {
 		s.skipped++
@@ -339,21 +356,38 @@ func (s *Session) Skipped() int {
 	return s.skipped
 }
 
-// Records returns a copy of the records in file order.
+// Records returns the records in file order, or nil if the transcript
+// cannot be read ([Session.ReadRecords] gives the error). The session keeps
+// no copy of its transcript: the first call after open hands out the
+// records read at open; later calls (or any after an append) read the file.
 func (s *Session) Records() []Record {
+	recs, _ := s.ReadRecords()
+	return recs
+}
+
+// ReadRecords is [Session.Records] with the error of reading the file.
+// Corrupt lines are skipped, as at open.
+func (s *Session) ReadRecords() ([]Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.records)
+	if s.opened != nil {
+		recs := s.opened
+		s.opened = nil
+		return recs, nil
+	}
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("session: read %s: %w", s.ID, err)
+	}
+	recs, _, _ := parseRecords(data)
+	return recs, nil
 }
 
 // LastUUID returns the uuid of the last record ("" if none).
 func (s *Session) LastUUID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.records) == 0 {
-		return ""
-	}
-	return s.records[len(s.records)-1].UUID
+	return s.last
 }
 
 // Append fills in r's UUID (if empty), ParentUUID (the previous record, if
@@ -365,8 +399,8 @@ func (s *Session) Append(r Record) (Record, error) {
 	if r.UUID == "" {
 		r.UUID = s.store.newID()
 	}
-	if r.ParentUUID == "" && len(s.records) > 0 {
-		r.ParentUUID = s.records[len(s.records)-1].UUID
+	if r.ParentUUID == "" {
+		r.ParentUUID = s.last
 	}
 	r.SessionID = s.ID
 	if r.Timestamp.IsZero() {
@@ -399,7 +433,8 @@ func (s *Session) writeLocked(r Record) error {
 	if _, err := s.f.Write(b); err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.ID, err)
 	}
-	s.records = append(s.records, r)
+	s.last = r.UUID
+	s.opened = nil // stale: the next Records reads the file
 	return nil
 }
 

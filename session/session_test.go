@@ -69,6 +69,14 @@ func TestAppendAndResume(t *testing.T) {
 	if r3.ParentUUID != r2.UUID {
 		t.Fatalf("parent after resume = %q, want %q", r3.ParentUUID, r2.UUID)
 	}
+	// The session keeps no copy: later reads come from the file, and
+	// include what was appended since open.
+	for range 2 {
+		got, err := re.ReadRecords()
+		if err != nil || len(got) != 3 || got[2].UUID != r3.UUID || got[0].UUID != r1.UUID {
+			t.Fatalf("records after append: %+v, %v", got, err)
+		}
+	}
 }
 
 func TestTornAndCorruptLines(t *testing.T) {

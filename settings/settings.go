@@ -81,6 +81,13 @@ type File struct {
 	// running language server's diagnostics, in milliseconds (see package
 	// builtin/lsp; later ones reach the model at its next turn).
 	LSPDiagnosticsWaitMs *int `json:"lspDiagnosticsWaitMs,omitempty"`
+	// StreamIdleTimeoutMs is how long a model stream may send nothing (no
+	// response headers, no bytes; pings count) before the attempt is
+	// abandoned and retried once, in milliseconds. Unset or 0 means the
+	// default, 60000 (llm.DefaultIdleTimeout); a negative value disables
+	// the watchdog. The --stream-idle-timeout flag and the
+	// GANTRY_STREAM_IDLE_TIMEOUT variable take precedence.
+	StreamIdleTimeoutMs *int `json:"streamIdleTimeoutMs,omitempty"`
 	// Sandbox configures the shell sandbox (see [Sandbox]).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
@@ -327,6 +334,7 @@ func untrusted(f File) (File, []string) {
 	out.Model = f.Model
 	out.LSPDiagnostics = f.LSPDiagnostics
 	out.LSPDiagnosticsWaitMs = f.LSPDiagnosticsWaitMs
+	out.StreamIdleTimeoutMs = f.StreamIdleTimeoutMs
 	if f.Sandbox != nil {
 		out.Sandbox, ignored = untrustedSandbox(f.Sandbox, ignored)
 	}
@@ -424,6 +432,21 @@ func (s *Settings) Model() (string, Scope) {
 func (s *Settings) LSPDiagnosticsWait() (time.Duration, Scope) {
 	for _, src := range s.Sources {
 		if ms := src.File.LSPDiagnosticsWaitMs; ms != nil {
+			return time.Duration(*ms) * time.Millisecond, src.Scope
+		}
+	}
+	return 0, ""
+}
+
+// StreamIdleTimeout returns the strongest scope's streamIdleTimeoutMs as a
+// duration (negative: no watchdog), and the scope; (0, "") when no file
+// sets it or the strongest sets 0, which both mean llm.DefaultIdleTimeout.
+func (s *Settings) StreamIdleTimeout() (time.Duration, Scope) {
+	for _, src := range s.Sources {
+		if ms := src.File.StreamIdleTimeoutMs; ms != nil {
+			if *ms == 0 {
+				return 0, ""
+			}
 			return time.Duration(*ms) * time.Millisecond, src.Scope
 		}
 	}

@@ -271,3 +271,30 @@ func TestWithin(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestStreamIdleTimeout(t *testing.T) {
+	tests := []struct {
+		name, user, project string
+		want                time.Duration
+		scope               Scope
+	}{
+		{"unset", `{}`, `{}`, 0, ""},
+		{"user", `{"streamIdleTimeoutMs":90000}`, `{}`, 90 * time.Second, ScopeUser},
+		{"project over user", `{"streamIdleTimeoutMs":90000}`, `{"streamIdleTimeoutMs":-1}`, -time.Millisecond, ScopeProject},
+		{"zero is the default", `{"streamIdleTimeoutMs":90000}`, `{"streamIdleTimeoutMs":0}`, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			write(t, filepath.Join(e.gantryHome, "settings.json"), tt.user)
+			write(t, filepath.Join(e.project, ".gantry", "settings.json"), tt.project)
+			s, err := Load(e.opts(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, sc := s.StreamIdleTimeout(); d != tt.want || sc != tt.scope {
+				t.Fatalf("StreamIdleTimeout() = %v, %q; want %v, %q", d, sc, tt.want, tt.scope)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -130,6 +131,9 @@ type RunRecord struct {
 	// Serial, for a run of a job, keeps it queued while another run of
 	// that job is running or waiting (the job's overlap policy "queue").
 	Serial bool `json:"serial,omitempty"`
+	// Guard, for a new run of a job (JobID set), is checked by CreateRun
+	// in the transaction that records the run; it is not stored.
+	Guard *RunGuard `json:"-"`
 	// Data is the caller's full record (JSON).
 	Data      json.RawMessage `json:"data"`
 	CreatedAt time.Time       `json:"created_at"`
@@ -137,6 +141,34 @@ type RunRecord struct {
 	// set by GetRun, ListRuns, ClaimRuns and ReapRuns), so that a run whose
 	// process died before it recorded its count still shows its events.
 	LastSeq int64 `json:"last_seq,omitempty"`
+}
+
+// RunGuard is a cron job's overlap policy as [Runs.CreateRun] applies it:
+// the check of the job's live runs and the insert of the new run are one
+// transaction, so that two schedulers firing one job at once cannot both
+// start a run the policy forbids.
+type RunGuard struct {
+	// Exclusive refuses the run while another run of the job is queued,
+	// running or waiting (the overlap policy "skip").
+	Exclusive bool
+	// MaxQueued > 0 refuses the run while the job has that many runs
+	// queued.
+	MaxQueued int
+}
+
+// Refuses says why g refuses a new run of a job that has live runs
+// (queued, running or waiting), queued of them queued, the first of them
+// in state first ("" = the run may start). It is the one statement of the
+// rule: CreateRun applies it in its transaction, a scheduler may apply it
+// beforehand to skip a fire without a write.
+func (g RunGuard) Refuses(live, queued int, first string) string {
+	switch {
+	case g.Exclusive && live > 0:
+		return "an earlier run of the job is still " + first
+	case g.MaxQueued > 0 && queued >= g.MaxQueued:
+		return fmt.Sprintf("the job has %d runs queued already (max %d)", queued, g.MaxQueued)
+	}
+	return ""
 }
 
 // RunEvent is one stored event of a run.
@@ -158,7 +190,8 @@ type RunFilter struct {
 // Runs keeps run records and their events.
 type Runs interface {
 	// CreateRun stores a new run; a run with the same non-empty Key gives
-	// the existing run and [ErrExists].
+	// the existing run and [ErrExists]; a run of a job its Guard refuses
+	// is not stored ([ErrOverlap], the guard's reason).
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, error)
 	// UpdateRun replaces a run's status, owner, lease and data.
 	UpdateRun(ctx context.Context, r RunRecord) error

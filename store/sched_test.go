@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -171,5 +172,74 @@ func TestTriggers(t *testing.T) {
 	}
 	if _, err := a.GetTrigger(ctx, tr.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
+	}
+}
+
+// TestRunGuardOneTransaction: two stores on one database (as two
+// processes) create guarded runs of the same jobs concurrently, each
+// under its own key (two scheduled times of one job): with Exclusive,
+// exactly one run per job is stored, the rest refused with ErrOverlap;
+// with MaxQueued 2 (not exclusive), exactly two. Without the check and
+// the insert in one transaction both stores could see no live run.
+func TestRunGuardOneTransaction(t *testing.T) {
+	a, b := openTwo(t)
+	for _, tc := range []struct {
+		name  string
+		guard store.RunGuard
+		want  int
+	}{
+		{"exclusive", store.RunGuard{Exclusive: true, MaxQueued: 1}, 1},
+		{"max queued 2", store.RunGuard{MaxQueued: 2}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const jobs, tries = 10, 6
+			var mu sync.Mutex
+			stored := map[string]int{}
+			var wg sync.WaitGroup
+			for i := range tries {
+				s := []*store.SQLite{a, b}[i%2]
+				wg.Go(func() {
+					for j := range jobs {
+						job := fmt.Sprintf("%s-job%d", tc.name, j)
+						g := tc.guard
+						_, err := s.CreateRun(t.Context(), store.RunRecord{ID: fmt.Sprintf("%s-%d", job, i), Key: fmt.Sprintf("%s:%d", job, i),
+							Status: store.RunQueued, JobID: job, Guard: &g, Data: json.RawMessage(`{}`)})
+						switch {
+						case err == nil:
+							mu.Lock()
+							stored[job]++
+							mu.Unlock()
+						case errors.Is(err, store.ErrOverlap), errors.Is(err, store.ErrBusy):
+						default:
+							t.Errorf("create: %v", err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for j := range jobs {
+				job := fmt.Sprintf("%s-job%d", tc.name, j)
+				runs, err := a.ListRuns(t.Context(), store.RunFilter{JobID: job})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(runs) != tc.want || stored[job] != tc.want {
+					t.Errorf("%s: %d runs stored (%d reported), want %d", job, len(runs), stored[job], tc.want)
+				}
+			}
+			// An ended run no longer counts.
+			job := tc.name + "-job0"
+			runs, _ := a.ListRuns(t.Context(), store.RunFilter{JobID: job})
+			for _, r := range runs {
+				r.Status = "succeeded"
+				if err := a.UpdateRun(t.Context(), r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := tc.guard
+			if _, err := b.CreateRun(t.Context(), store.RunRecord{ID: job + "-after", Status: store.RunQueued, JobID: job, Guard: &g, Data: json.RawMessage(`{}`)}); err != nil {
+				t.Fatalf("after the runs ended: %v", err)
+			}
+		})
 	}
 }

@@ -288,6 +288,18 @@ func (s *SQLite) CreateRun(ctx context.Context, r RunRecord) (RunRecord, error) 
 				return err
 			}
 		}
+		if g := r.Guard; g != nil && r.JobID != "" {
+			var live, queued int
+			var first string
+			err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(status = ?), 0), coalesce(min(status), '') FROM runs
+				WHERE job_id = ? AND job_id != '' AND status IN (?, ?, ?)`, RunQueued, r.JobID, RunQueued, RunRunning, RunWaiting).Scan(&live, &queued, &first)
+			if err != nil {
+				return err
+			}
+			if why := g.Refuses(live, queued, first); why != "" {
+				return errorsf(ErrOverlap, "run of job %s: %s", r.JobID, why)
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, key, status, owner, lease_until, origin, job_id, trigger_id, serial, data, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, nullKey(r.Key), r.Status, r.Owner, nanos(r.LeaseUntil), r.Origin, r.JobID, r.TriggerID,
 			r.Serial, string(r.Data), nanos(r.CreatedAt))

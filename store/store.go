@@ -52,6 +52,9 @@ var (
 	// ErrBusy: the database is locked by another process beyond the busy
 	// timeout, or its disk is full; trying again later may succeed.
 	ErrBusy = errors.New("store busy")
+	// ErrOverlap: a new run of a job refused by its [RunGuard] (another
+	// run of the job is live, or the job has enough runs queued).
+	ErrOverlap = errors.New("overlapping run of a job")
 )
 
 // Store is every concern in one value, as the implementations provide it.

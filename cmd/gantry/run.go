@@ -118,7 +118,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "do not record checkpoints of the project's files (gantry rewind undoes a run's changes with them)")
 	fl.BoolVar(&f.replayUser, "replay-user-messages", false, "stream-json: also print the prompt as a user message, with its uuid (the id of the checkpoint before it)")
 	fl.StringVar(&f.tools, "tools", "", `the built-in tools the model sees: "Read,Grep,…", "default" for all, "" for none (MCP tools stay)`)
-	fl.DurationVar(&f.idleTimeout, "stream-idle-timeout", 0, "give up on a model stream that sends nothing (no headers, no bytes, no ping) for this long; retried once (default 60s, or $GANTRY_STREAM_IDLE_TIMEOUT)")
+	fl.DurationVar(&f.idleTimeout, "stream-idle-timeout", 0, "give up on a model stream that sends nothing (no headers, no bytes, no ping) for this long; retried once (default 60s, or $GANTRY_STREAM_IDLE_TIMEOUT, or the setting streamIdleTimeoutMs)")
 	fl.BoolVar(&f.debug, "debug", false, "accepted for the Agent SDKs; Gantry's notes go to stderr")
 	fl.StringVar(&f.debugFile, "debug-file", "", "also write Gantry's notes (warnings, retries) to this file (the Agent SDKs pass it when debugging)")
 	f.web.add(fl, true)
@@ -444,7 +444,11 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, dir), f.idleTimeout)
+	idle, err := settingsIdleTimeout(a, f, dir)
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, dir), idle)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
