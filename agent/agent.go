@@ -234,15 +234,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// A Reminder adds context at turn boundaries. Before each model request
-// the agent calls every reminder in order; the non-empty texts are appended
-// to the conversation as one user message (recorded in the transcript), and
-// only then is each returned ack called — so a reminder that delivers
-// queued messages marks them delivered once they are in the conversation.
-// An error is shown to the user as a notice and the run goes on.
-type Reminder interface {
-	Remind(ctx context.Context, env *tool.Env) (text string, ack func(), err error)
-}
+// A Reminder adds context at turn boundaries; it is [tool.Reminder] (one
+// definition, so that session services below the agent can offer one).
+type Reminder = tool.Reminder
 
 // Agent runs prompts through a model and its tools, one run at a time, over
 // one session. Create it with [New] and release it with [Agent.Close].

@@ -36,6 +36,7 @@ func TestLateDiagnosticsNextTurn(t *testing.T) {
 	services := &tool.Services{}
 	tool.Provide(services, servers)
 	tool.Provide[file.WriteObserver](services, servers)
+	tool.Provide[tool.Reminder](services, servers)
 	// WaitLate stands for the time a model spends on its next steps: it
 	// returns once the late diagnostics are there (without taking them).
 	wait := tool.Must(tool.NewText("WaitLate", "Waits.", func(ctx context.Context, env *tool.Env, _ struct{}) (string, error) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/builtin/completion"
-	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
@@ -350,7 +349,7 @@ func (r *run) remind(ctx context.Context) bool {
 	var acks []func()
 	// Team mail is always delivered (members and leads need no option for
 	// it); the program's reminders follow.
-	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}, writeNotes{}}, r.a.opts.Reminders...) {
+	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}, serviceNotes{}}, r.a.opts.Reminders...) {
 		text, ack, err := rm.Remind(ctx, env)
 		if err != nil {
 			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})
@@ -375,21 +374,17 @@ func (r *run) remind(ctx context.Context) bool {
 	return true
 }
 
-// writeNotes delivers what the session's file.WriteObserver learned after
-// a Write or Edit result was returned — a language server's diagnostics
-// that were not ready in time — when the observer offers it by also being
-// a [Reminder] (builtin/lsp's Manager is).
-type writeNotes struct{}
+// serviceNotes delivers the reminder a session service offers
+// ([tool.Reminder] in the session's services): a language server's
+// diagnostics that were not ready when a Write or Edit result returned.
+type serviceNotes struct{}
 
-func (writeNotes) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
-	obs, err := tool.Use[file.WriteObserver](env)
-	if err != nil || obs == nil {
+func (serviceNotes) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
+	rm, err := tool.Use[tool.Reminder](env)
+	if err != nil || rm == nil {
 		return "", nil, nil
 	}
-	if rm, ok := obs.(Reminder); ok {
-		return rm.Remind(ctx, env)
-	}
-	return "", nil, nil
+	return rm.Remind(ctx, env)
 }
 
 func (r *run) toolNames() []string {

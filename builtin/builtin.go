@@ -236,6 +236,7 @@ func NewSessionServices(s *tool.Services, opts Options) io.Closer {
 	servers := lsp.NewManager(opts.LSP)
 	tool.Provide(s, servers)
 	tool.Provide[file.WriteObserver](s, servers)
+	tool.Provide[tool.Reminder](s, servers) // late diagnostics at the next turn
 	return closerFunc(func() error {
 		return errors.Join(tasks.Close(), servers.Close())
 	})

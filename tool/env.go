@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -79,6 +80,21 @@ func (e *Env) Clone() *Env {
 	c := *e
 	c.AdditionalDirs = append([]string(nil), e.AdditionalDirs...)
 	return &c
+}
+
+// A Reminder adds context at turn boundaries: before each model request
+// the agent calls every reminder in order, appends the non-empty texts to
+// the conversation as one user message (recorded in the transcript), and
+// only then calls each returned ack — so a reminder that delivers queued
+// messages marks them delivered once they are in the conversation. An
+// error is shown to the user as a notice and the run goes on.
+//
+// Besides the agent's own reminders, a session service may offer one: the
+// agent asks the Reminder in the session's [Services] (Provide[Reminder]),
+// if there is one — how a language server's late diagnostics reach the
+// next turn without the loop knowing the LSP tool.
+type Reminder interface {
+	Remind(ctx context.Context, env *Env) (text string, ack func(), err error)
 }
 
 // ErrNoService is wrapped by [Use] when a service is not available.

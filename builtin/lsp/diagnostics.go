@@ -183,8 +183,8 @@ func syncTarget(srv *server, path string, targets map[string]docTarget) {
 // session's writes whose diagnostics were not complete when the Write or
 // Edit result was returned, once the server has reported them and is
 // quiet for [Options.DiagnosticsSettle]. The ack marks them delivered. It
-// has the signature of the agent's Reminder: the agent asks the session's
-// file.WriteObserver for it before every model request. Diagnostics a
+// implements [tool.Reminder]: the agent asks the session's Reminder
+// service for it before every model request. Diagnostics a
 // server has not produced within two minutes of the write are given up.
 func (m *Manager) Remind(_ context.Context, env *tool.Env) (string, func(), error) {
 	sid := sessionOf(env)
