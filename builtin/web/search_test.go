@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -131,7 +133,7 @@ func TestSearchBackends(t *testing.T) {
 		{Query: "golang", AllowedDomains: []string{"a.io"}, BlockedDomains: []string{"b.io"}},
 		{Query: "golang", AllowedDomains: []string{"/"}},
 	} {
-		if _, err := call(t, ws, nil, bad); err == nil {
+		if _, err := tooltest.Run(t.Context(), ws, testEnv(t), bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -228,7 +230,7 @@ func TestModelSearch(t *testing.T) {
 	if def["name"] != "web_search" || fmt.Sprint(def["blocked_domains"]) != "[evil.example]" || def["max_uses"] != float64(5) {
 		t.Fatalf("tool definition %s", reqs[0].Tools[0].Raw)
 	}
-	if _, err := call(t, ws, nil, searchInput{Query: "gantry go"}); err == nil || !strings.Contains(err.Error(), "max_uses_exceeded") {
+	if _, err := tooltest.Run(t.Context(), ws, testEnv(t), searchInput{Query: "gantry go"}); err == nil || !strings.Contains(err.Error(), "max_uses_exceeded") {
 		t.Fatalf("err = %v", err)
 	}
 }
