@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -176,30 +177,33 @@ func TestInterruptEveryCallGetsAResult(t *testing.T) {
 }
 
 func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
-	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	// Cancelled before it starts: never runs.
-	b, _ := e.Run(ctx, session(), []Call{call("b", "Block", `{"ms":1}`)})
-	if b.Outcomes[0].Kind != KindCancelled {
-		t.Errorf("kind %q", b.Outcomes[0].Kind)
-	}
-	// Started, then interrupted: runs on, but still bounded by its deadline.
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	e = New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond),
-		WithStatus(func(s tool.Status) {
-			if s.Phase == tool.PhaseDoing {
-				cancel() // the user interrupts while it runs
-			}
-		}))
-	st := e.Stream(ctx, session())
-	st.Add(call("b", "Block", `{"ms":5000}`))
-	b = st.Wait()
-	if o := b.Outcomes[0]; o.Kind != KindTimeout {
-		t.Errorf("kind %q: %s", o.Kind, text(o))
-	}
+	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
+	synctest.Test(t, func(t *testing.T) {
+		k := newKit(t)
+		e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		// Cancelled before it starts: never runs.
+		b, _ := e.Run(ctx, session(), []Call{call("b", "Block", `{"ms":1}`)})
+		if b.Outcomes[0].Kind != KindCancelled {
+			t.Errorf("kind %q", b.Outcomes[0].Kind)
+		}
+		// Started, then interrupted: runs on, but still bounded by its deadline.
+		ctx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		e = New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond),
+			WithStatus(func(s tool.Status) {
+				if s.Phase == tool.PhaseDoing {
+					cancel() // the user interrupts while it runs
+				}
+			}))
+		st := e.Stream(ctx, session())
+		st.Add(call("b", "Block", `{"ms":5000}`))
+		b = st.Wait()
+		if o := b.Outcomes[0]; o.Kind != KindTimeout {
+			t.Errorf("kind %q: %s", o.Kind, text(o))
+		}
+	})
 }
 
 func TestStopOnInterruptDecision(t *testing.T) {
@@ -219,48 +223,51 @@ func TestStopOnInterruptDecision(t *testing.T) {
 }
 
 func TestStatsAndSignals(t *testing.T) {
-	k := newKit(t)
-	var mu sync.Mutex
-	var got []Signal
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(100*time.Millisecond),
-		WithSignal(func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }))
-	// The same error three times (differing only in a number).
-	var sigs []Signal
-	for i := range 3 {
-		b := run(t, e, call(fmt.Sprint("f", i), "Fail", fmt.Sprintf(`{"ms":0,"id":"%d"}`, i)))
-		sigs = append(sigs, b.Signals...)
-	}
-	if len(sigs) != 1 || sigs[0].Kind != SignalRepeatedError || sigs[0].Tool != "Fail" || sigs[0].Count != 3 || sigs[0].ToolUseID != "f2" {
-		t.Fatalf("signals %+v", sigs)
-	}
-	// Three consecutive timeouts.
-	b := run(t, e, call("t1", "Sleep", `{"ms":1000}`), call("t2", "Sleep", `{"ms":1000}`), call("t3", "Sleep", `{"ms":1000}`))
-	if len(b.Signals) != 1 || b.Signals[0].Kind != SignalRepeatedTimeout || b.Signals[0].Count != 3 {
-		t.Fatalf("timeout signals %+v", b.Signals)
-	}
-	// A success in between resets the timeout count.
-	run(t, e, call("t4", "Sleep", `{"ms":1000}`), call("ok", "Sleep", `{"ms":0}`), call("t5", "Sleep", `{"ms":1000}`))
-	mu.Lock()
-	if len(got) != 2 {
-		t.Errorf("callback got %d signals", len(got))
-	}
-	mu.Unlock()
+	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
+	synctest.Test(t, func(t *testing.T) {
+		k := newKit(t)
+		var mu sync.Mutex
+		var got []Signal
+		e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(100*time.Millisecond),
+			WithSignal(func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }))
+		// The same error three times (differing only in a number).
+		var sigs []Signal
+		for i := range 3 {
+			b := run(t, e, call(fmt.Sprint("f", i), "Fail", fmt.Sprintf(`{"ms":0,"id":"%d"}`, i)))
+			sigs = append(sigs, b.Signals...)
+		}
+		if len(sigs) != 1 || sigs[0].Kind != SignalRepeatedError || sigs[0].Tool != "Fail" || sigs[0].Count != 3 || sigs[0].ToolUseID != "f2" {
+			t.Fatalf("signals %+v", sigs)
+		}
+		// Three consecutive timeouts.
+		b := run(t, e, call("t1", "Sleep", `{"ms":1000}`), call("t2", "Sleep", `{"ms":1000}`), call("t3", "Sleep", `{"ms":1000}`))
+		if len(b.Signals) != 1 || b.Signals[0].Kind != SignalRepeatedTimeout || b.Signals[0].Count != 3 {
+			t.Fatalf("timeout signals %+v", b.Signals)
+		}
+		// A success in between resets the timeout count.
+		run(t, e, call("t4", "Sleep", `{"ms":1000}`), call("ok", "Sleep", `{"ms":0}`), call("t5", "Sleep", `{"ms":1000}`))
+		mu.Lock()
+		if len(got) != 2 {
+			t.Errorf("callback got %d signals", len(got))
+		}
+		mu.Unlock()
 
-	e2 := New(k.resolver(t))
-	run(t, e2, call("d", "Checked", `{"text":"secret"}`), call("c", "Checked", `{"text":"fine"}`))
-	c := e2.Stats().Snapshot().Tools["Checked"]
-	if c.Calls != 2 || c.Denials != 1 || c.Successes != 1 {
-		t.Errorf("Checked stats %+v", c)
-	}
-	snap := e.Stats().Snapshot()
-	f := snap.Tools["Fail"]
-	if f.Calls != 3 || f.Errors != 3 || f.Successes != 0 || f.Timeouts != 0 {
-		t.Errorf("Fail stats %+v", f)
-	}
-	s := snap.Tools["Sleep"]
-	if s.Calls != 6 || s.Timeouts != 5 || s.Errors != 5 || s.Successes != 1 || s.P95 < s.P50 || s.Mean <= 0 || s.TotalDuration <= 0 {
-		t.Errorf("Sleep stats %+v", s)
-	}
+		e2 := New(k.resolver(t))
+		run(t, e2, call("d", "Checked", `{"text":"secret"}`), call("c", "Checked", `{"text":"fine"}`))
+		c := e2.Stats().Snapshot().Tools["Checked"]
+		if c.Calls != 2 || c.Denials != 1 || c.Successes != 1 {
+			t.Errorf("Checked stats %+v", c)
+		}
+		snap := e.Stats().Snapshot()
+		f := snap.Tools["Fail"]
+		if f.Calls != 3 || f.Errors != 3 || f.Successes != 0 || f.Timeouts != 0 {
+			t.Errorf("Fail stats %+v", f)
+		}
+		s := snap.Tools["Sleep"]
+		if s.Calls != 6 || s.Timeouts != 5 || s.Errors != 5 || s.Successes != 1 || s.P95 < s.P50 || s.Mean <= 0 || s.TotalDuration <= 0 {
+			t.Errorf("Sleep stats %+v", s)
+		}
+	})
 }
 
 func TestPercentiles(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -36,45 +36,52 @@ func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 }
 
 func TestStreamUnsafeWaitsForRunning(t *testing.T) {
-	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
-	st := e.Stream(context.Background(), session())
-	st.Add(call("g", "Gate", `{"id":"g"}`))
-	<-k.gateIn
-	st.Add(call("w", "Store", `{"id":"w"}`))
-	st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
-	time.Sleep(10 * time.Millisecond)
-	k.probe.mu.Lock()
-	started := strings.Join(k.probe.started, ",")
-	k.probe.mu.Unlock()
-	if started != "g" {
-		t.Errorf("started %s while g runs; want only g", started)
-	}
-	close(k.release)
-	st.Wait()
-	k.probe.mu.Lock()
-	defer k.probe.mu.Unlock()
-	if got := strings.Join(k.probe.started, ","); got != "g,w,s" {
-		t.Errorf("start order %s", got)
-	}
+	// In a synctest bubble: synctest.Wait lets every call that could start
+	// start, where a sleep could only guess.
+	synctest.Test(t, func(t *testing.T) {
+		k := newKit(t)
+		e := New(k.resolver(t), WithDecider(allowAll()))
+		st := e.Stream(context.Background(), session())
+		st.Add(call("g", "Gate", `{"id":"g"}`))
+		<-k.gateIn
+		st.Add(call("w", "Store", `{"id":"w"}`))
+		st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
+		synctest.Wait()
+		k.probe.mu.Lock()
+		started := strings.Join(k.probe.started, ",")
+		k.probe.mu.Unlock()
+		if started != "g" {
+			t.Errorf("started %s while g runs; want only g", started)
+		}
+		close(k.release)
+		st.Wait()
+		k.probe.mu.Lock()
+		defer k.probe.mu.Unlock()
+		if got := strings.Join(k.probe.started, ","); got != "g,w,s" {
+			t.Errorf("start order %s", got)
+		}
+	})
 }
 
 func TestStreamResultsInOrder(t *testing.T) {
-	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
-	st := e.Stream(context.Background(), session())
-	st.Add(call("slow", "Sleep", `{"ms":30,"id":"slow"}`))
-	st.Add(call("fast", "Sleep", `{"ms":0,"id":"fast"}`))
-	st.Add(call("bad", "Nope", `{}`))
-	st.Close()
-	var ids []string
-	for o := range st.Results() {
-		ids = append(ids, o.ID)
-	}
-	if strings.Join(ids, ",") != "slow,fast,bad" {
-		t.Errorf("order %v", ids)
-	}
-	st.Wait()
+	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
+	synctest.Test(t, func(t *testing.T) {
+		k := newKit(t)
+		e := New(k.resolver(t), WithDecider(allowAll()))
+		st := e.Stream(context.Background(), session())
+		st.Add(call("slow", "Sleep", `{"ms":30,"id":"slow"}`))
+		st.Add(call("fast", "Sleep", `{"ms":0,"id":"fast"}`))
+		st.Add(call("bad", "Nope", `{}`))
+		st.Close()
+		var ids []string
+		for o := range st.Results() {
+			ids = append(ids, o.ID)
+		}
+		if strings.Join(ids, ",") != "slow,fast,bad" {
+			t.Errorf("order %v", ids)
+		}
+		st.Wait()
+	})
 }
 
 func TestStreamPartialWaitEvents(t *testing.T) {
