@@ -1,5 +1,5 @@
 // Command scale is Gantry's many-sessions benchmark: an SDK program written
-// the way docs/sdk-scale.md recommends (one shared provider and tool
+// the way docs/scale.md recommends (one shared provider and tool
 // registry; agent.New, Prompt and Close per session) runs N sessions at
 // once against the fake API server (llm/llmtest, zero latency). Each
 // session makes 8 Read calls and 2 Bash calls, one per turn, then ends with
@@ -9,9 +9,9 @@
 // (the fake server runs in a child process so that its memory and
 // goroutines are not counted), and the peak number of goroutines.
 //
-//	go run ./internal/cmd/scale -n 10000
-//	go run ./internal/cmd/scale -n 1000 -http1
-//	go run ./internal/cmd/scale -n 10000 -readme
+//	go -C bench run ./scale -n 10000
+//	go -C bench run ./scale -n 1000 -http1
+//	go -C bench run ./scale -n 10000 -readme
 //
 // By default the client speaks HTTP/2 (h2c) to the fake server, as it does
 // with the real APIs (HTTP/2 over TLS): concurrent requests share a few

@@ -8,8 +8,8 @@
 // symbols (hence Go packages) it holds.
 //
 //	go build -o /tmp/gantry ./cmd/gantry
-//	go run ./internal/cmd/pages -turns 10 /tmp/gantry -p work    # the -p budget run against the fake API
-//	go run ./internal/cmd/pages /tmp/gantry --version
+//	go -C bench run ./pages -turns 10 /tmp/gantry -p work    # the -p budget run against the fake API
+//	go -C bench run ./pages /tmp/gantry --version
 //
 // With -turns N (N > 0) the command runs in a temporary directory holding
 // f00.txt … f09.txt, against a fake Anthropic API (llm/llmtest) scripted
