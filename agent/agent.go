@@ -298,9 +298,9 @@ func New(ctx context.Context, opts Options) (*Agent, error) {
 // [New] and [Agent.Prompt] (the provider sees the prompt's context) in a
 // process that runs one session and exits, such as `gantry -p`: there is no
 // idle stack to keep small, and each helper goroutine's stack growth reads
-// the function metadata of every frame on it (~1.3 MB of the binary's
-// pages in ten tool turns). Without it (the default) deep calls run off the
-// session's stack.
+// the function metadata of every frame on it (binary pages a short process
+// need not touch; docs/scale.md). Without it (the default) deep calls run
+// off the session's stack.
 func InlineDeepCalls(ctx context.Context) context.Context { return offstack.Inline(ctx) }
 
 func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {

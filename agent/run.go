@@ -578,7 +578,7 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 					preErrs[ev.ID] = tool.Errorf("The input of this %s call is invalid (%v). Send the call again with a valid input.", ev.Name, ev.InputErr)
 					continue
 				}
-				// Validation recurses deep (jsonschema-go's frames are 4 KB):
+				// Validation recurses deep (jsonschema-go's frames are large):
 				// off the session's stack (see package offstack).
 				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
 			}

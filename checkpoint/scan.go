@@ -32,8 +32,8 @@ const maxIgnoreFile = 1 << 20
 // scanWorkers bounds the directories listed and stat-ed at once;
 // directories are listed in parallel only once parallelAfter entries
 // were listed — a small project is listed by one goroutine, since the
-// hand-offs cost more CPU than they save there (a 1,000-file project:
-// ~0.2 ms more CPU with them), while a large one is listed sooner.
+// hand-offs cost more CPU than they save there (BenchmarkCheckpoint10k
+// and the small-project cases), while a large one is listed sooner.
 const (
 	scanWorkers   = 4
 	parallelAfter = 2_000

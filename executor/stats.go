@@ -33,7 +33,8 @@ type toolStats struct {
 	ran            int
 	// ring holds the last min(n, reservoirSize) durations; it grows as
 	// they come (a session's executor records a few calls per tool, and
-	// a full reservoir per tool was 2 KiB of every session).
+	// a full reservoir per tool, allocated up front, weighed on every
+	// session).
 	ring []time.Duration
 	n    int // durations recorded
 }

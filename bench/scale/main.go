@@ -101,8 +101,8 @@ func main() {
 }
 
 // binaryPages is about what a program that links Gantry's built-in tools
-// keeps resident of its own binary at its peak (~25 MB measured,
-// rss_file_mb): memory the Go runtime's limit does not count.
+// keeps resident of its own binary at its peak (the rss_file_mb this
+// command reports): memory the Go runtime's limit does not count.
 const binaryPages = 25 << 20
 
 // memoryLimitFor is the memory limit docs/scale.md recommends for a peak

@@ -289,8 +289,8 @@ func inside(env *tool.Env, dir string) bool {
 func Factory(opts Options) func(ctx context.Context, env *tool.Env) (tool.Tool, error) {
 	// A session without skills gets the disabled tool, which depends on
 	// opts alone: built once and shared by every session of the registry
-	// (most sessions of a server have no skills; a tool per session was
-	// ~1.3 KB each).
+	// (most sessions of a server have no skills, and a tool per session
+	// added to every one).
 	none := sync.OnceValue(func() tool.Tool { return New(nil, opts) })
 	return func(_ context.Context, env *tool.Env) (tool.Tool, error) {
 		if env == nil {

@@ -10,7 +10,7 @@
 // of sessions is megabytes. Run on a short-lived goroutine, the deep call's
 // stack is freed when it returns.
 //
-// The cost is a goroutine start and switch (~1–2 µs) and the helper's own
+// The cost is a goroutine start and switch and the helper's own
 // stack growth; use it for calls that are deep, not for hot loops.
 package offstack
 
@@ -23,8 +23,8 @@ type inlineKey struct{}
 // caller's goroutine. A process that runs one session and exits (gantry -p)
 // has no idle stacks to keep small, and there each helper goroutine's stack
 // growth — from 2 KB, as the collector has not yet sized new stacks — reads
-// the stack maps and frame sizes of every function on it: ~1.3 MB more of
-// the binary's pages in a run of ten tool turns.
+// the stack maps and frame sizes of every function on it: binary pages the
+// short run need not touch (docs/scale.md).
 func Inline(ctx context.Context) context.Context {
 	return context.WithValue(ctx, inlineKey{}, true)
 }

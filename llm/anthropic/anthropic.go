@@ -154,8 +154,8 @@ func New(opts ...Option) *Provider {
 // The request body is assembled from pieces the SDK encodes (see
 // [Provider.Body]); every attempt sends the same bytes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	// The SDK's encoder recurses ~9 KB deep for a tool result: off the
-	// caller's stack (see package offstack).
+	// The SDK's encoder recurses deep for a tool result: off the caller's
+	// stack (see package offstack).
 	body, err := offstack.Call(ctx, func() (*llm.Body, error) { return p.body(req) })
 	if err != nil {
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }

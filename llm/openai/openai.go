@@ -176,10 +176,10 @@ func New(opts ...Option) *Provider {
 // The request body is assembled from pieces the SDK encodes (see
 // [Provider.Body]); every attempt sends the same bytes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	// The SDK's encoder grows a goroutine's stack past 8 KB for a
-	// conversation with tool results (measured: ~10 KB a goroutine, against
-	// ~3 KB for Anthropic's): off the caller's stack (see package offstack),
-	// which waits for the reply with whatever stack this leaves it.
+	// The SDK's encoder grows a goroutine's stack past its initial size for
+	// a conversation with tool results (deeper than Anthropic's): off the
+	// caller's stack (see package offstack), which waits for the reply with
+	// whatever stack this leaves it.
 	body, err := offstack.Call(ctx, func() (*llm.Body, error) { return p.body(req) })
 	if err != nil {
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
