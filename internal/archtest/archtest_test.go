@@ -273,6 +273,20 @@ func TestToolImportsNothing(t *testing.T) {
 	}
 }
 
+// TestToolsImportNoExecutor: a built-in tool is called by the pipeline;
+// it never calls it.
+func TestToolsImportNoExecutor(t *testing.T) {
+	_, graph := load(t)
+	for _, pkg := range sortedKeys(graph) {
+		if pkg != "builtin" && !strings.HasPrefix(pkg, "builtin/") {
+			continue
+		}
+		if slices.Contains(graph[pkg], "executor") {
+			t.Errorf("%s imports executor: a built-in tool must not call the pipeline", pkg)
+		}
+	}
+}
+
 // pendingAgentImports are the tool packages agent imported when the rule
 // was written; the assembly work of issue #34 (branch wip/asm) removes
 // them. Empty this list when it lands: the rule then holds in full.
