@@ -1,8 +1,6 @@
 package lsp
 
 import (
-	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 
 	"github.com/gantry-dev/gantry/tool"
 	"go.uber.org/goleak"
@@ -129,16 +129,6 @@ func col(t testing.TB, file string, line int, sub string) int {
 // run calls the LSP tool.
 func run(t testing.TB, env *tool.Env, op, file string, line, char int) (string, bool) {
 	t.Helper()
-	in, _ := json.Marshal(Input{Operation: op, FilePath: file, Line: float64(line), Character: float64(char)})
-	tl := New()
-	if v, ok := tl.(tool.InputValidator); ok {
-		if err := v.ValidateInput(context.Background(), env, in); err != nil {
-			return err.Error(), true
-		}
-	}
-	res, err := tl.Call(context.Background(), env, in)
-	if err != nil {
-		return err.Error(), true
-	}
+	res := tooltest.Call(t, New(), env, Input{Operation: op, FilePath: file, Line: float64(line), Character: float64(char)})
 	return res.TextContent(), res.IsError
 }
