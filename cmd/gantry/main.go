@@ -371,10 +371,10 @@ var presizeIndex = 1
 
 // presizeStack grows the calling goroutine's stack to 64 KB in one step,
 // while it is shallow. The agent's deepest paths (JSON encoding of nested
-// schemas, the SDK's reflection) need ~64 KB; grown by doubling from 8 KB,
-// each growth copies the stack and reads the metadata (stack maps, frame
-// sizes) of every function on it, deep in the run — pages of the binary's
-// function table a -p run touches for nothing else. With no collection
+// schemas, the SDK's reflection) need about that much; grown by doubling
+// from 8 KB, each growth copies the stack and reads the metadata (stack
+// maps, frame sizes) of every function on it, deep in the run — pages of
+// the binary's function table a -p run touches for nothing else. With no collection
 // (collectFromLimit) the stack is not shrunk back either.
 //
 //go:noinline

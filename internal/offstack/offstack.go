@@ -3,10 +3,10 @@
 //
 // Why: a goroutine's stack grows (doubles) when a call goes deeper than it,
 // and shrinks again only at a collection that finds three quarters of it
-// unused. A session's goroutine spends its life waiting for the model some
-// 6–7 KB deep in the HTTP client; once one deep call (the SDK's reflective
-// JSON encoder, a recursive schema validator, the session's assembly) has
-// pushed it past 8 KB, it keeps a 16 KB stack for good, which with thousands
+// unused. A session's goroutine spends its life waiting for the model deep
+// in the HTTP client, close to the initial stack's size; once one deep call
+// (the SDK's reflective JSON encoder, a recursive schema validator, the
+// session's assembly) has pushed it past 8 KB, it keeps a 16 KB stack for good, which with thousands
 // of sessions is megabytes. Run on a short-lived goroutine, the deep call's
 // stack is freed when it returns.
 //
