@@ -66,7 +66,7 @@ func TestGoroutinesPerRunningCall(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKit(t)
-			e := New(k.resolver(t), WithDecider(allowAll()))
+			e := New(k.resolver(t), Options{Decider: allowAll()})
 			var calls []Call
 			for c := range tc.calls {
 				id := strconv.Itoa(c)
@@ -113,7 +113,7 @@ func TestGoroutinesPerRunningCall(t *testing.T) {
 // on the call's goroutine (which ends when the tool returns).
 func TestStreamAbandonsStubbornCall(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(10*time.Millisecond), WithAbandonAfter(10*time.Millisecond))
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 10 * time.Millisecond, AbandonAfter: 10 * time.Millisecond})
 	st := e.Stream(context.Background(), session())
 	st.Add(call("1", "Stubborn", `{"ms":1500}`))
 	st.Add(call("2", "Store", `{"id":"w"}`)) // not concurrency-safe: waits for 1 to end

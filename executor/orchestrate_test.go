@@ -14,7 +14,7 @@ import (
 
 func TestSafeCallsRunInParallelInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	// Five Gate calls can only all finish if they all run at once: each
 	// waits for the release, which happens once five have started.
 	go func() {
@@ -41,17 +41,19 @@ func TestSafeCallsRunInParallelInOrder(t *testing.T) {
 func TestConcurrencyCap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts Options
 		want int
 	}{
-		{"option", []Option{WithMaxConcurrency(2)}, 2},
-		{"env", []Option{WithGetenv(func(string) string { return "3" })}, 3},
-		{"option beats env", []Option{WithMaxConcurrency(1), WithGetenv(func(string) string { return "3" })}, 1},
-		{"bad env ignored", []Option{WithGetenv(func(string) string { return "lots" })}, DefaultMaxConcurrency},
+		{"option", Options{MaxConcurrency: 2}, 2},
+		{"env", Options{Getenv: func(string) string { return "3" }}, 3},
+		{"option beats env", Options{MaxConcurrency: 1, Getenv: func(string) string { return "3" }}, 1},
+		{"bad env ignored", Options{Getenv: func(string) string { return "lots" }}, DefaultMaxConcurrency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKit(t)
-			e := New(k.resolver(t), append(tc.opts, WithDecider(allowAll()))...)
+			o := tc.opts
+			o.Decider = allowAll()
+			e := New(k.resolver(t), o)
 			if e.MaxConcurrency() != tc.want {
 				t.Fatalf("MaxConcurrency %d, want %d", e.MaxConcurrency(), tc.want)
 			}
@@ -69,7 +71,7 @@ func TestConcurrencyCap(t *testing.T) {
 
 func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	b := run(t, e,
 		call("s1", "Sleep", `{"ms":20,"id":"s1"}`),
 		call("s2", "Sleep", `{"ms":20,"id":"s2"}`),
@@ -94,7 +96,7 @@ func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 
 func TestContextModifiersApplyInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	s := NewSession(&tool.Env{WorkDir: "/w"})
 	b, err := e.Run(context.Background(), s, []Call{
 		call("1", "Cd", `{"id":"a","ms":0}`),
@@ -117,7 +119,7 @@ func TestContextModifiersApplyInOrder(t *testing.T) {
 
 func TestSiblingCancellation(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()), WithMaxConcurrency(3))
+	e := New(k.resolver(t), Options{Decider: allowAll(), MaxConcurrency: 3})
 	b := run(t, e,
 		call("g1", "Gate", `{"id":"g1"}`),
 		call("f", "Fail", `{"ms":20,"id":"f"}`),
@@ -143,7 +145,7 @@ func TestSiblingCancellation(t *testing.T) {
 
 func TestInterruptEveryCallGetsAResult(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-k.gateIn
@@ -177,7 +179,7 @@ func TestInterruptEveryCallGetsAResult(t *testing.T) {
 
 func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond))
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 40 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Cancelled before it starts: never runs.
@@ -188,12 +190,11 @@ func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
 	// Started, then interrupted: runs on, but still bounded by its deadline.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	e = New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond),
-		WithStatus(func(s tool.Status) {
-			if s.Phase == tool.PhaseDoing {
-				cancel() // the user interrupts while it runs
-			}
-		}))
+	e = New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 40 * time.Millisecond, Status: func(s tool.Status) {
+		if s.Phase == tool.PhaseDoing {
+			cancel() // the user interrupts while it runs
+		}
+	}})
 	st := e.Stream(ctx, session())
 	st.Add(call("b", "Block", `{"ms":5000}`))
 	b = st.Wait()
@@ -205,10 +206,10 @@ func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
 func TestStopOnInterruptDecision(t *testing.T) {
 	k := newKit(t)
 	asked := 0
-	e := New(k.resolver(t), WithCanUseTool(func(ctx context.Context, req *permissionRequest, s permissionDecision) (permissionDecision, error) {
+	e := New(k.resolver(t), Options{CanUseTool: func(ctx context.Context, req *permissionRequest, s permissionDecision) (permissionDecision, error) {
 		asked++
 		return permissionDecision{Behavior: tool.Deny, Interrupt: true, Reason: "stop now"}, nil
-	}))
+	}})
 	b := run(t, e, call("w1", "Store", `{"id":"1","ms":0}`), call("w2", "Store", `{"id":"2","ms":0}`))
 	if !b.Stop || b.StopReason != "stop now" || asked != 1 {
 		t.Fatalf("stop %v %q asked %d", b.Stop, b.StopReason, asked)
@@ -222,8 +223,7 @@ func TestStatsAndSignals(t *testing.T) {
 	k := newKit(t)
 	var mu sync.Mutex
 	var got []Signal
-	e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(100*time.Millisecond),
-		WithSignal(func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }))
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 100 * time.Millisecond, OnSignal: func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }})
 	// The same error three times (differing only in a number).
 	var sigs []Signal
 	for i := range 3 {
@@ -246,7 +246,7 @@ func TestStatsAndSignals(t *testing.T) {
 	}
 	mu.Unlock()
 
-	e2 := New(k.resolver(t))
+	e2 := New(k.resolver(t), Options{})
 	run(t, e2, call("d", "Checked", `{"text":"secret"}`), call("c", "Checked", `{"text":"fine"}`))
 	c := e2.Stats().Snapshot().Tools["Checked"]
 	if c.Calls != 2 || c.Denials != 1 || c.Successes != 1 {
@@ -301,7 +301,7 @@ func TestNormalizeError(t *testing.T) {
 }
 
 func TestRunNeedsSession(t *testing.T) {
-	e := New(nil)
+	e := New(nil, Options{})
 	if _, err := e.Run(context.Background(), nil, nil); err == nil {
 		t.Fatal("no error for a nil session")
 	}

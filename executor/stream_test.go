@@ -19,7 +19,7 @@ import (
 
 func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())
 	st.Add(call("g", "Gate", `{"id":"g"}`))
 	// The model is still streaming (no Close/Wait yet), and the call runs.
@@ -37,7 +37,7 @@ func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 
 func TestStreamUnsafeWaitsForRunning(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())
 	st.Add(call("g", "Gate", `{"id":"g"}`))
 	<-k.gateIn
@@ -61,7 +61,7 @@ func TestStreamUnsafeWaitsForRunning(t *testing.T) {
 
 func TestStreamResultsInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())
 	st.Add(call("slow", "Sleep", `{"ms":30,"id":"slow"}`))
 	st.Add(call("fast", "Sleep", `{"ms":0,"id":"fast"}`))
@@ -80,7 +80,7 @@ func TestStreamResultsInOrder(t *testing.T) {
 func TestStreamPartialWaitEvents(t *testing.T) {
 	k := newKit(t)
 	var log statusLog
-	e := New(k.resolver(t), WithDecider(allowAll()), WithStatus(log.add))
+	e := New(k.resolver(t), Options{Decider: allowAll(), Status: log.add})
 	st := e.Stream(context.Background(), session())
 	long := strings.Repeat("x", 600)
 	st.Partial("p", "Echo", nil)                                  // the block starts: WAIT
@@ -109,7 +109,7 @@ func TestStreamPartialWaitEvents(t *testing.T) {
 
 func TestStreamDiscard(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	s := NewSession(&tool.Env{WorkDir: "/w"})
 	st := e.Stream(context.Background(), s)
 	st.Add(call("g", "Gate", `{"id":"g"}`))
@@ -173,7 +173,7 @@ func (s *recSpan) End(...trace.SpanEndOption)       { s.ended = true }
 func TestSpans(t *testing.T) {
 	k := newKit(t)
 	tr := &recTracer{}
-	e := New(k.resolver(t), WithDecider(allowAll()), WithTracerProvider(recProvider{t: tr}))
+	e := New(k.resolver(t), Options{Decider: allowAll(), TracerProvider: recProvider{t: tr}})
 	run(t, e, call("a", "Say", `{"text":"x"}`), call("b", "Boom", `{}`))
 	if len(tr.spans) != 2 {
 		t.Fatalf("%d spans", len(tr.spans))
@@ -252,7 +252,7 @@ func FuzzRepairJSONPrefix(f *testing.F) {
 
 func FuzzCoerce(f *testing.F) {
 	k := newKit(f)
-	e := New(k.resolver(f), WithDecider(allowAll()))
+	e := New(k.resolver(f), Options{Decider: allowAll()})
 	var echo tool.Tool
 	for _, tl := range k.tools {
 		if tl.Spec().Name == "Echo" {
