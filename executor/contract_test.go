@@ -155,7 +155,7 @@ func TestPartialEveryByte(t *testing.T) {
 				t.Fatalf("released %d times, want 1", released)
 			}
 			switch interval {
-			case 0:
+			case -1:
 				// Every change is delivered, each a different object.
 				if len(partials) < 10 {
 					t.Fatalf("only %d partials", len(partials))
