@@ -539,7 +539,8 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 	if home == "" {
 		return temporal.NewNonRetryableApplicationError("no GANTRY_HOME or home directory on the worker", "transcript", nil)
 	}
-	st := session.NewStore(home, session.WithIDs(func() string { return in.RunID }))
+	st := session.NewStore(home)
+	st.NewID = func() string { return in.RunID }
 	var s *session.Session
 	var err error
 	if _, serr := os.Stat(st.Path(in.WorkDir, in.RunID)); serr == nil {
