@@ -43,7 +43,7 @@ func (r *reader) readImage(f *os.File, info fs.FileInfo, path, key string, files
 		files.Put(readState(key, info, hashBytes(data), 0, 0, false, r.opts.Now()))
 	}
 	return &tool.Result{
-		Content: []tool.Content{tool.Text(desc), tool.Image(data, mime)},
+		Content:    []tool.Content{tool.Text(desc), tool.Image(data, mime)},
 		Display:    []tool.Content{tool.Text(EscapeDisplay(desc))},
 		Structured: out,
 	}, nil
