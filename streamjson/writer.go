@@ -326,6 +326,11 @@ func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
 	} else {
 		r.Result = ptr(res.Text)
 		r.StructuredOutput = res.Structured
+		if len(res.Structured) > 0 {
+			// The reference agent's result is the structured answer as
+			// JSON text (programs JSON.parse(result.result)).
+			r.Result = ptr(string(res.Structured))
+		}
 	}
 	w.send(r)
 	return r
