@@ -3,6 +3,7 @@ package streamjson_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,7 @@ func TestAgentSDKParity(t *testing.T) {
 	}
 	var mu sync.Mutex
 	steps := map[string]int{}
+	compacted := false
 	srv := llmtest.NewServer(t, llmtest.WithResponder(func(req llmtest.Request) (llmtest.Reply, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -54,6 +56,18 @@ func TestAgentSDKParity(t *testing.T) {
 				return llmtest.TextReply(answer), true
 			}
 			return llmtest.TextReply("done"), true
+		case strings.Contains(first, "compact:"):
+			// Four reads, an answer, then the summary /compact asks for.
+			i := steps["c"]
+			steps["c"]++
+			if i < 4 {
+				return llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "Read", Input: `{"file_path":"a.txt","offset":1,"limit":` + fmt.Sprint(i+1) + `}`}), true
+			}
+			if i == 4 {
+				return llmtest.TextReply("read them"), true
+			}
+			compacted = true
+			return llmtest.TextReply("Summary: the files a.txt was read."), true
 		case strings.Contains(first, "tools:"):
 			calls := []llmtest.ToolCall{
 				{ID: "r", Name: "Read", Input: `{"file_path":"a.txt"}`},
@@ -87,5 +101,10 @@ func TestAgentSDKParity(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-PARITY-OK") {
 		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !compacted {
+		t.Error("/compact did not ask the model for a summary")
 	}
 }

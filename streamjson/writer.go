@@ -25,7 +25,7 @@ type Info struct {
 	MCPServers []MCPServer
 	// Agents are the agent types the Agent tool can start; Skills the
 	// skills the Skill tool can load; SlashCommands the commands a prompt
-	// may start with (Gantry has none of the reference agent's).
+	// may start with (the ones Serve runs itself, such as compact).
 	Agents, Skills, SlashCommands []string
 }
 
@@ -157,7 +157,7 @@ func (w *Writer) Event(ev agent.Event) {
 	case *agent.NoticeEvent:
 		w.send(Informational{Type: "system", Subtype: "informational", Content: e.Text, Level: "notice", UUID: w.opts.NewUUID(), SessionID: w.session})
 	case *agent.CompactEvent:
-		w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: "auto", PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
+		w.CompactBoundary("auto", e)
 	case *agent.RetryEvent:
 		m := APIRetry{Type: "system", Subtype: "api_retry", Attempt: e.Attempt, MaxRetries: 2, Error: retryError(e.Err), UUID: w.opts.NewUUID(), SessionID: w.session}
 		if e.Err != nil {
@@ -426,4 +426,11 @@ func (w *Writer) noteCalls(m llm.Message, info *agent.ReplyInfo, parent *string)
 			w.calls[b.ID] = &callFacts{asked: now}
 		}
 	}
+}
+
+// CompactBoundary writes the system/compact_boundary message of a
+// compaction; trigger is "auto" (near the context limit) or "manual"
+// (/compact).
+func (w *Writer) CompactBoundary(trigger string, e *agent.CompactEvent) {
+	w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: trigger, PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
 }

@@ -72,4 +72,41 @@ const bash = byTool.Bash;
 assert.equal(bash.stdout.trim(), 'hi');
 assert.equal(bash.stderr, '');
 assert.equal(bash.interrupted, false);
+
+// 3. Slash commands: /compact is listed and runs, with a compact_boundary.
+let next;
+async function* turns() {
+  for (const text of ['compact: read a few files', '/compact keep the file names']) {
+    const gate = new Promise((r) => (next = r));
+    yield { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' };
+    await gate;
+  }
+}
+const q = query({ prompt: turns(), options: base });
+const seen = [];
+let initCommands;
+const compactResults = [];
+for await (const m of q) {
+  seen.push(m.type + (m.subtype ? '/' + m.subtype : ''));
+  if (m.type === 'system' && m.subtype === 'init') initCommands = m.slash_commands;
+  if (m.type === 'system' && m.subtype === 'compact_boundary') {
+    assert.equal(m.compact_metadata.trigger, 'manual');
+    assert.equal(typeof m.compact_metadata.pre_tokens, 'number');
+  }
+  if (m.type === 'result') {
+    compactResults.push(m);
+    if (compactResults.length === 1) {
+      const cmds = await q.supportedCommands();
+      const compact = cmds.find((c) => c.name === 'compact');
+      assert.ok(compact, JSON.stringify(cmds));
+      assert.equal(typeof compact.description, 'string');
+      assert.equal(compact.argumentHint, '[instructions]');
+    }
+    next?.();
+  }
+}
+assert.ok(initCommands.includes('compact'), JSON.stringify(initCommands));
+assert.ok(seen.includes('system/compact_boundary'), seen.join(' '));
+assert.equal(compactResults.length, 2);
+assert.equal(compactResults[1].subtype, 'success', JSON.stringify(compactResults[1]));
 console.log('SDK-PARITY-OK');
