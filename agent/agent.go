@@ -187,9 +187,12 @@ type Options struct {
 	// Who labels this agent's requests on the channel (a subagent's name
 	// and the Agent call that started it); zero for the main agent.
 	Who interaction.Who
-	// ExecutorOptions are extra executor options (concurrency, timeouts,
-	// tracing, logging).
-	ExecutorOptions []executor.Option
+	// ExecutorOptions configure the agent's executor (concurrency,
+	// timeouts, tracing, logging); the zero value is the executor's
+	// defaults. Status is the agent's own; Decider, CanUseTool and Hooks,
+	// when nil, are the agent's (Options.Decider, its ask path and
+	// Options.Hooks with checkpoints).
+	ExecutorOptions executor.Options
 
 	// MaxTurns bounds the model turns of one Run (0 = DefaultMaxTurns).
 	MaxTurns int
@@ -465,17 +468,23 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 // the agent's pool with the safety layer.
 func (a *Agent) setupExecutor(env *tool.Env) {
 	a.execSess = executor.NewSession(env)
-	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
-	if a.canUse != nil {
-		xo = append(xo, executor.WithCanUseTool(a.canUse))
+	xo := a.opts.ExecutorOptions
+	xo.Status = a.onStatus
+	if xo.Decider == nil {
+		xo.Decider = a.opts.Decider
+	}
+	if xo.CanUseTool == nil && a.canUse != nil {
+		xo.CanUseTool = a.canUse
 	}
 	a.resolver = &resolver{pool: a.pool}
-	if a.opts.Checkpoints != nil {
-		xo = append(xo, executor.WithHooks(checkpointHooks{inner: a.opts.Hooks, a: a}))
-	} else if a.opts.Hooks != nil {
-		xo = append(xo, executor.WithHooks(a.opts.Hooks))
+	if xo.Hooks == nil {
+		if a.opts.Checkpoints != nil {
+			xo.Hooks = checkpointHooks{inner: a.opts.Hooks, a: a}
+		} else if a.opts.Hooks != nil {
+			xo.Hooks = a.opts.Hooks
+		}
 	}
-	a.exec = executor.New(a.resolver, append(xo, a.opts.ExecutorOptions...)...)
+	a.exec = executor.New(a.resolver, xo)
 }
 
 func (a *Agent) openSession() error {

@@ -261,7 +261,7 @@ func BenchmarkStructuredOutputCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex := executor.New(res)
+	ex := executor.New(res, executor.Options{})
 	sess := executor.NewSession(&tool.Env{WorkDir: b.TempDir()})
 	for _, c := range []struct {
 		name string

@@ -14,7 +14,7 @@ import (
 // no hooks and an allow decision.
 func BenchmarkDispatchNoop(b *testing.B) {
 	k := newKit(b)
-	e := New(k.resolver(b), WithDecider(allowAll()))
+	e := New(k.resolver(b), Options{Decider: allowAll()})
 	s := session()
 	calls := []Call{call("toolu_1", "Noop", `{}`)}
 	ctx := context.Background()
@@ -31,7 +31,7 @@ func BenchmarkDispatchNoop(b *testing.B) {
 // that must be validated against its schema.
 func BenchmarkDispatchTyped(b *testing.B) {
 	k := newKit(b)
-	e := New(k.resolver(b), WithDecider(allowAll()))
+	e := New(k.resolver(b), Options{Decider: allowAll()})
 	s := session()
 	calls := []Call{call("toolu_1", "Echo", `{"text":"hello","flag":true,"count":3}`)}
 	ctx := context.Background()
@@ -48,7 +48,7 @@ func BenchmarkDispatchTyped(b *testing.B) {
 // of 100 ms each (goal: about 100 ms wall per op).
 func BenchmarkParallel10x100ms(b *testing.B) {
 	k := newKit(b)
-	e := New(k.resolver(b), WithDecider(allowAll()))
+	e := New(k.resolver(b), Options{Decider: allowAll()})
 	s := session()
 	var calls []Call
 	for i := range 10 {
@@ -75,7 +75,7 @@ func BenchmarkStreamAddToStart(b *testing.B) {
 		return tool.TextResult("ok"), nil
 	}, tool.ReadOnly()))
 	r, _ := NewMapResolver(st)
-	e := New(r, WithDecider(allowAll()))
+	e := New(r, Options{Decider: allowAll()})
 	s := session()
 	ctx := context.Background()
 	var total time.Duration
@@ -101,11 +101,11 @@ func BenchmarkPartialChunk(b *testing.B) {
 	for _, withStatus := range []bool{false, true} {
 		b.Run(map[bool]string{false: "no-status", true: "status"}[withStatus], func(b *testing.B) {
 			k := newKit(b)
-			opts := []Option{WithDecider(allowAll())}
+			opts := Options{Decider: allowAll()}
 			if withStatus {
-				opts = append(opts, WithStatus(func(tool.Status) {}))
+				opts.Status = func(tool.Status) {}
 			}
-			e := New(k.resolver(b), opts...)
+			e := New(k.resolver(b), opts)
 			st := e.Stream(context.Background(), session())
 			defer st.Discard()
 			var id string
@@ -146,7 +146,7 @@ func BenchmarkDispatchBackfill(b *testing.B) {
 			}
 			open := tool.Must(tool.NewText("Open", "Opens.", func(context.Context, *tool.Env, in) (string, error) { return "ok", nil }, opts...))
 			r, _ := NewMapResolver(open)
-			e := New(r, WithDecider(allowAll()))
+			e := New(r, Options{Decider: allowAll()})
 			s := session()
 			calls := []Call{call("toolu_1", "Open", `{"path":"main.go"}`)}
 			ctx := context.Background()

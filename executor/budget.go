@@ -136,9 +136,6 @@ func (e *Executor) resultsDir(env *tool.Env) string {
 	if env != nil && env.ToolResultsDir != "" {
 		return env.ToolResultsDir
 	}
-	if e.cfg.resultsDir != "" {
-		return e.cfg.resultsDir
-	}
 	sid := "session"
 	if env != nil && env.SessionID != "" {
 		sid = strings.TrimSuffix(resultFileName(env.SessionID), ".txt")

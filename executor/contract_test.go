@@ -117,14 +117,14 @@ func (c *prepCall) snapshot() (partials, calls []json.RawMessage, released int, 
 // call, and is released once after it.
 func TestPartialEveryByte(t *testing.T) {
 	full := `{"path":"docs/a \"b\".md","content":"héllo\nworld [1, {2}]"}`
-	for _, interval := range []time.Duration{0, time.Hour} {
+	for _, interval := range []time.Duration{-1, time.Hour} {
 		t.Run(fmt.Sprint(interval), func(t *testing.T) {
 			p := newPreparer(t)
 			r, err := NewMapResolver(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := New(r, WithDecider(allowAll()), WithPartialInterval(interval))
+			e := New(r, Options{Decider: allowAll(), PartialInterval: interval})
 			st := e.Stream(context.Background(), session())
 			st.Partial("c1", "Prep", nil)
 			for i := 1; i <= len(full); i++ {
@@ -155,7 +155,7 @@ func TestPartialEveryByte(t *testing.T) {
 				t.Fatalf("released %d times, want 1", released)
 			}
 			switch interval {
-			case 0:
+			case -1:
 				// Every change is delivered, each a different object.
 				if len(partials) < 10 {
 					t.Fatalf("only %d partials", len(partials))
@@ -182,7 +182,7 @@ func TestPartialThrottle(t *testing.T) {
 	p := newPreparer(t)
 	r, _ := NewMapResolver(p)
 	now := time.Unix(1000, 0)
-	e := New(r, WithDecider(allowAll()), WithPartialInterval(time.Second), WithClock(func() time.Time { return now }))
+	e := New(r, Options{Decider: allowAll(), PartialInterval: time.Second, Now: func() time.Time { return now }})
 	st := e.Stream(context.Background(), session())
 	st.Partial("c", "Prep", []byte(`{"path":"a`))  // delivered
 	st.Partial("c", "Prep", []byte(`{"path":"ab`)) // too soon
@@ -210,7 +210,7 @@ func TestPartialDropped(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			p := newPreparer(t)
 			r, _ := NewMapResolver(p)
-			e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+			e := New(r, Options{Decider: allowAll(), PartialInterval: -1})
 			st := e.Stream(context.Background(), session())
 			st.Partial("c", "Prep", []byte(`{"path":"x","con`))
 			switch end {
@@ -242,7 +242,7 @@ func TestPartialDropped(t *testing.T) {
 func TestPerCallWithoutPartials(t *testing.T) {
 	p := newPreparer(t)
 	r, _ := NewMapResolver(p)
-	e := New(r, WithDecider(allowAll()))
+	e := New(r, Options{Decider: allowAll()})
 	b := run(t, e, call("a", "Prep", `{"path":"a","content":""}`), call("b", "Prep", `{"path":"b","content":""}`))
 	for _, o := range b.Outcomes {
 		if o.Kind != KindOK {
@@ -281,7 +281,7 @@ func TestPartialSharedObserver(t *testing.T) {
 	}))
 	o := &observer{FuncTool: ft}
 	r, _ := NewMapResolver(o)
-	e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+	e := New(r, Options{Decider: allowAll(), PartialInterval: -1})
 	st := e.Stream(context.Background(), session())
 	st.Partial("1", "Obs", []byte(`{"path":"p`))
 	st.Partial("2", "Obs", []byte(`{"path":"q`))
@@ -335,7 +335,7 @@ func TestBackfillObservable(t *testing.T) {
 		return nil, nil
 	})
 	var log statusLog
-	e := New(r, WithDecider(eng), WithHooks(hooks), WithStatus(log.add))
+	e := New(r, Options{Decider: eng, Hooks: hooks, Status: log.add})
 	s := NewSession(&tool.Env{WorkDir: "/w", Mode: tool.ModeBypassPermissions})
 	b, err := e.Run(context.Background(), s, []Call{call("ok", "Open", `{"path":"a.txt"}`), call("no", "Open", `{"path":"secret.txt"}`)})
 	if err != nil {
@@ -391,7 +391,7 @@ func TestBackfillHookRewrite(t *testing.T) {
 		}
 		return nil, nil
 	})
-	e := New(r, WithDecider(dec), WithHooks(hooks))
+	e := New(r, Options{Decider: dec, Hooks: hooks})
 	o := run(t, e, call("1", "Open", `{"path":"a.txt"}`)).Outcomes[0]
 	if o.Kind != KindOK || got != "b.txt" || permSaw != `{"path":"/w/b.txt"}` || string(o.Observable) != `{"path":"/w/b.txt"}` {
 		t.Fatalf("kind %s, tool got %q, permission saw %s, observable %s", o.Kind, got, permSaw, o.Observable)
@@ -410,7 +410,7 @@ func (d deferredResolver) Unloaded(name string) bool { return d.unloaded[name] }
 func TestDeferredLoadHint(t *testing.T) {
 	k := newKit(t)
 	r := deferredResolver{MapResolver: k.resolver(t), unloaded: map[string]bool{"Echo": true}}
-	e := New(r, WithDecider(allowAll()))
+	e := New(r, Options{Decider: allowAll()})
 	b := run(t, e, call("bad", "Echo", `{"txt":"x"}`), call("good", "Echo", `{"text":"x"}`))
 	bad, good := b.Outcomes[0], b.Outcomes[1]
 	if bad.Kind != KindInvalidInput || !strings.Contains(bad.Result.TextContent(), `ToolSearch with query "select:Echo"`) {
@@ -419,7 +419,7 @@ func TestDeferredLoadHint(t *testing.T) {
 	if good.Kind != KindOK {
 		t.Errorf("a valid call of an unloaded deferred tool runs: %s %s", good.Kind, good.Result.TextContent())
 	}
-	e2 := New(k.resolver(t), WithDecider(allowAll()))
+	e2 := New(k.resolver(t), Options{Decider: allowAll()})
 	if o := run(t, e2, call("bad", "Echo", `{"txt":"x"}`)).Outcomes[0]; strings.Contains(o.Result.TextContent(), "ToolSearch") {
 		t.Errorf("a tool that is not deferred gets no load hint: %s", o.Result.TextContent())
 	}
@@ -457,7 +457,7 @@ func FuzzPartialStream(f *testing.F) {
 		}
 		p := newPreparer(t)
 		r, _ := NewMapResolver(p)
-		e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+		e := New(r, Options{Decider: allowAll(), PartialInterval: -1})
 		st := e.Stream(context.Background(), session())
 		n := 0
 		for _, c := range cuts {
@@ -507,7 +507,7 @@ func TestPartialPanics(t *testing.T) {
 	for _, panicNew := range []bool{false, true} {
 		p := &panicky{preparer: newPreparer(t), panicNew: panicNew}
 		r, _ := NewMapResolver(p)
-		e := New(r, WithDecider(allowAll()), WithPartialInterval(0))
+		e := New(r, Options{Decider: allowAll(), PartialInterval: -1})
 		st := e.Stream(context.Background(), session())
 		st.Partial("c", "Prep", []byte(`{"path":"a`))
 		st.Partial("c", "Prep", []byte(`{"path":"ab`))

@@ -20,7 +20,7 @@ func TestStreamDone(t *testing.T) {
 	}
 	t.Run("waits for running calls", func(t *testing.T) {
 		k := newKit(t)
-		e := New(k.resolver(t), WithDecider(allowAll()))
+		e := New(k.resolver(t), Options{Decider: allowAll()})
 		st := e.Stream(context.Background(), session())
 		done := st.Done()
 		st.Add(call("g", "Gate", `{"id":"g"}`))
@@ -42,7 +42,7 @@ func TestStreamDone(t *testing.T) {
 	})
 	t.Run("empty", func(t *testing.T) {
 		k := newKit(t)
-		st := New(k.resolver(t), WithDecider(allowAll())).Stream(context.Background(), session())
+		st := New(k.resolver(t), Options{Decider: allowAll()}).Stream(context.Background(), session())
 		st.Close()
 		if !closedWithin(st.Done(), time.Second) {
 			t.Fatal("Done not closed for an empty closed stream")
@@ -51,7 +51,7 @@ func TestStreamDone(t *testing.T) {
 	})
 	t.Run("discard", func(t *testing.T) {
 		k := newKit(t)
-		st := New(k.resolver(t), WithDecider(allowAll())).Stream(context.Background(), session())
+		st := New(k.resolver(t), Options{Decider: allowAll()}).Stream(context.Background(), session())
 		done := st.Done()
 		st.Add(call("n", "Noop", `{}`))
 		st.Discard()

@@ -58,7 +58,7 @@ func ExampleStream_Partial() {
 		return "", fmt.Errorf("runs per call")
 	}))}
 	r, _ := executor.NewMapResolver(w)
-	e := executor.New(r, executor.WithDecider(allow()), executor.WithPartialInterval(0))
+	e := executor.New(r, executor.Options{Decider: allow(), PartialInterval: -1})
 	st := e.Stream(context.Background(), executor.NewSession(&tool.Env{WorkDir: "/w"}))
 
 	// The agent loop hands every input delta over while the model streams.

@@ -40,7 +40,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -275,21 +274,10 @@ type Executor struct {
 	askMu    sync.Mutex
 }
 
-// New returns an executor resolving tools through r.
-func New(r Resolver, opts ...Option) *Executor {
-	c := config{
-		defaultTimeout:  DefaultTimeout,
-		abandonAfter:    DefaultAbandonAfter,
-		previewChars:    DefaultPreviewChars,
-		errorThreshold:  DefaultSignalThreshold,
-		timeoutThreshol: DefaultSignalThreshold,
-		getenv:          os.Getenv,
-		now:             time.Now,
-		partialEvery:    DefaultPartialInterval,
-	}
-	for _, o := range opts {
-		o(&c)
-	}
+// New returns an executor resolving tools through r, configured by o (see
+// [Options] for the zero values).
+func New(r Resolver, o Options) *Executor {
+	c := o.config()
 	if c.decider == nil {
 		// The permission engine with no rules and the call's own mode:
 		// reads inside the working directories run, the rest asks (and
@@ -305,15 +293,6 @@ func New(r Resolver, opts ...Option) *Executor {
 		if v, err := strconv.Atoi(c.getenv(EnvMaxConcurrency)); err == nil && v > 0 {
 			c.maxConc = v
 		}
-	}
-	if c.defaultTimeout <= 0 {
-		c.defaultTimeout = DefaultTimeout
-	}
-	if c.abandonAfter <= 0 {
-		c.abandonAfter = DefaultAbandonAfter
-	}
-	if c.previewChars <= 0 {
-		c.previewChars = DefaultPreviewChars
 	}
 	e := &Executor{resolver: r, cfg: c, schemas: sharedSchemas, log: c.logger}
 	if e.log == nil {

@@ -67,7 +67,7 @@ func TestGoroutinesPerRunningCall(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKit(t)
-			e := New(k.resolver(t), WithDecider(allowAll()))
+			e := New(k.resolver(t), Options{Decider: allowAll()})
 			var calls []Call
 			for c := range tc.calls {
 				id := strconv.Itoa(c)
@@ -112,31 +112,32 @@ func TestGoroutinesPerRunningCall(t *testing.T) {
 // A stream's call that ignores its cancellation is abandoned: its outcome
 // is given, the next call runs and Wait returns while the tool still runs
 // on the call's goroutine (which ends when the tool returns).
-func TestStreamAbandonsStubbornCall(t *testing.T) {
-	// In a synctest bubble: the timeouts and sleeps run on the fake clock. The
-	// stubborn tool returns only when the test has stopped running.
-	synctest.Test(t, func(t *testing.T) {
-		k := newKit(t)
-		e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(10*time.Millisecond), WithAbandonAfter(10*time.Millisecond))
-		st := e.Stream(context.Background(), session())
-		st.Add(call("1", "Stubborn", `{"ms":1500}`))
-		st.Add(call("2", "Store", `{"id":"w"}`)) // not concurrency-safe: waits for 1 to end
-		b := st.Wait()
-		if k.ignored.Load() != 0 {
-			t.Fatal("Wait waited for the stubborn tool to return")
-		}
-		if o := b.Outcomes[0]; o.Kind != KindTimeout || !strings.Contains(text(o), "abandoned") {
-			t.Errorf("stubborn call: %s %s", o.Kind, text(o))
-		}
-		if o := b.Outcomes[1]; o.Kind != KindOK || text(o) != "wrote w in /w" {
-			t.Errorf("next call: %s %s", o.Kind, text(o))
-		}
-		// The stubborn tool returns when its own sleep ends, on the fake
-		// clock: then, and only then, its goroutine is gone.
-		time.Sleep(1500 * time.Millisecond)
-		synctest.Wait()
-		if k.ignored.Load() != 1 {
-			t.Fatal("the stubborn tool did not return when its sleep ended")
-		}
-	})
+// TestStreamAbandonsStubbornCall runs in a synctest bubble: the timeouts
+// and sleeps run on the fake clock, and the stubborn tool returns only
+// when the test has stopped running.
+func TestStreamAbandonsStubbornCall(t *testing.T) { synctest.Test(t, testStreamAbandonsStubbornCall) }
+
+func testStreamAbandonsStubbornCall(t *testing.T) {
+	k := newKit(t)
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 10 * time.Millisecond, AbandonAfter: 10 * time.Millisecond})
+	st := e.Stream(context.Background(), session())
+	st.Add(call("1", "Stubborn", `{"ms":1500}`))
+	st.Add(call("2", "Store", `{"id":"w"}`)) // not concurrency-safe: waits for 1 to end
+	b := st.Wait()
+	if k.ignored.Load() != 0 {
+		t.Fatal("Wait waited for the stubborn tool to return")
+	}
+	if o := b.Outcomes[0]; o.Kind != KindTimeout || !strings.Contains(text(o), "abandoned") {
+		t.Errorf("stubborn call: %s %s", o.Kind, text(o))
+	}
+	if o := b.Outcomes[1]; o.Kind != KindOK || text(o) != "wrote w in /w" {
+		t.Errorf("next call: %s %s", o.Kind, text(o))
+	}
+	// The stubborn tool returns when its own sleep ends, on the fake
+	// clock: then, and only then, its goroutine is gone.
+	time.Sleep(1500 * time.Millisecond)
+	synctest.Wait()
+	if k.ignored.Load() != 1 {
+		t.Fatal("the stubborn tool did not return when its sleep ended")
+	}
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"log/slog"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -15,7 +16,7 @@ import (
 const (
 	// DefaultMaxConcurrency is the number of concurrency-safe calls that
 	// may run at once, unless GANTRY_MAX_TOOL_CONCURRENCY or
-	// [WithMaxConcurrency] says otherwise.
+	// [Options.MaxConcurrency] says otherwise.
 	DefaultMaxConcurrency = 10
 	// DefaultTimeout is the deadline of a call whose tool sets no
 	// [tool.Spec.Timeout].
@@ -40,11 +41,67 @@ const (
 )
 
 // EnvMaxConcurrency is the environment variable read by [New] for the
-// concurrency cap when no [WithMaxConcurrency] option is given.
+// concurrency cap when [Options.MaxConcurrency] is zero.
 const EnvMaxConcurrency = "GANTRY_MAX_TOOL_CONCURRENCY"
 
-// Option configures an [Executor].
-type Option func(*config)
+// Options configure an [Executor]. The zero value is an executor with the
+// permission engine's defaults, no ask callback (an ask is a deny), no
+// hooks, no status events and the default limits.
+type Options struct {
+	// Decider is the permission decider. Nil means a [permission.Engine]
+	// with no rules, using each call's mode and working directory: reads
+	// inside the working directories run, everything else asks (a bare
+	// executor without CanUseTool therefore denies it).
+	Decider permission.Decider
+	// CanUseTool answers decisions that came out as Ask, through
+	// [permission.ResolveAsk]. Nil turns an Ask into a deny with a message
+	// telling the model that nobody can approve the call. The executor calls
+	// it for one call at a time (a person answers one question at a time).
+	CanUseTool permission.CanUseTool
+	// Hooks runs PreToolUse, PostToolUse and PostToolUseFailure hooks. Nil
+	// runs none.
+	Hooks hook.Runner
+	// Status receives status events (WAIT → DOING → SUCCESS | ERROR). It is
+	// called synchronously from the goroutine that runs the call (or calls
+	// [Stream.Partial] / [Stream.Add]) and must not block for long. Nil
+	// sends none.
+	Status tool.StatusFunc
+	// MaxConcurrency caps how many concurrency-safe calls run at once. Zero
+	// means $GANTRY_MAX_TOOL_CONCURRENCY, else [DefaultMaxConcurrency];
+	// negative means 1.
+	MaxConcurrency int
+	// DefaultTimeout is the deadline of calls whose tool sets no
+	// [tool.Spec.Timeout] (zero = [DefaultTimeout]).
+	DefaultTimeout time.Duration
+	// TimeoutCap caps the deadline of every call, whatever the tool or the
+	// input asks for, and is the cap of per-call timeouts of tools that set
+	// no [tool.Spec.MaxTimeout]. Zero means no global cap.
+	TimeoutCap time.Duration
+	// AbandonAfter is how long the executor waits, after a call's context
+	// was cancelled (deadline, interrupt, sibling failure), for the call to
+	// return before it stops waiting (zero = [DefaultAbandonAfter]).
+	AbandonAfter time.Duration
+	// TracerProvider, when set, makes every call an OpenTelemetry span
+	// named "execute_tool <name>" with GenAI semantic-convention
+	// attributes. Nil makes no spans (and nothing global is used).
+	TracerProvider trace.TracerProvider
+	// Logger receives debug lines (one per call) and the stacks of tools
+	// that panicked. Nil discards.
+	Logger *slog.Logger
+	// Now is the clock used for status times and durations (nil =
+	// time.Now).
+	Now func() time.Time
+	// OnSignal receives every [Signal] as it is raised (it is called
+	// synchronously from the goroutine finishing the call). Signals are
+	// also listed in [Batch.Signals]. Nil means they are only listed.
+	OnSignal func(Signal)
+	// PartialInterval is the least time between two partial inputs
+	// delivered to one call's [tool.PartialObserver]. Zero means
+	// [DefaultPartialInterval]; negative delivers every change.
+	PartialInterval time.Duration
+	// Getenv reads GANTRY_MAX_TOOL_CONCURRENCY (nil = os.Getenv).
+	Getenv func(string) string
+}
 
 type config struct {
 	decider         permission.Decider
@@ -55,7 +112,6 @@ type config struct {
 	defaultTimeout  time.Duration
 	timeoutCap      time.Duration
 	abandonAfter    time.Duration
-	resultsDir      string
 	previewChars    int
 	tracerProvider  trace.TracerProvider
 	logger          *slog.Logger
@@ -67,101 +123,44 @@ type config struct {
 	partialEvery    time.Duration
 }
 
-// WithDecider sets the permission decider. The default is a
-// [permission.Engine] with no rules, using each call's mode and working
-// directory: reads inside the working directories run, everything else
-// asks (a bare executor without [WithCanUseTool] therefore denies it).
-func WithDecider(d permission.Decider) Option { return func(c *config) { c.decider = d } }
-
-// WithCanUseTool sets the callback that answers decisions that came out as
-// Ask, through [permission.ResolveAsk]. Without one, Ask is turned into a
-// deny with a message telling the model that nobody can approve the call. The executor calls it for one call
-// at a time (a person answers one question at a time).
-func WithCanUseTool(f permission.CanUseTool) Option { return func(c *config) { c.canUse = f } }
-
-// WithHooks sets the runner of PreToolUse, PostToolUse and
-// PostToolUseFailure hooks. The default runs no hooks.
-func WithHooks(r hook.Runner) Option { return func(c *config) { c.hooks = r } }
-
-// WithStatus sets the receiver of status events (WAIT → DOING → SUCCESS |
-// ERROR). It is called synchronously from the goroutine that runs the call
-// (or calls [Stream.Partial] / [Stream.Add]) and must not block for long.
-func WithStatus(f tool.StatusFunc) Option { return func(c *config) { c.status = f } }
-
-// WithMaxConcurrency caps how many concurrency-safe calls run at once
-// (n < 1 means 1). It overrides GANTRY_MAX_TOOL_CONCURRENCY.
-func WithMaxConcurrency(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			n = 1
-		}
-		c.maxConc = n
+// config returns the options with their defaults filled in.
+func (o Options) config() config {
+	c := config{
+		decider:         o.Decider,
+		canUse:          o.CanUseTool,
+		hooks:           o.Hooks,
+		status:          o.Status,
+		maxConc:         o.MaxConcurrency,
+		defaultTimeout:  o.DefaultTimeout,
+		timeoutCap:      o.TimeoutCap,
+		abandonAfter:    o.AbandonAfter,
+		previewChars:    DefaultPreviewChars,
+		tracerProvider:  o.TracerProvider,
+		logger:          o.Logger,
+		now:             o.Now,
+		signal:          o.OnSignal,
+		errorThreshold:  DefaultSignalThreshold,
+		timeoutThreshol: DefaultSignalThreshold,
+		getenv:          o.Getenv,
+		partialEvery:    max(o.PartialInterval, 0),
 	}
-}
-
-// WithDefaultTimeout sets the deadline of calls whose tool sets no
-// [tool.Spec.Timeout] (default [DefaultTimeout]).
-func WithDefaultTimeout(d time.Duration) Option { return func(c *config) { c.defaultTimeout = d } }
-
-// WithTimeoutCap caps the deadline of every call, whatever the tool or the
-// input asks for, and is the cap of per-call timeouts of tools that set no
-// [tool.Spec.MaxTimeout]. Zero (the default) means no global cap.
-func WithTimeoutCap(d time.Duration) Option { return func(c *config) { c.timeoutCap = d } }
-
-// WithAbandonAfter sets how long the executor waits, after a call's context
-// was cancelled (deadline, interrupt, sibling failure), for the call to
-// return before it stops waiting (default [DefaultAbandonAfter]).
-func WithAbandonAfter(d time.Duration) Option { return func(c *config) { c.abandonAfter = d } }
-
-// WithResultsDir sets the directory for oversized results when the call's
-// [tool.Env.ToolResultsDir] is empty. The default is
-// $TMPDIR/gantry-tool-results/<session id>.
-func WithResultsDir(dir string) Option { return func(c *config) { c.resultsDir = dir } }
-
-// WithPreviewChars sets the size of the preview the model gets of an
-// oversized result (default [DefaultPreviewChars]).
-func WithPreviewChars(n int) Option { return func(c *config) { c.previewChars = n } }
-
-// WithTracerProvider makes every call an OpenTelemetry span named
-// "execute_tool <name>" with GenAI semantic-convention attributes. Without it
-// no spans are made (and nothing global is used).
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) { c.tracerProvider = tp }
-}
-
-// WithLogger sets the logger for debug lines (one per call) and panic
-// stacks. The default discards.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
-
-// WithClock sets the clock used for status times and durations (tests).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// WithSignal sets a callback receiving every [Signal] as it is raised (it
-// is called synchronously from the goroutine finishing the call). Signals
-// are also listed in [Batch.Signals].
-func WithSignal(f func(Signal)) Option { return func(c *config) { c.signal = f } }
-
-// WithSignalThresholds sets how many times the same error signature
-// (errors) and how many consecutive timeouts of one tool (timeouts) raise a
-// [Signal]. Values < 1 keep the default ([DefaultSignalThreshold]).
-func WithSignalThresholds(errors, timeouts int) Option {
-	return func(c *config) {
-		if errors >= 1 {
-			c.errorThreshold = errors
-		}
-		if timeouts >= 1 {
-			c.timeoutThreshol = timeouts
-		}
+	if o.PartialInterval == 0 {
+		c.partialEvery = DefaultPartialInterval
 	}
+	if c.maxConc < 0 {
+		c.maxConc = 1
+	}
+	if c.getenv == nil {
+		c.getenv = os.Getenv
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.defaultTimeout <= 0 {
+		c.defaultTimeout = DefaultTimeout
+	}
+	if c.abandonAfter <= 0 {
+		c.abandonAfter = DefaultAbandonAfter
+	}
+	return c
 }
-
-// WithPartialInterval sets the least time between two partial inputs
-// delivered to one call's [tool.PartialObserver] (default
-// [DefaultPartialInterval]); zero or less delivers every change.
-func WithPartialInterval(d time.Duration) Option {
-	return func(c *config) { c.partialEvery = max(d, 0) }
-}
-
-// WithGetenv sets the function used to read GANTRY_MAX_TOOL_CONCURRENCY
-// (default os.Getenv), for tests.
-func WithGetenv(f func(string) string) Option { return func(c *config) { c.getenv = f } }

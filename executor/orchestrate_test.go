@@ -15,7 +15,7 @@ import (
 
 func TestSafeCallsRunInParallelInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	// Five Gate calls can only all finish if they all run at once: each
 	// waits for the release, which happens once five have started.
 	go func() {
@@ -42,17 +42,19 @@ func TestSafeCallsRunInParallelInOrder(t *testing.T) {
 func TestConcurrencyCap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts Options
 		want int
 	}{
-		{"option", []Option{WithMaxConcurrency(2)}, 2},
-		{"env", []Option{WithGetenv(func(string) string { return "3" })}, 3},
-		{"option beats env", []Option{WithMaxConcurrency(1), WithGetenv(func(string) string { return "3" })}, 1},
-		{"bad env ignored", []Option{WithGetenv(func(string) string { return "lots" })}, DefaultMaxConcurrency},
+		{"option", Options{MaxConcurrency: 2}, 2},
+		{"env", Options{Getenv: func(string) string { return "3" }}, 3},
+		{"option beats env", Options{MaxConcurrency: 1, Getenv: func(string) string { return "3" }}, 1},
+		{"bad env ignored", Options{Getenv: func(string) string { return "lots" }}, DefaultMaxConcurrency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKit(t)
-			e := New(k.resolver(t), append(tc.opts, WithDecider(allowAll()))...)
+			o := tc.opts
+			o.Decider = allowAll()
+			e := New(k.resolver(t), o)
 			if e.MaxConcurrency() != tc.want {
 				t.Fatalf("MaxConcurrency %d, want %d", e.MaxConcurrency(), tc.want)
 			}
@@ -70,7 +72,7 @@ func TestConcurrencyCap(t *testing.T) {
 
 func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	b := run(t, e,
 		call("s1", "Sleep", `{"ms":20,"id":"s1"}`),
 		call("s2", "Sleep", `{"ms":20,"id":"s2"}`),
@@ -95,7 +97,7 @@ func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 
 func TestContextModifiersApplyInOrder(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	s := NewSession(&tool.Env{WorkDir: "/w"})
 	b, err := e.Run(context.Background(), s, []Call{
 		call("1", "Cd", `{"id":"a","ms":0}`),
@@ -118,7 +120,7 @@ func TestContextModifiersApplyInOrder(t *testing.T) {
 
 func TestSiblingCancellation(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()), WithMaxConcurrency(3))
+	e := New(k.resolver(t), Options{Decider: allowAll(), MaxConcurrency: 3})
 	b := run(t, e,
 		call("g1", "Gate", `{"id":"g1"}`),
 		call("f", "Fail", `{"ms":20,"id":"f"}`),
@@ -144,7 +146,7 @@ func TestSiblingCancellation(t *testing.T) {
 
 func TestInterruptEveryCallGetsAResult(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-k.gateIn
@@ -176,43 +178,45 @@ func TestInterruptEveryCallGetsAResult(t *testing.T) {
 	}
 }
 
+// TestInterruptBlockToolRunsUntilItsDeadline runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
 func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
-	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
-	synctest.Test(t, func(t *testing.T) {
-		k := newKit(t)
-		e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond))
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		// Cancelled before it starts: never runs.
-		b, _ := e.Run(ctx, session(), []Call{call("b", "Block", `{"ms":1}`)})
-		if b.Outcomes[0].Kind != KindCancelled {
-			t.Errorf("kind %q", b.Outcomes[0].Kind)
+	synctest.Test(t, testInterruptBlockToolRunsUntilItsDeadline)
+}
+
+func testInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
+	k := newKit(t)
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 40 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Cancelled before it starts: never runs.
+	b, _ := e.Run(ctx, session(), []Call{call("b", "Block", `{"ms":1}`)})
+	if b.Outcomes[0].Kind != KindCancelled {
+		t.Errorf("kind %q", b.Outcomes[0].Kind)
+	}
+	// Started, then interrupted: runs on, but still bounded by its deadline.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	e = New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 40 * time.Millisecond, Status: func(s tool.Status) {
+		if s.Phase == tool.PhaseDoing {
+			cancel() // the user interrupts while it runs
 		}
-		// Started, then interrupted: runs on, but still bounded by its deadline.
-		ctx, cancel = context.WithCancel(context.Background())
-		defer cancel()
-		e = New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(40*time.Millisecond),
-			WithStatus(func(s tool.Status) {
-				if s.Phase == tool.PhaseDoing {
-					cancel() // the user interrupts while it runs
-				}
-			}))
-		st := e.Stream(ctx, session())
-		st.Add(call("b", "Block", `{"ms":5000}`))
-		b = st.Wait()
-		if o := b.Outcomes[0]; o.Kind != KindTimeout {
-			t.Errorf("kind %q: %s", o.Kind, text(o))
-		}
-	})
+	}})
+	st := e.Stream(ctx, session())
+	st.Add(call("b", "Block", `{"ms":5000}`))
+	b = st.Wait()
+	if o := b.Outcomes[0]; o.Kind != KindTimeout {
+		t.Errorf("kind %q: %s", o.Kind, text(o))
+	}
 }
 
 func TestStopOnInterruptDecision(t *testing.T) {
 	k := newKit(t)
 	asked := 0
-	e := New(k.resolver(t), WithCanUseTool(func(ctx context.Context, req *permissionRequest, s permissionDecision) (permissionDecision, error) {
+	e := New(k.resolver(t), Options{CanUseTool: func(ctx context.Context, req *permissionRequest, s permissionDecision) (permissionDecision, error) {
 		asked++
 		return permissionDecision{Behavior: tool.Deny, Interrupt: true, Reason: "stop now"}, nil
-	}))
+	}})
 	b := run(t, e, call("w1", "Store", `{"id":"1","ms":0}`), call("w2", "Store", `{"id":"2","ms":0}`))
 	if !b.Stop || b.StopReason != "stop now" || asked != 1 {
 		t.Fatalf("stop %v %q asked %d", b.Stop, b.StopReason, asked)
@@ -222,52 +226,52 @@ func TestStopOnInterruptDecision(t *testing.T) {
 	}
 }
 
-func TestStatsAndSignals(t *testing.T) {
-	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
-	synctest.Test(t, func(t *testing.T) {
-		k := newKit(t)
-		var mu sync.Mutex
-		var got []Signal
-		e := New(k.resolver(t), WithDecider(allowAll()), WithDefaultTimeout(100*time.Millisecond),
-			WithSignal(func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }))
-		// The same error three times (differing only in a number).
-		var sigs []Signal
-		for i := range 3 {
-			b := run(t, e, call(fmt.Sprint("f", i), "Fail", fmt.Sprintf(`{"ms":0,"id":"%d"}`, i)))
-			sigs = append(sigs, b.Signals...)
-		}
-		if len(sigs) != 1 || sigs[0].Kind != SignalRepeatedError || sigs[0].Tool != "Fail" || sigs[0].Count != 3 || sigs[0].ToolUseID != "f2" {
-			t.Fatalf("signals %+v", sigs)
-		}
-		// Three consecutive timeouts.
-		b := run(t, e, call("t1", "Sleep", `{"ms":1000}`), call("t2", "Sleep", `{"ms":1000}`), call("t3", "Sleep", `{"ms":1000}`))
-		if len(b.Signals) != 1 || b.Signals[0].Kind != SignalRepeatedTimeout || b.Signals[0].Count != 3 {
-			t.Fatalf("timeout signals %+v", b.Signals)
-		}
-		// A success in between resets the timeout count.
-		run(t, e, call("t4", "Sleep", `{"ms":1000}`), call("ok", "Sleep", `{"ms":0}`), call("t5", "Sleep", `{"ms":1000}`))
-		mu.Lock()
-		if len(got) != 2 {
-			t.Errorf("callback got %d signals", len(got))
-		}
-		mu.Unlock()
+// TestStatsAndSignals runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
+func TestStatsAndSignals(t *testing.T) { synctest.Test(t, testStatsAndSignals) }
 
-		e2 := New(k.resolver(t))
-		run(t, e2, call("d", "Checked", `{"text":"secret"}`), call("c", "Checked", `{"text":"fine"}`))
-		c := e2.Stats().Snapshot().Tools["Checked"]
-		if c.Calls != 2 || c.Denials != 1 || c.Successes != 1 {
-			t.Errorf("Checked stats %+v", c)
-		}
-		snap := e.Stats().Snapshot()
-		f := snap.Tools["Fail"]
-		if f.Calls != 3 || f.Errors != 3 || f.Successes != 0 || f.Timeouts != 0 {
-			t.Errorf("Fail stats %+v", f)
-		}
-		s := snap.Tools["Sleep"]
-		if s.Calls != 6 || s.Timeouts != 5 || s.Errors != 5 || s.Successes != 1 || s.P95 < s.P50 || s.Mean <= 0 || s.TotalDuration <= 0 {
-			t.Errorf("Sleep stats %+v", s)
-		}
-	})
+func testStatsAndSignals(t *testing.T) {
+	k := newKit(t)
+	var mu sync.Mutex
+	var got []Signal
+	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 100 * time.Millisecond, OnSignal: func(s Signal) { mu.Lock(); got = append(got, s); mu.Unlock() }})
+	// The same error three times (differing only in a number).
+	var sigs []Signal
+	for i := range 3 {
+		b := run(t, e, call(fmt.Sprint("f", i), "Fail", fmt.Sprintf(`{"ms":0,"id":"%d"}`, i)))
+		sigs = append(sigs, b.Signals...)
+	}
+	if len(sigs) != 1 || sigs[0].Kind != SignalRepeatedError || sigs[0].Tool != "Fail" || sigs[0].Count != 3 || sigs[0].ToolUseID != "f2" {
+		t.Fatalf("signals %+v", sigs)
+	}
+	// Three consecutive timeouts.
+	b := run(t, e, call("t1", "Sleep", `{"ms":1000}`), call("t2", "Sleep", `{"ms":1000}`), call("t3", "Sleep", `{"ms":1000}`))
+	if len(b.Signals) != 1 || b.Signals[0].Kind != SignalRepeatedTimeout || b.Signals[0].Count != 3 {
+		t.Fatalf("timeout signals %+v", b.Signals)
+	}
+	// A success in between resets the timeout count.
+	run(t, e, call("t4", "Sleep", `{"ms":1000}`), call("ok", "Sleep", `{"ms":0}`), call("t5", "Sleep", `{"ms":1000}`))
+	mu.Lock()
+	if len(got) != 2 {
+		t.Errorf("callback got %d signals", len(got))
+	}
+	mu.Unlock()
+
+	e2 := New(k.resolver(t), Options{})
+	run(t, e2, call("d", "Checked", `{"text":"secret"}`), call("c", "Checked", `{"text":"fine"}`))
+	c := e2.Stats().Snapshot().Tools["Checked"]
+	if c.Calls != 2 || c.Denials != 1 || c.Successes != 1 {
+		t.Errorf("Checked stats %+v", c)
+	}
+	snap := e.Stats().Snapshot()
+	f := snap.Tools["Fail"]
+	if f.Calls != 3 || f.Errors != 3 || f.Successes != 0 || f.Timeouts != 0 {
+		t.Errorf("Fail stats %+v", f)
+	}
+	s := snap.Tools["Sleep"]
+	if s.Calls != 6 || s.Timeouts != 5 || s.Errors != 5 || s.Successes != 1 || s.P95 < s.P50 || s.Mean <= 0 || s.TotalDuration <= 0 {
+		t.Errorf("Sleep stats %+v", s)
+	}
 }
 
 func TestPercentiles(t *testing.T) {
@@ -308,7 +312,7 @@ func TestNormalizeError(t *testing.T) {
 }
 
 func TestRunNeedsSession(t *testing.T) {
-	e := New(nil)
+	e := New(nil, Options{})
 	if _, err := e.Run(context.Background(), nil, nil); err == nil {
 		t.Fatal("no error for a nil session")
 	}

@@ -19,7 +19,7 @@ import (
 
 func TestUnknownToolSuggestsClosest(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	tests := []struct {
 		name, want, notWant string
 	}{
@@ -48,7 +48,7 @@ func TestUnknownToolSuggestsClosest(t *testing.T) {
 
 func TestAliasResolves(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	o := run(t, e, call("a", "Say", `{"text":"hi"}`)).Outcomes[0]
 	if o.Kind != KindOK || o.Tool != "Echo" || o.Name != "Say" {
 		t.Fatalf("outcome %+v: %s", o, text(o))
@@ -57,7 +57,7 @@ func TestAliasResolves(t *testing.T) {
 
 func TestValidationReportsAllErrors(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	o := run(t, e, call("v", "Echo", `{"flag":"maybe","count":1.5,"opts":{"level":"x"},"tags":[1]}`)).Outcomes[0]
 	if o.Kind != KindInvalidInput || !o.Result.IsError {
 		t.Fatalf("kind %q: %s", o.Kind, text(o))
@@ -76,7 +76,7 @@ func TestValidationReportsAllErrors(t *testing.T) {
 
 func TestValidationNotJSON(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	for _, in := range []string{`{"text":`, `[1,2]`, `42`} {
 		o := run(t, e, call("n", "Echo", in)).Outcomes[0]
 		if o.Kind != KindInvalidInput || !strings.Contains(text(o), "not a JSON object") {
@@ -87,7 +87,7 @@ func TestValidationNotJSON(t *testing.T) {
 
 func TestCoercion(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	tests := []struct {
 		name, in, want string
 		coerced        bool
@@ -176,7 +176,7 @@ func normalizeNumbers(v any) any {
 
 func TestToolInputValidator(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	o := run(t, e, call("x", "Checked", `{"text":"bad thing"}`)).Outcomes[0]
 	if o.Kind != KindInvalidInput || !strings.Contains(text(o), "must not start with bad") {
 		t.Fatalf("kind %q: %s", o.Kind, text(o))
@@ -213,7 +213,7 @@ func TestPreToolUseHooks(t *testing.T) {
 				}
 				return tc.out, tc.err
 			})
-			e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(runner))
+			e := New(k.resolver(t), Options{Decider: allowAll(), Hooks: runner})
 			b := run(t, e, call("h", "Echo", `{"text":"orig"}`))
 			o := b.Outcomes[0]
 			if o.Kind != tc.kind || !strings.Contains(text(o), tc.contains) {
@@ -242,7 +242,7 @@ func TestPreToolUseVerdictReachesDecider(t *testing.T) {
 	runner := hook.RunnerFunc(func(ctx context.Context, in *hook.Input) (*hook.Output, error) {
 		return &hook.Output{Decision: tool.Ask, Reason: "hook wants a look"}, nil
 	})
-	e := New(k.resolver(t), WithDecider(d), WithHooks(runner))
+	e := New(k.resolver(t), Options{Decider: d, Hooks: runner})
 	run(t, e, call("p", "Checked", `{"text":"secret"}`))
 	if got == nil || got.HookVerdict != tool.Ask || got.HookReason != "hook wants a look" ||
 		got.ToolCheck.Behavior != tool.Deny || !got.Traits.ReadOnly || got.Env.ToolUseID != "p" || got.Name != "Checked" {
@@ -269,7 +269,7 @@ func TestPostToolUseHooks(t *testing.T) {
 		}
 		return nil, nil
 	})
-	e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(runner))
+	e := New(k.resolver(t), Options{Decider: allowAll(), Hooks: runner})
 	b := run(t, e, call("1", "Echo", `{"text":"hi"}`), call("2", "Store", `{"ms":0}`), call("3", "Fail", `{"ms":0}`))
 	if got := text(b.Outcomes[0]); got != "replaced\nctx after" {
 		t.Errorf("replaced result %q", got)
@@ -319,7 +319,7 @@ func TestHookEventFilter(t *testing.T) {
 			for _, ev := range c.handles {
 				f.handles[ev] = true
 			}
-			e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(f))
+			e := New(k.resolver(t), Options{Decider: allowAll(), Hooks: f})
 			run(t, e, call("1", "Echo", `{"text":"hi"}`))
 			run(t, e, call("2", "Fail", `{"ms":0}`))
 			if got := strings.Join(evs(f.ran), ","); got != c.want {
@@ -329,7 +329,7 @@ func TestHookEventFilter(t *testing.T) {
 	}
 	pre := &filterRunner{handles: map[hook.Event]bool{hook.PreToolUse: true}}
 	post := &filterRunner{handles: map[hook.Event]bool{hook.PostToolUse: true}}
-	e := New(k.resolver(t), WithDecider(allowAll()), WithHooks(hook.Join(pre, post)))
+	e := New(k.resolver(t), Options{Decider: allowAll(), Hooks: hook.Join(pre, post)})
 	run(t, e, call("1", "Echo", `{"text":"hi"}`))
 	if got := strings.Join(evs(append(pre.ran, post.ran...)), ","); got != "PreToolUse,PostToolUse,PreToolUse,PostToolUse" {
 		t.Errorf("joined runners ran for %q", got)
@@ -356,53 +356,53 @@ func TestPermission(t *testing.T) {
 	})
 	tests := []struct {
 		name     string
-		opts     []Option
+		opts     Options
 		mode     tool.Mode
 		c        Call
 		kind     Kind
 		contains string
 		stop     bool
 	}{
-		{"deny message reaches the model", []Option{WithDecider(denyWith("not in this repo", false))}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "not in this repo (rule Store(*))", false},
-		{"deny with interrupt stops", []Option{WithDecider(denyWith("user said stop", true))}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "do not continue", true},
-		{"decider error denies", []Option{WithDecider(permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
+		{"deny message reaches the model", Options{Decider: denyWith("not in this repo", false)}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "not in this repo (rule Store(*))", false},
+		{"deny with interrupt stops", Options{Decider: denyWith("user said stop", true)}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "do not continue", true},
+		{"decider error denies", Options{Decider: permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 			return permission.Decision{}, errors.New("rules unreadable")
-		}))}, "", call("1", "Noop", `{}`), KindDenied, "rules unreadable", false},
-		{"ask without asker denies", []Option{WithDecider(ask)}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "nobody can approve it", false},
-		{"passthrough is ask", []Option{WithDecider(permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
+		})}, "", call("1", "Noop", `{}`), KindDenied, "rules unreadable", false},
+		{"ask without asker denies", Options{Decider: ask}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "nobody can approve it", false},
+		{"passthrough is ask", Options{Decider: permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 			return permission.Decision{}, nil
-		}))}, "", call("1", "Noop", `{}`), KindDenied, "nobody can approve", false},
-		{"dontAsk never asks", []Option{WithDecider(ask), WithCanUseTool(func(context.Context, *permission.Request, permission.Decision) (permission.Decision, error) {
+		})}, "", call("1", "Noop", `{}`), KindDenied, "nobody can approve", false},
+		{"dontAsk never asks", Options{Decider: ask, CanUseTool: func(context.Context, *permission.Request, permission.Decision) (permission.Decision, error) {
 			t.Error("asked in dontAsk")
 			return permission.Decision{Behavior: tool.Allow}, nil
-		})}, tool.ModeDontAsk, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "dontAsk", false},
-		{"callback allows with updated input", []Option{WithDecider(ask), WithCanUseTool(func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
+		}}, tool.ModeDontAsk, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "dontAsk", false},
+		{"callback allows with updated input", Options{Decider: ask, CanUseTool: func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
 			if s.Reason != "writes need approval" || req.Name != "Store" {
 				t.Errorf("callback got %+v %+v", req, s)
 			}
 			return permission.Decision{Behavior: tool.Allow, UpdatedInput: json.RawMessage(`{"id":"b","ms":"0"}`)}, nil
-		})}, "", call("1", "Store", `{"id":"a","ms":0}`), KindOK, "wrote b", false},
-		{"callback invalid updated input", []Option{WithDecider(ask), WithCanUseTool(func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
+		}}, "", call("1", "Store", `{"id":"a","ms":0}`), KindOK, "wrote b", false},
+		{"callback invalid updated input", Options{Decider: ask, CanUseTool: func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
 			return permission.Decision{Behavior: tool.Allow, UpdatedInput: json.RawMessage(`{"ms":"soon"}`)}, nil
-		})}, "", call("1", "Store", `{"id":"a","ms":0}`), KindInvalidInput, "/ms", false},
-		{"callback denies with interrupt", []Option{WithDecider(ask), WithCanUseTool(func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
+		}}, "", call("1", "Store", `{"id":"a","ms":0}`), KindInvalidInput, "/ms", false},
+		{"callback denies with interrupt", Options{Decider: ask, CanUseTool: func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
 			return permission.Decision{Behavior: tool.Deny, Reason: "no", Interrupt: true}, nil
-		})}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "stopped the run", true},
-		{"callback error denies", []Option{WithDecider(ask), WithCanUseTool(func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
+		}}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "stopped the run", true},
+		{"callback error denies", Options{Decider: ask, CanUseTool: func(ctx context.Context, req *permission.Request, s permission.Decision) (permission.Decision, error) {
 			return permission.Decision{}, errors.New("terminal gone")
-		})}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "terminal gone", false},
+		}}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "terminal gone", false},
 		// The default decider: a permission.Engine with no rules.
-		{"default: read-only allowed", nil, "", call("1", "Noop", `{}`), KindOK, "ok", false},
-		{"default: write asks, nobody to ask", nil, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "nobody can approve", false},
-		{"default: tool deny", nil, tool.ModeBypassPermissions, call("1", "Checked", `{"text":"secret"}`), KindDenied, "secrets are off limits", false},
-		{"default: bypass allows writes", nil, tool.ModeBypassPermissions, call("1", "Store", `{"id":"a","ms":0}`), KindOK, "wrote a", false},
-		{"default: plan denies writes", nil, tool.ModePlan, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "plan mode", false},
-		{"default: plan allows reads", nil, tool.ModePlan, call("1", "Noop", `{}`), KindOK, "ok", false},
-		{"default: dontAsk denies writes", nil, tool.ModeDontAsk, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "dontAsk", false},
+		{"default: read-only allowed", Options{}, "", call("1", "Noop", `{}`), KindOK, "ok", false},
+		{"default: write asks, nobody to ask", Options{}, "", call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "nobody can approve", false},
+		{"default: tool deny", Options{}, tool.ModeBypassPermissions, call("1", "Checked", `{"text":"secret"}`), KindDenied, "secrets are off limits", false},
+		{"default: bypass allows writes", Options{}, tool.ModeBypassPermissions, call("1", "Store", `{"id":"a","ms":0}`), KindOK, "wrote a", false},
+		{"default: plan denies writes", Options{}, tool.ModePlan, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "plan mode", false},
+		{"default: plan allows reads", Options{}, tool.ModePlan, call("1", "Noop", `{}`), KindOK, "ok", false},
+		{"default: dontAsk denies writes", Options{}, tool.ModeDontAsk, call("1", "Store", `{"id":"a","ms":0}`), KindDenied, "dontAsk", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := New(k.resolver(t), tc.opts...)
+			e := New(k.resolver(t), tc.opts)
 			env := &tool.Env{WorkDir: "/w", Mode: tc.mode}
 			b, err := e.Run(context.Background(), NewSession(env), []Call{tc.c})
 			if err != nil {
@@ -428,24 +428,26 @@ func TestPermission(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	tests := []struct {
 		name     string
-		opts     []Option
+		opts     Options
 		c        Call
 		kind     Kind
 		contains string
 	}{
-		{"spec default applies", nil, call("1", "Timed", `{"ms":0}`), KindOK, "deadline in 1m0s"},
-		{"per-call override", nil, call("1", "Timed", `{"ms":0,"id":"2m"}`), KindOK, "deadline in 2m0s"},
-		{"override capped by MaxTimeout", nil, call("1", "Timed", `{"ms":0,"id":"1h"}`), KindOK, "deadline in 3m0s"},
-		{"global cap", []Option{WithTimeoutCap(30 * time.Second)}, call("1", "Timed", `{"ms":0,"id":"2m"}`), KindOK, "deadline in 30s"},
-		{"deadline hits", []Option{WithDefaultTimeout(20 * time.Millisecond)}, call("1", "Sleep", `{"ms":5000}`), KindTimeout, "timed out after 20ms"},
-		{"ignores cancel: abandoned", []Option{WithDefaultTimeout(10 * time.Millisecond), WithAbandonAfter(10 * time.Millisecond)}, call("1", "Stubborn", `{"ms":300}`), KindTimeout, "abandoned"},
-		{"slow to cancel: waited for", []Option{WithDefaultTimeout(10 * time.Millisecond)}, call("1", "SlowCancel", `{"ms":50}`), KindTimeout, "timed out after 10ms"},
+		{"spec default applies", Options{}, call("1", "Timed", `{"ms":0}`), KindOK, "deadline in 1m0s"},
+		{"per-call override", Options{}, call("1", "Timed", `{"ms":0,"id":"2m"}`), KindOK, "deadline in 2m0s"},
+		{"override capped by MaxTimeout", Options{}, call("1", "Timed", `{"ms":0,"id":"1h"}`), KindOK, "deadline in 3m0s"},
+		{"global cap", Options{TimeoutCap: 30 * time.Second}, call("1", "Timed", `{"ms":0,"id":"2m"}`), KindOK, "deadline in 30s"},
+		{"deadline hits", Options{DefaultTimeout: 20 * time.Millisecond}, call("1", "Sleep", `{"ms":5000}`), KindTimeout, "timed out after 20ms"},
+		{"ignores cancel: abandoned", Options{DefaultTimeout: 10 * time.Millisecond, AbandonAfter: 10 * time.Millisecond}, call("1", "Stubborn", `{"ms":300}`), KindTimeout, "abandoned"},
+		{"slow to cancel: waited for", Options{DefaultTimeout: 10 * time.Millisecond}, call("1", "SlowCancel", `{"ms":50}`), KindTimeout, "timed out after 10ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				k := newKit(t)
-				e := New(k.resolver(t), append([]Option{WithDecider(allowAll())}, tc.opts...)...)
+				xo := tc.opts
+				xo.Decider = allowAll()
+				e := New(k.resolver(t), xo)
 				o := run(t, e, tc.c).Outcomes[0]
 				if o.Kind != tc.kind || !strings.Contains(text(o), tc.contains) {
 					t.Fatalf("kind %q: %s", o.Kind, text(o))
@@ -466,7 +468,7 @@ func TestTimeouts(t *testing.T) {
 
 func TestPanicRecovered(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	b := run(t, e, call("1", "Boom", `{}`), call("2", "Noop", `{}`))
 	o := b.Outcomes[0]
 	if o.Kind != KindPanic || !strings.Contains(text(o), "kaboom 42") || strings.Contains(text(o), "goroutine") {
@@ -480,7 +482,7 @@ func TestPanicRecovered(t *testing.T) {
 func TestResultBudget(t *testing.T) {
 	k := newKit(t)
 	dir := t.TempDir()
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	s := NewSession(&tool.Env{WorkDir: "/w", ToolResultsDir: filepath.Join(dir, "results")})
 	b, err := e.Run(context.Background(), s, []Call{
 		call("toolu_01/../x", "Huge", `{"ms":100000}`),
@@ -555,7 +557,7 @@ func TestResultFileName(t *testing.T) {
 func TestStatusEvents(t *testing.T) {
 	k := newKit(t)
 	var log statusLog
-	e := New(k.resolver(t), WithDecider(allowAll()), WithStatus(log.add))
+	e := New(k.resolver(t), Options{Decider: allowAll(), Status: log.add})
 	run(t, e, call("p", "Progress", `{}`), call("bad", "Echo", `{}`))
 	got := log.phases("p")
 	want := []tool.Phase{tool.PhaseWait, tool.PhaseWait, tool.PhaseDoing, tool.PhaseDoing, tool.PhaseSuccess}
@@ -590,7 +592,7 @@ func equalPhases(a, b []tool.Phase) bool {
 func TestBadSchemaTool(t *testing.T) {
 	bad := &rawTool{spec: tool.Spec{Name: "Bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"nope"}}}`)}}
 	r, _ := NewMapResolver(bad)
-	e := New(r, WithDecider(allowAll()))
+	e := New(r, Options{Decider: allowAll()})
 	o := run(t, e, call("1", "Bad", `{}`)).Outcomes[0]
 	if o.Kind != KindInternal || !strings.Contains(text(o), "cannot be used") {
 		t.Fatalf("kind %q: %s", o.Kind, text(o))
@@ -615,7 +617,7 @@ func (r *rawTool) Call(ctx context.Context, env *tool.Env, in json.RawMessage) (
 func TestNilResultAndFailClosedTraits(t *testing.T) {
 	rt := &rawTool{spec: tool.Spec{Name: "Raw", InputSchema: tool.EmptyObjectSchema}}
 	r, _ := NewMapResolver(rt)
-	e := New(r, WithDecider(allowAll()))
+	e := New(r, Options{Decider: allowAll()})
 	o := run(t, e, call("1", "Raw", ``)).Outcomes[0]
 	if o.Kind != KindOK || text(o) != "(no output)" || o.Traits.ConcurrencySafe || !o.Traits.Destructive() {
 		t.Fatalf("outcome %+v %s", o, text(o))

@@ -102,7 +102,7 @@ func (e *Executor) runStream(ctx context.Context, s *Session, calls []Call) *Bat
 // each time the prefix grew by 512 bytes, carrying the prefix repaired into
 // valid JSON (see [RepairJSONPrefix]). A tool that implements
 // [tool.PartialObserver] gets the repaired input too, at most once per
-// [WithPartialInterval] and only when it changed, from the calling
+// [Options.PartialInterval] and only when it changed, from the calling
 // goroutine; a [tool.CallFactory] tool's instance for the call is made at
 // the first Partial and runs the complete call. Without a status receiver
 // and an observing tool, Partial costs a map lookup.

@@ -19,7 +19,7 @@ import (
 
 func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())
 	st.Add(call("g", "Gate", `{"id":"g"}`))
 	// The model is still streaming (no Close/Wait yet), and the call runs.
@@ -35,59 +35,60 @@ func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 	}
 }
 
-func TestStreamUnsafeWaitsForRunning(t *testing.T) {
-	// In a synctest bubble: synctest.Wait lets every call that could start
-	// start, where a sleep could only guess.
-	synctest.Test(t, func(t *testing.T) {
-		k := newKit(t)
-		e := New(k.resolver(t), WithDecider(allowAll()))
-		st := e.Stream(context.Background(), session())
-		st.Add(call("g", "Gate", `{"id":"g"}`))
-		<-k.gateIn
-		st.Add(call("w", "Store", `{"id":"w"}`))
-		st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
-		synctest.Wait()
-		k.probe.mu.Lock()
-		started := strings.Join(k.probe.started, ",")
-		k.probe.mu.Unlock()
-		if started != "g" {
-			t.Errorf("started %s while g runs; want only g", started)
-		}
-		close(k.release)
-		st.Wait()
-		k.probe.mu.Lock()
-		defer k.probe.mu.Unlock()
-		if got := strings.Join(k.probe.started, ","); got != "g,w,s" {
-			t.Errorf("start order %s", got)
-		}
-	})
+// TestStreamUnsafeWaitsForRunning runs in a synctest bubble: synctest.Wait
+// lets every call that could start start, where a sleep could only guess.
+func TestStreamUnsafeWaitsForRunning(t *testing.T) { synctest.Test(t, testStreamUnsafeWaitsForRunning) }
+
+func testStreamUnsafeWaitsForRunning(t *testing.T) {
+	k := newKit(t)
+	e := New(k.resolver(t), Options{Decider: allowAll()})
+	st := e.Stream(context.Background(), session())
+	st.Add(call("g", "Gate", `{"id":"g"}`))
+	<-k.gateIn
+	st.Add(call("w", "Store", `{"id":"w"}`))
+	st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
+	synctest.Wait()
+	k.probe.mu.Lock()
+	started := strings.Join(k.probe.started, ",")
+	k.probe.mu.Unlock()
+	if started != "g" {
+		t.Errorf("started %s while g runs; want only g", started)
+	}
+	close(k.release)
+	st.Wait()
+	k.probe.mu.Lock()
+	defer k.probe.mu.Unlock()
+	if got := strings.Join(k.probe.started, ","); got != "g,w,s" {
+		t.Errorf("start order %s", got)
+	}
 }
 
-func TestStreamResultsInOrder(t *testing.T) {
-	// In a synctest bubble: the timeouts and sleeps run on the fake clock.
-	synctest.Test(t, func(t *testing.T) {
-		k := newKit(t)
-		e := New(k.resolver(t), WithDecider(allowAll()))
-		st := e.Stream(context.Background(), session())
-		st.Add(call("slow", "Sleep", `{"ms":30,"id":"slow"}`))
-		st.Add(call("fast", "Sleep", `{"ms":0,"id":"fast"}`))
-		st.Add(call("bad", "Nope", `{}`))
-		st.Close()
-		var ids []string
-		for o := range st.Results() {
-			ids = append(ids, o.ID)
-		}
-		if strings.Join(ids, ",") != "slow,fast,bad" {
-			t.Errorf("order %v", ids)
-		}
-		st.Wait()
-	})
+// TestStreamResultsInOrder runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
+func TestStreamResultsInOrder(t *testing.T) { synctest.Test(t, testStreamResultsInOrder) }
+
+func testStreamResultsInOrder(t *testing.T) {
+	k := newKit(t)
+	e := New(k.resolver(t), Options{Decider: allowAll()})
+	st := e.Stream(context.Background(), session())
+	st.Add(call("slow", "Sleep", `{"ms":30,"id":"slow"}`))
+	st.Add(call("fast", "Sleep", `{"ms":0,"id":"fast"}`))
+	st.Add(call("bad", "Nope", `{}`))
+	st.Close()
+	var ids []string
+	for o := range st.Results() {
+		ids = append(ids, o.ID)
+	}
+	if strings.Join(ids, ",") != "slow,fast,bad" {
+		t.Errorf("order %v", ids)
+	}
+	st.Wait()
 }
 
 func TestStreamPartialWaitEvents(t *testing.T) {
 	k := newKit(t)
 	var log statusLog
-	e := New(k.resolver(t), WithDecider(allowAll()), WithStatus(log.add))
+	e := New(k.resolver(t), Options{Decider: allowAll(), Status: log.add})
 	st := e.Stream(context.Background(), session())
 	long := strings.Repeat("x", 600)
 	st.Partial("p", "Echo", nil)                                  // the block starts: WAIT
@@ -116,7 +117,7 @@ func TestStreamPartialWaitEvents(t *testing.T) {
 
 func TestStreamDiscard(t *testing.T) {
 	k := newKit(t)
-	e := New(k.resolver(t), WithDecider(allowAll()))
+	e := New(k.resolver(t), Options{Decider: allowAll()})
 	s := NewSession(&tool.Env{WorkDir: "/w"})
 	st := e.Stream(context.Background(), s)
 	st.Add(call("g", "Gate", `{"id":"g"}`))
@@ -180,7 +181,7 @@ func (s *recSpan) End(...trace.SpanEndOption)       { s.ended = true }
 func TestSpans(t *testing.T) {
 	k := newKit(t)
 	tr := &recTracer{}
-	e := New(k.resolver(t), WithDecider(allowAll()), WithTracerProvider(recProvider{t: tr}))
+	e := New(k.resolver(t), Options{Decider: allowAll(), TracerProvider: recProvider{t: tr}})
 	run(t, e, call("a", "Say", `{"text":"x"}`), call("b", "Boom", `{}`))
 	if len(tr.spans) != 2 {
 		t.Fatalf("%d spans", len(tr.spans))
@@ -259,7 +260,7 @@ func FuzzRepairJSONPrefix(f *testing.F) {
 
 func FuzzCoerce(f *testing.F) {
 	k := newKit(f)
-	e := New(k.resolver(f), WithDecider(allowAll()))
+	e := New(k.resolver(f), Options{Decider: allowAll()})
 	var echo tool.Tool
 	for _, tl := range k.tools {
 		if tl.Spec().Name == "Echo" {

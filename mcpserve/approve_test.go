@@ -40,7 +40,7 @@ func newApprovalServer(t *testing.T, ran *int, mu *sync.Mutex) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := executor.New(r, executor.WithCanUseTool(permission.AskChannel(Elicitation(), nil, interaction.Who{})))
+	ex := executor.New(r, executor.Options{CanUseTool: permission.AskChannel(Elicitation(), nil, interaction.Who{})})
 	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: os.TempDir(), Mode: tool.ModeDefault}),
 		&Options{Name: "approve-test", EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
@@ -219,7 +219,7 @@ func TestElicitationChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 	services := tool.Provide(&tool.Services{}, Elicitation())
-	ex := executor.New(r, executor.WithCanUseTool(permission.AskChannel(Elicitation(), nil, interaction.Who{})))
+	ex := executor.New(r, executor.Options{CanUseTool: permission.AskChannel(Elicitation(), nil, interaction.Who{})})
 	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModePlan, Services: services}),
 		&Options{Name: "channel-test", EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {

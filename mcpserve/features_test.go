@@ -164,7 +164,7 @@ func newFeatureServer(t *testing.T, opts *Options) *featureServer {
 	reports := make(chan tool.Progress, 100)
 	sess := executor.NewSession(&tool.Env{WorkDir: "/start", Mode: tool.ModeBypassPermissions,
 		Progress: func(p tool.Progress) { reports <- p }})
-	srv, err := New(tools, executor.New(r), sess, opts)
+	srv, err := New(tools, executor.New(r, executor.Options{}), sess, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestFeatureErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tools := testTools(nil)
 			r, _ := executor.NewMapResolver(tools...)
-			_, err := New(tools, executor.New(r), executor.NewSession(nil), &tc.opts)
+			_, err := New(tools, executor.New(r, executor.Options{}), executor.NewSession(nil), &tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}

@@ -101,11 +101,11 @@ func newTestServer(rec *recorder, mode tool.Mode, hooks hook.Runner) (*Server, e
 	if err != nil {
 		return nil, err
 	}
-	opts := []executor.Option{}
+	opts := executor.Options{}
 	if hooks != nil {
-		opts = append(opts, executor.WithHooks(hooks))
+		opts.Hooks = hooks
 	}
-	ex := executor.New(r, opts...)
+	ex := executor.New(r, opts)
 	sess := executor.NewSession(&tool.Env{WorkDir: os.TempDir(), Mode: mode})
 	return New(tools, ex, sess, &Options{Name: "gantry-test"})
 }
@@ -309,7 +309,7 @@ func TestCancelFromClient(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	tools := testTools(nil)
 	r, _ := executor.NewMapResolver(tools...)
-	ex := executor.New(r)
+	ex := executor.New(r, executor.Options{})
 	sess := executor.NewSession(nil)
 	if _, err := New(append(tools, tools[0]), ex, sess, nil); err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Errorf("duplicate: %v", err)

@@ -86,16 +86,6 @@ func globMatch1(p, t string) bool {
 	return pi == len(toks)
 }
 
-// matchCommandSpec reports whether a Bash specifier matches one simple
-// command's canonical text.
-func matchCommandSpec(spec, text string) bool {
-	spec = normalizeCommandSpec(spec)
-	if !hasWildcard(spec) {
-		return collapseSpaces(unescapeStars(spec)) == text
-	}
-	return globMatch(collapseSpaces(spec), text)
-}
-
 func unescapeStars(s string) string { return strings.ReplaceAll(s, `\*`, `*`) }
 
 // collapseSpaces trims s and turns runs of blanks into one space.

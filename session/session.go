@@ -77,27 +77,30 @@ func DefaultHome(getenv func(string) string) (string, error) {
 // Store is a directory of transcripts. It is safe for concurrent use; each
 // [Session] serialises its own appends.
 type Store struct {
-	home  string
-	now   func() time.Time
-	newID func() string
+	home string
+	// Now is the clock of record timestamps (nil = time.Now).
+	Now func() time.Time
+	// NewID makes session ids and record uuids (nil = [NewUUID]).
+	NewID func() string
+	// Set Now and NewID before the store is first used.
 }
 
-// StoreOption configures a Store.
-type StoreOption func(*Store)
+// NewStore returns a store rooted at home (see [DefaultHome]) with the
+// default clock and ids.
+func NewStore(home string) *Store { return &Store{home: home} }
 
-// WithClock sets the clock used for record timestamps (tests).
-func WithClock(now func() time.Time) StoreOption { return func(s *Store) { s.now = now } }
-
-// WithIDs sets the generator of session ids and record uuids (tests).
-func WithIDs(newID func() string) StoreOption { return func(s *Store) { s.newID = newID } }
-
-// NewStore returns a store rooted at home (see [DefaultHome]).
-func NewStore(home string, opts ...StoreOption) *Store {
-	s := &Store{home: home, now: time.Now, newID: NewUUID}
-	for _, o := range opts {
-		o(s)
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
 	}
-	return s
+	return time.Now()
+}
+
+func (s *Store) newID() string {
+	if s.NewID != nil {
+		return s.NewID()
+	}
+	return NewUUID()
 }
 
 // Home returns the store's root directory.

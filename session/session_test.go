@@ -17,12 +17,15 @@ func newTestStore(t *testing.T) *Store {
 	n := 0
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	return NewStore(t.TempDir(), WithIDs(func() string {
+	st := NewStore(t.TempDir())
+	st.NewID = func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
 		return fmt.Sprintf("id-%03d", n)
-	}), WithClock(func() time.Time { return clock }))
+	}
+	st.Now = func() time.Time { return clock }
+	return st
 }
 
 func msg(s string) json.RawMessage {

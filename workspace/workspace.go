@@ -174,8 +174,11 @@ type Options struct {
 	// when MCP.Elicit is nil. Nil means nobody: asks are denied, questions
 	// and elicitations report that nobody can answer.
 	Interaction interaction.Channel
-	// ExecutorOptions are extra options of the workspace's executor.
-	ExecutorOptions []executor.Option
+	// ExecutorOptions configure the workspace's executor (limits,
+	// tracing); the zero value is the executor's defaults. Decider, Hooks
+	// and CanUseTool, when nil, are the workspace's (its permission engine,
+	// the settings' hooks, asks through Interaction).
+	ExecutorOptions executor.Options
 
 	// SessionID names the session in the tools' environment ("" = a new
 	// random id). ToolResultsDir is where oversized results and background
@@ -214,7 +217,7 @@ type Workspace struct {
 	// The workspace's own executor and session, made on first use (an
 	// agent builds its own over the same pool and safety layer).
 	env    *tool.Env
-	xo     []executor.Option
+	xo     executor.Options
 	rtOnce sync.Once
 	exec   *executor.Executor
 	sess   atomic.Pointer[executor.Session]
@@ -465,15 +468,18 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}
 
 	// The executor.
-	xo := []executor.Option{executor.WithDecider(w.decider)}
-	if w.hooks != nil {
-		xo = append(xo, executor.WithHooks(w.hooks))
+	xo := opts.ExecutorOptions
+	if xo.Decider == nil {
+		xo.Decider = w.decider
 	}
-	if opts.Interaction != nil {
+	if xo.Hooks == nil && w.hooks != nil {
+		xo.Hooks = w.hooks
+	}
+	if xo.CanUseTool == nil && opts.Interaction != nil {
 		up, _ := w.decider.(permission.Updater)
-		xo = append(xo, executor.WithCanUseTool(permission.AskChannel(opts.Interaction, up, interaction.Who{SessionID: sessionID})))
+		xo.CanUseTool = permission.AskChannel(opts.Interaction, up, interaction.Who{SessionID: sessionID})
 	}
-	w.env, w.xo = env, append(xo, opts.ExecutorOptions...)
+	w.env, w.xo = env, xo
 	return w, nil
 }
 
@@ -637,7 +643,7 @@ func (w *Workspace) Executor() *executor.Executor {
 // runtime makes the workspace's own executor and session once.
 func (w *Workspace) runtime() {
 	w.rtOnce.Do(func() {
-		w.exec = executor.New(w.pool, w.xo...)
+		w.exec = executor.New(w.pool, w.xo)
 		w.sess.Store(executor.NewSession(w.env))
 	})
 }

@@ -33,7 +33,7 @@ func TestBackfillAbsolutePath(t *testing.T) {
 		}
 		return nil, nil
 	})
-	ex := executor.New(res, executor.WithDecider(eng), executor.WithHooks(hooks))
+	ex := executor.New(res, executor.Options{Decider: eng, Hooks: hooks})
 	sess := executor.NewSession(&tool.Env{WorkDir: work, Files: tool.NewFileCache(0)})
 	o, err := ex.RunOne(context.Background(), sess, executor.Call{ID: "r", Name: "Read", Input: []byte(`{"file_path":"a.txt"}`)})
 	if err != nil {

@@ -131,7 +131,12 @@ func (r *reader) readNotebook(f *os.File, info fs.FileInfo, path, key string, fi
 		files.Put(readState(key, info, hashBytes(data), 1, 0, false, r.opts.Now()))
 	}
 	summary := fmt.Sprintf("Read notebook %s (%d cells)", path, len(nb.Cells))
-	return &tool.Result{Content: blocks, Display: []tool.Content{tool.Text(EscapeDisplay(summary))}}, nil
+	var raw struct {
+		Cells []json.RawMessage `json:"cells"`
+	}
+	_ = json.Unmarshal(data, &raw) // it parsed as a notebook above
+	return &tool.Result{Content: blocks, Display: []tool.Content{tool.Text(EscapeDisplay(summary))},
+		Structured: NotebookRead{FilePath: path, Cells: raw.Cells}}, nil
 }
 
 // outputContent returns the text of an output and, for a PNG, JPEG or GIF

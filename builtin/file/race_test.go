@@ -47,7 +47,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := executor.New(res, executor.WithDecider(eng))
+	ex := executor.New(res, executor.Options{Decider: eng})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

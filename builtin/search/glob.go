@@ -33,8 +33,8 @@ func NewGlob(opts Options) (*tool.FuncTool, error) {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	return tool.NewText("Glob", globDescription,
-		func(ctx context.Context, env *tool.Env, in GlobInput) (string, error) {
+	return tool.New("Glob", globDescription,
+		func(ctx context.Context, env *tool.Env, in GlobInput) (*tool.Result, error) {
 			return runGlob(ctx, env, o, in)
 		},
 		tool.ReadOnly(),
@@ -144,32 +144,52 @@ func sortNewest[T any](s []T, key func(T) (time.Time, string)) {
 	})
 }
 
-func runGlob(ctx context.Context, env *tool.Env, o Options, in GlobInput) (string, error) {
+func runGlob(ctx context.Context, env *tool.Env, o Options, in GlobInput) (*tool.Result, error) {
+	start := time.Now()
 	root, err := resolvePath(env, in.Path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	matches, err := Glob(ctx, root, in.Pattern, o)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if denied := tool.ReadFilterOf(env); denied != nil {
 		// Read deny rules bind Glob too: their files are not listed.
 		matches = slices.DeleteFunc(matches, func(m GlobMatch) bool { return denied(m.Path) })
 	}
-	if len(matches) == 0 {
-		return "No files found", nil
-	}
-	var b strings.Builder
 	n := min(len(matches), o.GlobLimit)
+	out := GlobOutput{NumFiles: n, Filenames: make([]string, 0, n), Truncated: len(matches) > n, TotalMatches: len(matches), CountIsComplete: true}
+	var b strings.Builder
 	for _, m := range matches[:n] {
 		b.WriteString(m.Path)
 		b.WriteByte('\n')
+		out.Filenames = append(out.Filenames, m.Path)
 	}
 	if len(matches) > n {
 		fmt.Fprintf(&b, "(Results are truncated: showing the %d most recently modified of %d files. Use a more specific path or pattern.)\n", n, len(matches))
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	text := strings.TrimSuffix(b.String(), "\n")
+	if len(matches) == 0 {
+		text = "No files found"
+	}
+	out.DurationMs = time.Since(start).Milliseconds()
+	r := tool.TextResult(text)
+	r.Structured = out
+	return r, nil
+}
+
+// GlobOutput is the structured result of a Glob call
+// ([tool.Result.Structured]); its JSON is the Agent SDK's GlobOutput.
+type GlobOutput struct {
+	DurationMs int64 `json:"durationMs"`
+	// NumFiles is len(Filenames); TotalMatches counts the matches before
+	// the limit cut them (Truncated).
+	NumFiles        int      `json:"numFiles"`
+	Filenames       []string `json:"filenames"`
+	Truncated       bool     `json:"truncated"`
+	TotalMatches    int      `json:"totalMatches"`
+	CountIsComplete bool     `json:"countIsComplete"`
 }
 
 // globAccess: Glob reads its directory, and a pattern that reaches out of

@@ -60,22 +60,25 @@ func NewGrep(opts Options) (*tool.FuncTool, error) {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	return tool.NewText("Grep", grepDescription,
-		func(ctx context.Context, env *tool.Env, in GrepInput) (string, error) {
+	return tool.New("Grep", grepDescription,
+		func(ctx context.Context, env *tool.Env, in GrepInput) (*tool.Result, error) {
 			q, err := newQuery(env, o, in)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			res, err := Search(ctx, q, o)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if denied := tool.ReadFilterOf(env); denied != nil {
 				// Read deny rules bind Grep too: no line, count or
 				// name of their files is shown.
 				res.Files = slices.DeleteFunc(res.Files, func(f FileResult) bool { return denied(f.Path) })
 			}
-			return res.Format(), nil
+			text := res.Format()
+			r := tool.TextResult(text)
+			r.Structured = grepOutput(res, text)
+			return r, nil
 		},
 		tool.ReadOnly(),
 		tool.AccessFunc(func(in GrepInput) (tool.Access, error) { return tool.Access{Reads: []string{orDot(in.Path)}}, nil }),
@@ -807,3 +810,49 @@ func isBinaryFile(path string) (bool, error) {
 // binaryChunk is the prefix in which a NUL byte makes a file binary
 // (ripgrep's buffer size).
 const binaryChunk = 64 << 10
+
+// GrepOutput is the structured result of a Grep call
+// ([tool.Result.Structured]); its JSON is the Agent SDK's GrepOutput.
+type GrepOutput struct {
+	// Mode is the output mode (content, files_with_matches or count).
+	Mode string `json:"mode"`
+	// NumFiles is len(Filenames): the files with matches.
+	NumFiles  int      `json:"numFiles"`
+	Filenames []string `json:"filenames"`
+	// Content is the text the model got (content and count modes);
+	// NumLines its lines.
+	Content  string `json:"content,omitempty"`
+	NumLines *int   `json:"numLines,omitempty"`
+	// NumMatches is the number of matches (count mode).
+	NumMatches *int `json:"numMatches,omitempty"`
+	// AppliedLimit and AppliedOffset are the paging that applied.
+	AppliedLimit  *int `json:"appliedLimit,omitempty"`
+	AppliedOffset *int `json:"appliedOffset,omitempty"`
+}
+
+func grepOutput(res *Result, text string) GrepOutput {
+	out := GrepOutput{Mode: res.Query.Mode, NumFiles: len(res.Files), Filenames: make([]string, 0, len(res.Files))}
+	matches := 0
+	for _, f := range res.Files {
+		out.Filenames = append(out.Filenames, f.Path)
+		matches += f.Matches
+	}
+	if res.Query.Mode != ModeFiles {
+		out.Content = text
+		n := strings.Count(text, "\n")
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			n++
+		}
+		out.NumLines = &n
+	}
+	if res.Query.Mode == ModeCount {
+		out.NumMatches = &matches
+	}
+	if res.Query.HeadLimit > 0 {
+		out.AppliedLimit = &res.Query.HeadLimit
+	}
+	if res.Query.Offset > 0 {
+		out.AppliedOffset = &res.Query.Offset
+	}
+	return out
+}

@@ -308,8 +308,3 @@ func (p *proc) closeCwd() {
 		p.cwdR.Close()
 	}
 }
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

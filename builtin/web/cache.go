@@ -75,10 +75,3 @@ func (c *cache) remove(el *list.Element) {
 	delete(c.items, e.key)
 	c.size -= e.cost
 }
-
-// bytes returns the cache's current size.
-func (c *cache) bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.size
-}

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/llm/llmenv"
 	"github.com/gantry-dev/gantry/sandbox"
 )
 
@@ -251,14 +251,14 @@ func run(ctx context.Context, a *app, args []string) int {
 // providers' keys leave the process environment: on Linux the process
 // re-executes itself once without them and receives them over a pipe, so
 // not even /proc/<pid>/environ shows them; no tool, hook or MCP server
-// inherits them; and the process is made non-dumpable (procenv.Start). The
-// configuration reads the keys from what Start returns.
+// inherits them; and the process is made non-dumpable (llmenv.HideKeys).
+// The configuration reads the keys through the getenv it returns.
 func processApp() *app {
-	secrets, err := procenv.Start()
+	getenv, err := llmenv.HideKeys()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gantry: warning:", err)
 	}
-	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: secrets.Getenv}
+	return &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv}
 }
 
 func main() {

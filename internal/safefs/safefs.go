@@ -44,9 +44,6 @@ type Root struct {
 	name string
 }
 
-// Name returns the directory the root was opened with.
-func (r *Root) Name() string { return r.name }
-
 // Close closes the root's descriptor.
 func (r *Root) Close() error { return r.root.Close() }
 

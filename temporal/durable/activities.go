@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -54,8 +53,9 @@ type WorkerOptions struct {
 	// HeartbeatEvery is how often a running tool call heartbeats (0 = a
 	// third of the activity's heartbeat timeout).
 	HeartbeatEvery time.Duration
-	// ExecutorOptions are extra executor options for every run.
-	ExecutorOptions []executor.Option
+	// ExecutorOptions configure every run's executor (zero = the
+	// defaults); CanUseTool is the activities' own.
+	ExecutorOptions executor.Options
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
 	// Live receives the stream events of the model calls as they arrive
@@ -207,8 +207,8 @@ func (a *Activities) open(ctx context.Context, runID string, spec Spec) (*runtim
 	// Asks go to the workflow through askChannel, as the workspace would
 	// send them, but the rules a person grants are recorded so that they
 	// travel with the run.
-	xo := append(slices.Clone(a.opts.ExecutorOptions),
-		executor.WithCanUseTool(permission.AskChannel(askChannel{}, rt.grants, interaction.Who{SessionID: runID})))
+	xo := a.opts.ExecutorOptions
+	xo.CanUseTool = permission.AskChannel(askChannel{}, rt.grants, interaction.Who{SessionID: runID})
 	ws, err := workspace.Open(ctx, workspace.Options{
 		Dir: spec.WorkDir, Mode: spec.PermissionMode, Allow: spec.Allow, Deny: spec.Deny,
 		Trusted: spec.Trusted, NoSettings: spec.NoSettings,
@@ -539,7 +539,8 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 	if home == "" {
 		return temporal.NewNonRetryableApplicationError("no GANTRY_HOME or home directory on the worker", "transcript", nil)
 	}
-	st := session.NewStore(home, session.WithIDs(func() string { return in.RunID }))
+	st := session.NewStore(home)
+	st.NewID = func() string { return in.RunID }
 	var s *session.Session
 	var err error
 	if _, serr := os.Stat(st.Path(in.WorkDir, in.RunID)); serr == nil {

@@ -25,10 +25,7 @@ func BenchmarkReadOnlyBatch(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			c := newCluster(b)
 			home := b.TempDir()
-			var xo []executor.Option
-			if tc.conc > 0 {
-				xo = append(xo, executor.WithMaxConcurrency(tc.conc))
-			}
+			xo := executor.Options{MaxConcurrency: tc.conc}
 			a, err := durable.NewActivities(durable.WorkerOptions{Provider: c.prov, Getenv: fakemodel.Getenv(home), UserHome: home, SessionHome: home, ExecutorOptions: xo})
 			if err != nil {
 				b.Fatal(err)

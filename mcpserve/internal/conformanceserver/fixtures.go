@@ -41,7 +41,7 @@ func newServer(workDir string) (*mcpserve.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := executor.New(r)
+	ex := executor.New(r, executor.Options{})
 	sess := executor.NewSession(&tool.Env{WorkDir: workDir, Mode: tool.ModeDefault})
 	return mcpserve.New(tools, ex, sess, &mcpserve.Options{
 		Name:              "gantry-conformance-fixture",
