@@ -174,8 +174,8 @@ function images(content) {
 
 function diff(removed, added) {
   const pre = el('pre', { class: 'diff' });
-  for (const l of (removed ?? '').replace(/\n$/, '').split('\n')) if (removed) pre.append(el('span', { class: 'del', text: '- ' + l }), '\n');
-  for (const l of (added ?? '').replace(/\n$/, '').split('\n')) if (added) pre.append(el('span', { class: 'add', text: '+ ' + l }), '\n');
+  for (const l of (removed ?? '').replace(/\n$/, '').split('\n')) if (removed) pre.append(el('span', { class: 'del', text: '- ' + l }));
+  for (const l of (added ?? '').replace(/\n$/, '').split('\n')) if (added) pre.append(el('span', { class: 'add', text: '+ ' + l }));
   return pre;
 }
 
@@ -188,6 +188,7 @@ class Conversation {
     this.runID = runID;
     this.cards = new Map(); // tool_use id → card
     this.previews = new Map(); // parent id ('' = main) → element
+    this.asking = new Set(); // tool_use ids with a pending ask (it may come before the call's card)
   }
 
   target(parent) {
@@ -271,6 +272,7 @@ class Conversation {
     card.append(body);
     if (agents.has(name)) card.append(el('div', { class: 'children' }));
     this.cards.set(b.id, card);
+    if (this.asking.has(b.id)) this.waiting(card);
     return card;
   }
 
@@ -289,6 +291,8 @@ class Conversation {
       const out = text(b.content);
       const res = el('pre', { class: 'output' + (b.is_error ? ' err' : ''), text: out || '(no output)' });
       if (!card) { this.add(d.parent_tool_use_id, res); continue; }
+      this.asking.delete(b.tool_use_id);
+      card.classList.remove('waiting');
       card.classList.add(b.is_error ? 'failed' : 'done');
       card.querySelector('.state').textContent = b.is_error ? 'error' : 'done';
       const name = card.dataset.tool;
@@ -304,10 +308,16 @@ class Conversation {
     }
   }
 
+  waiting(card) {
+    card.classList.add('waiting');
+    card.querySelector('.state').textContent = 'needs you';
+  }
+
   ask(d) {
     const id = d.request?.tool_use_id;
+    if (id) this.asking.add(id);
     const card = id && this.cards.get(id);
-    if (card) { card.classList.add('waiting'); card.querySelector('.state').textContent = 'needs you'; }
+    if (card) this.waiting(card);
     refreshLive().catch(() => {});
   }
 
