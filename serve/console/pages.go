@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/interaction"
@@ -188,9 +189,14 @@ func done(w http.ResponseWriter, r *http.Request, next string) {
 }
 
 // localPath returns p when it is a path of this site, else def (an open
-// redirect is refused).
+// redirect is refused). Browsers read a backslash as a slash and drop
+// tabs and newlines, so a path with either is refused too.
 func localPath(p, def string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.Contains(p, `\`) ||
+		strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return def
+	}
+	if u, err := url.Parse(p); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return def
 	}
 	return p
