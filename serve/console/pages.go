@@ -318,7 +318,7 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, 0, "live", runData{page: page{CSRF: s.csrf, Now: c.now()}, Run: rowOf(run), Asks: asksOf(run, s.csrf, "/runs/"+run.ID)})
+	c.render(w, 0, "live", runData{page: c.base(r.Context(), s, "", "runs"), Run: rowOf(run), Asks: asksOf(run, s.csrf, "/runs/"+run.ID)})
 }
 
 // runEvents streams a run's events: the API's SSE stream, behind the

@@ -145,6 +145,12 @@ async function refreshLive() {
   const doc = await fetchDoc(`/runs/${encodeURIComponent(live.dataset.run)}/live`);
   const head = doc.getElementById('runhead');
   if (head) document.getElementById('runhead').replaceWith(head);
+  const n = Number(doc.getElementById('needs-count')?.dataset.n ?? 0);
+  const nav = document.getElementById('nav-asks');
+  if (nav) {
+    nav.querySelector('.count')?.remove();
+    if (n > 0) nav.append(' ', el('span', { class: 'count', 'aria-label': `${n} waiting`, text: String(n) }));
+  }
   const asks = doc.getElementById('asks');
   if (!asks) return;
   // Keep a form being typed into; replace the rest.
@@ -268,6 +274,11 @@ class Conversation {
     else if (name === 'MultiEdit') for (const e of input.edits ?? []) body.append(diff(e.old_string, e.new_string));
     else if (name === 'Write') body.append(diff('', input.content));
     else if (agents.has(name)) body.append(el('p', { class: 'hint', text: input.prompt ? input.prompt.slice(0, 500) : '' }));
+    else if (name === 'AskUserQuestion') {
+      for (const q of input.questions ?? []) {
+        body.append(el('p', { text: q.question }), el('ul', {}, ...(q.options ?? []).map((o) => el('li', { text: o.description ? `${o.label} — ${o.description}` : o.label }))));
+      }
+    } else if (name === 'ExitPlanMode') body.append(el('div', { class: 'md' }, markdown(input.plan ?? '')));
     else if (!quiet.has(name)) body.append(el('pre', { class: 'input', text: JSON.stringify(input, null, 2) }));
     card.append(body);
     if (agents.has(name)) card.append(el('div', { class: 'children' }));
@@ -314,7 +325,7 @@ class Conversation {
   }
 
   ask(d) {
-    const id = d.request?.tool_use_id;
+    const id = d.request?.tool_use_id ?? d.request?.ask?.tool_use_id;
     if (id) this.asking.add(id);
     const card = id && this.cards.get(id);
     if (card) this.waiting(card);
