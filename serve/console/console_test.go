@@ -105,8 +105,15 @@ func start(t testing.TB, o serve.Options) *fixture {
 		}
 	})
 	f := &fixture{url: "http://" + ln.Addr().String(), dir: t.TempDir(), log: buf, st: st}
+	hc := http.DefaultClient
+	if o.TLS != nil {
+		f.url = "https://" + ln.Addr().String()
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+		hc = &http.Client{Transport: tr}
+		defer tr.CloseIdleConnections()
+	}
 	for i := 0; ; i++ {
-		resp, err := http.Get(f.url + "/v1/health")
+		resp, err := hc.Get(f.url + "/v1/health")
 		if err == nil {
 			resp.Body.Close()
 			break
@@ -479,4 +486,104 @@ func TestNextFires(t *testing.T) {
 			t.Errorf("%q %q accepted", bad.cron, bad.tz)
 		}
 	}
+}
+
+// formRunner asks a multi-select question and then a plan, and emits
+// the answers it got.
+var formRunner = runqueue.RunnerFunc(func(ctx context.Context, _ runqueue.Request, x runqueue.Exec) (*runqueue.Result, error) {
+	x.Started("s")
+	qa, err := interaction.AskQuestions(ctx, x.Channel, &interaction.QuestionRequest{Questions: []interaction.Question{
+		{Question: "Which checks?", Header: "Checks", MultiSelect: true, Options: []interaction.Option{{Label: "vet"}, {Label: "lint"}, {Label: "race"}}},
+		{Question: "Which branch?", Header: "Branch", Options: []interaction.Option{{Label: "main"}, {Label: "dev"}}},
+		{Question: "Skipped?", Header: "Skip", Options: []interaction.Option{{Label: "a"}, {Label: "b"}}},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	x.Emit(map[string]any{"type": "assistant", "answers": qa.Answers})
+	pa, err := interaction.ApprovePlan(ctx, x.Channel, &interaction.PlanRequest{Plan: "# Plan\n\n1. do it", ReturnMode: "default"})
+	if err != nil {
+		return nil, err
+	}
+	x.Emit(map[string]any{"type": "assistant", "plan": pa})
+	return &runqueue.Result{Subtype: "success"}, nil
+})
+
+// TestQuestionAndPlanForms answers a question and a plan with plain form
+// posts (no script): the console turns the forms into the API's answers.
+func TestQuestionAndPlanForms(t *testing.T) {
+	f := start(t, serve.Options{Runner: formRunner})
+	b := newBrowser(t, f.url)
+	csrf := b.login()
+	resp, _ := b.do(http.MethodPost, "/new", url.Values{"csrf": {csrf}, "prompt": {"p"}, "dir": {f.dir}}, nil)
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	askRE := regexp.MustCompile(`data-ask="([^"]+)" data-kind="([a-z]+)"`)
+	waitAsk := func(kind string) string {
+		t.Helper()
+		for range 400 {
+			_, page := b.do(http.MethodGet, "/asks", nil, nil)
+			if m := askRE.FindStringSubmatch(page); m != nil && m[2] == kind {
+				return m[1]
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("no %s ask", kind)
+		return ""
+	}
+	ask := waitAsk("question")
+	form := url.Values{"csrf": {csrf}, "back": {"/asks"},
+		"q0": {"vet", "race", "not-an-option"}, "q0_other": {"fuzz"}, // multi-select: options and a free answer
+		"q1": {"main"}, "q1_other": {"release"}} // single: the free answer wins
+	resp, page := b.do(http.MethodPost, "/runs/"+id+"/asks/"+ask, form, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/asks" {
+		t.Fatalf("question: %s %s\n%s", resp.Status, resp.Header.Get("Location"), page)
+	}
+	ask = waitAsk("plan")
+	resp, _ = b.do(http.MethodPost, "/runs/"+id+"/asks/"+ask, url.Values{"csrf": {csrf}, "approve": {"yes"}, "mode": {"acceptEdits"}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/runs/"+id {
+		t.Fatalf("plan: %s", resp.Status)
+	}
+	var got []string
+	for ev, err := range serve.Stored(f.st).Events(context.Background(), id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(ev.Data))
+	}
+	all := strings.Join(got, "\n")
+	var answers string
+	for _, l := range got {
+		if strings.Contains(l, `"answers"`) {
+			answers = l
+		}
+	}
+	for _, want := range []string{`"Which checks?":"vet, race, fuzz"`, `"Which branch?":"release"`, `"approved":true`, `"mode":"acceptEdits"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the run got no %s:\n%s", want, all)
+		}
+	}
+	if strings.Contains(answers, "Skipped?") || strings.Contains(answers, "not-an-option") {
+		t.Errorf("an unanswered question or a made-up option reached the run:\n%s", all)
+	}
+}
+
+// TestServeOverTLS: Options.TLS serves the API and the console over TLS,
+// and the console's cookie is Secure.
+func TestServeOverTLS(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	cfg := &tls.Config{Certificates: ts.TLS.Certificates}
+	client := ts.Client()
+	ts.Close()
+	f := start(t, serve.Options{TLS: cfg})
+	b := newBrowser(t, f.url)
+	b.c.Transport = client.Transport
+	resp, _ := b.do(http.MethodPost, "/login", url.Values{"token": {token}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || !resp.Cookies()[0].Secure || resp.Cookies()[0].Name != "__Host-gantry_console" {
+		t.Fatalf("login over TLS: %s %v", resp.Status, resp.Cookies())
+	}
+	b.origin = strings.Replace(f.url, "https:", "http:", 1) // an http origin for an https page
+	if resp, _ := b.do(http.MethodPost, "/login", url.Values{"token": {token}}, nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("http origin over TLS: %s", resp.Status)
+	}
+	client.CloseIdleConnections()
 }
