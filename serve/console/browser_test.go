@@ -267,6 +267,19 @@ func TestBrowser(t *testing.T) {
 	p.run("runs", chromedp.Navigate(f.url+"/"), chromedp.WaitVisible(chromedp.CSS("table.runs")))
 	p.both("runs", "table.runs tr.run .status", "nav a[href='/new']", "#filters select[name=status]")
 
+	// A subagent's conversation nests under its Agent call.
+	model.Script(
+		llmtest.Reply{Content: []llm.Block{llm.ToolUse("t9", "Agent", in(map[string]string{"description": "Summarise the notes", "prompt": "Say what notes.txt holds."}))}},
+		llmtest.TextReply("The notes hold *one* line."),
+		llmtest.TextReply("Delegated."),
+	)
+	p.run("a delegating run", chromedp.Navigate(f.url+"/new"), chromedp.WaitVisible(chromedp.CSS("#prompt")),
+		chromedp.SendKeys(chromedp.CSS("#prompt"), "Delegate"), chromedp.SetValue(chromedp.CSS("#dir"), f.dir),
+		chromedp.Submit(chromedp.CSS("#prompt")))
+	p.wait("the subagent's text under its call", `[...document.querySelectorAll('article.tool[data-tool="Agent"] > .children .msg.assistant em')].some(e => e.textContent === 'one')`)
+	p.wait("the delegating run's result", `!!document.querySelector('#conversation > .result.done')`)
+	p.both("run-subagent", "article.tool[data-tool=Agent] .children .msg", "#conversation > .result")
+
 	// Cancel a run that waits on a slow model.
 	model.Script(llmtest.Reply{Content: []llm.Block{llm.Text("late")}, HeaderDelay: time.Minute})
 	p.run("second run", chromedp.Navigate(f.url+"/new"), chromedp.WaitVisible(chromedp.CSS("#prompt")),

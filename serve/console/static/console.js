@@ -312,7 +312,11 @@ class Conversation {
         const lines = out.split('\n').length;
         where.append(el('details', {}, el('summary', { text: `${lines} line${lines === 1 ? '' : 's'}` }), res, ...images(b.content)));
       } else if (agents.has(name)) {
-        where.append(el('div', { class: 'msg assistant md sub-result' }, markdown(out)));
+        // The subagent's own messages are nested above: its answer is
+        // usually the last of them, so it is only folded in here.
+        const res = el('div', { class: 'msg assistant md sub-result' }, markdown(out));
+        const nested = card.querySelector(':scope > .children').childElementCount > 0;
+        where.append(nested ? el('details', {}, el('summary', { text: 'What the agent returned' }), res) : res);
       } else {
         where.append(res, ...images(b.content));
       }
