@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
@@ -110,6 +111,27 @@ func (p *page) wait(what, js string) {
 func (p *page) click(sel string) {
 	p.t.Helper()
 	p.wait("clicking "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel))
+}
+
+// tabTo moves the focus with the Tab key, from the top of the page, until
+// the element sel matches has it: the element is reachable from the
+// keyboard.
+func (p *page) tabTo(sel string, max int) {
+	p.t.Helper()
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.activeElement?.blur(), true`)); err != nil {
+		p.fatal("blur", err)
+	}
+	for range max {
+		p.run("tab", chromedp.KeyEvent(kb.Tab))
+		at, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](fmt.Sprintf(`!!document.activeElement?.matches(%q)`, sel)))
+		if err != nil {
+			p.fatal("focus", err)
+		}
+		if at {
+			return
+		}
+	}
+	p.fatal("tabbing to "+sel, fmt.Errorf("not reached in %d presses of Tab", max))
 }
 
 // visible asserts that the elements are on screen, inside the viewport's
@@ -226,7 +248,8 @@ func TestBrowser(t *testing.T) {
 	p.both("asks", "#needs .ask", "#nav-asks .count")
 	p.run("back to the run", chromedp.NavigateBack())
 	p.wait("the ask again", `!!document.querySelector('#asks button[value="allow_once"]')`)
-	p.click(`#asks button[value="allow_once"]`)
+	p.tabTo(`#asks button[value="allow_once"]`, 40)
+	p.run("approve from the keyboard", chromedp.KeyEvent(kb.Enter))
 	p.wait("the command's output", `[...document.querySelectorAll('article.tool[data-tool="Bash"] pre.output')].some(e => e.textContent.includes('hello-from-bash'))`)
 
 	// The Edit's diff, denied with a message.

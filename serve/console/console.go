@@ -91,6 +91,7 @@ type Console struct {
 	tmplOnce sync.Once
 	tmpl     *templates
 	tmplErr  error
+	etags    sync.Map // static file name → ETag, computed on first use
 }
 
 // session is one login.

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -83,9 +82,6 @@ func (c *Console) routes() {
 	c.mux = m
 }
 
-// staticETags are the embedded files' ETags, computed once.
-var staticETags sync.Map
-
 func (c *Console) static(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	b, err := fs.ReadFile(staticFS, "static/"+name)
@@ -93,11 +89,11 @@ func (c *Console) static(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	tag, ok := staticETags.Load(name)
+	tag, ok := c.etags.Load(name)
 	if !ok {
 		sum := sha256.Sum256(b)
 		tag = `"` + hex.EncodeToString(sum[:8]) + `"`
-		staticETags.Store(name, tag)
+		c.etags.Store(name, tag)
 	}
 	w.Header().Set("ETag", tag.(string))
 	w.Header().Set("Cache-Control", "no-cache")
