@@ -6,7 +6,7 @@
 // action it offers is a call of that API's handler ([Options.API]), so the
 // rules (validation, directories, schedules, answers) have one home, the
 // API. The console adds what a browser needs and the API does not have:
-// server-rendered pages (html/template), a small hand-written ES module
+// server-rendered pages (written by Go code, see render.go), a small hand-written ES module
 // that streams a run's events (SSE, resumed with Last-Event-ID) and renders
 // them, and browser security:
 //
@@ -21,9 +21,10 @@
 //   - every page is sent with a Content-Security-Policy of default-src
 //     'self': the console loads nothing from elsewhere.
 //
-// Nothing is done when the package is loaded: templates are parsed the
-// first time a page is rendered, so a program that links the console but
-// does not serve it (gantry -p) pays nothing for it.
+// Nothing is done when the package is loaded, and it uses no templates
+// (html/template's reflection would keep every exported method of the
+// program in its binary), so a program that links the console but does not
+// serve it (gantry -p) pays nothing for it beyond its own code and assets.
 package console
 
 import (
@@ -88,10 +89,7 @@ type Console struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by cookie value
 
-	tmplOnce sync.Once
-	tmpl     *templates
-	tmplErr  error
-	etags    sync.Map // static file name → ETag, computed on first use
+	etags sync.Map // static file name → ETag, computed on first use
 }
 
 // session is one login.

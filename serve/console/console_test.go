@@ -587,3 +587,29 @@ func TestServeOverTLS(t *testing.T) {
 	}
 	client.CloseIdleConnections()
 }
+
+// TestPagesEscape: what a run's request holds (the prompt, the directory)
+// is text on every page, never markup.
+func TestPagesEscape(t *testing.T) {
+	f := start(t, serve.Options{})
+	b := newBrowser(t, f.url)
+	csrf := b.login()
+	evil := `"><script>alert(1)</script><img src=x onerror=alert(2)>`
+	resp, _ := b.do(http.MethodPost, "/new", url.Values{"csrf": {csrf}, "prompt": {evil}, "dir": {f.dir}}, nil)
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	for _, path := range []string{"/", "/runs/" + id, "/runs/" + id + "/live", "/asks", "/new", "/schedules"} {
+		_, page := b.do(http.MethodGet, path, nil, nil)
+		if strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") {
+			t.Errorf("%s renders the prompt as markup", path)
+		}
+	}
+	_, page := b.do(http.MethodGet, "/", nil, nil)
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the runs list lacks the escaped prompt:\n%s", page)
+	}
+	// A bad directory comes back in the form, escaped.
+	resp, page = b.do(http.MethodPost, "/new", url.Values{"csrf": {csrf}, "prompt": {"x"}, "dir": {evil}}, nil)
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(page, "<script>alert") || !strings.Contains(page, `value="&#34;&gt;&lt;script&gt;`) {
+		t.Errorf("the new-run form with a bad directory: %s\n%s", resp.Status, page)
+	}
+}

@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -30,30 +30,8 @@ import (
 	"github.com/gantry-dev/gantry/trigger"
 )
 
-//go:embed templates/*.html
-var templateFS embed.FS
-
 //go:embed static
 var staticFS embed.FS
-
-// templates are the parsed pages.
-type templates struct{ t *template.Template }
-
-// pages parses the templates the first time a page is rendered.
-func (c *Console) pages() (*templates, error) {
-	c.tmplOnce.Do(func() {
-		t, err := template.New("").Funcs(template.FuncMap{
-			"age":   func(t time.Time) string { return age(c.now(), t) },
-			"when":  when,
-			"base":  filepath.Base,
-			"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-			"short": short,
-			"add":   func(a, b int) int { return a + b },
-		}).ParseFS(templateFS, "templates/*.html")
-		c.tmpl, c.tmplErr = &templates{t}, err
-	})
-	return c.tmpl, c.tmplErr
-}
 
 func (c *Console) routes() {
 	m := http.NewServeMux()
@@ -111,24 +89,14 @@ type page struct {
 }
 
 // render writes a page (status 0 = 200).
-func (c *Console) render(w http.ResponseWriter, status int, name string, data any) {
-	t, err := c.pages()
-	if err != nil {
-		c.log.Error("console: templates", "err", err)
-		http.Error(w, "500 internal error: templates", http.StatusInternalServerError)
-		return
-	}
-	var b strings.Builder
-	if err := t.t.ExecuteTemplate(&b, name, data); err != nil {
-		c.log.Error("console: rendering", "page", name, "err", err)
-		http.Error(w, "500 internal error: rendering the page", http.StatusInternalServerError)
-		return
-	}
+func (c *Console) render(w http.ResponseWriter, status int, write func(o *out)) {
+	o := &out{now: c.now()}
+	write(o)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if status != 0 {
 		w.WriteHeader(status)
 	}
-	w.Write([]byte(b.String()))
+	io.WriteString(w, o.String())
 }
 
 // base returns the layout data of a page.
@@ -162,7 +130,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	}
 	p := c.base(r.Context(), s, "Error", "")
 	p.Error = errText(err)
-	c.render(w, status, "error", p)
+	c.render(w, status, func(o *out) { renderError(o, p) })
 }
 
 func errText(err error) string {
@@ -211,7 +179,9 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	c.render(w, 0, "login", loginData{page: page{Title: "Log in"}, Next: localPath(r.URL.Query().Get("next"), "/")})
+	c.render(w, 0, func(o *out) {
+		renderLogin(o, loginData{page: page{Title: "Log in"}, Next: localPath(r.URL.Query().Get("next"), "/")})
+	})
 }
 
 func (c *Console) loginPost(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +195,7 @@ func (c *Console) loginPost(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.PostFormValue("next"), "/")
 	if !c.login(w, r, r.PostFormValue("token")) {
 		d := loginData{page: page{Title: "Log in", Error: "That is not the server's token."}, Next: next}
-		c.render(w, http.StatusUnauthorized, "login", d)
+		c.render(w, http.StatusUnauthorized, func(o *out) { renderLogin(o, d) })
 		return
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
@@ -281,7 +251,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	for _, run := range rl.Runs {
 		d.Runs = append(d.Runs, rowOf(run))
 	}
-	c.render(w, 0, "runs", d)
+	c.render(w, 0, func(o *out) { renderRuns(o, d) })
 }
 
 type runData struct {
@@ -303,7 +273,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	d := runData{page: c.base(r.Context(), s, "Run "+run.ID, "runs"), Run: rowOf(run), Asks: asksOf(run, s.csrf, "/runs/"+run.ID)}
-	c.render(w, 0, "run", d)
+	c.render(w, 0, func(o *out) { renderRun(o, d) })
 }
 
 // runLive renders the parts of a run page that change (its head and
@@ -314,7 +284,9 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, 0, "live", runData{page: c.base(r.Context(), s, "", "runs"), Run: rowOf(run), Asks: asksOf(run, s.csrf, "/runs/"+run.ID)})
+	c.render(w, 0, func(o *out) {
+		renderLive(o, runData{page: c.base(r.Context(), s, "", "runs"), Run: rowOf(run), Asks: asksOf(run, s.csrf, "/runs/"+run.ID)})
+	})
 }
 
 // runEvents streams a run's events: the API's SSE stream, behind the
@@ -414,7 +386,7 @@ func (c *Console) asksPage(w http.ResponseWriter, r *http.Request, s *session) {
 	for _, run := range rl.Runs {
 		d.Runs = append(d.Runs, runData{page: page{CSRF: s.csrf}, Run: rowOf(run), Asks: asksOf(run, s.csrf, "/asks")})
 	}
-	c.render(w, 0, "asks", d)
+	c.render(w, 0, func(o *out) { renderAsks(o, d) })
 }
 
 // answer turns an ask's form into the API's answer of its kind.
@@ -511,7 +483,7 @@ func (c *Console) newPage(w http.ResponseWriter, r *http.Request, s *session) {
 	if d.Dir == "" && len(d.Projects) > 0 {
 		d.Dir = d.Projects[0]
 	}
-	c.render(w, 0, "new", d)
+	c.render(w, 0, func(o *out) { renderNew(o, d) })
 }
 
 func (c *Console) newPost(w http.ResponseWriter, r *http.Request, s *session) {
@@ -527,7 +499,7 @@ func (c *Console) newPost(w http.ResponseWriter, r *http.Request, s *session) {
 		d := newData{page: c.base(r.Context(), s, "New run", "new"), Projects: c.projects(r.Context()), Modes: modes,
 			Prompt: req.Prompt, Dir: req.Dir, Mode: string(req.Options.Mode), Model: req.Options.Model}
 		d.Error = errText(err)
-		c.render(w, http.StatusBadRequest, "new", d)
+		c.render(w, http.StatusBadRequest, func(o *out) { renderNew(o, d) })
 		return
 	}
 	done(w, r, "/runs/"+url.PathEscape(run.ID))
@@ -653,7 +625,7 @@ func (c *Console) schedulesPage(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, 0, "schedules", d)
+	c.render(w, 0, func(o *out) { renderSchedules(o, d) })
 }
 
 // PreviewFires is how many next fires a schedule preview shows.
@@ -716,7 +688,7 @@ func (c *Console) jobPost(w http.ResponseWriter, r *http.Request, s *session) {
 		if err != nil {
 			d.PreviewError = err.Error()
 		}
-		c.render(w, status, "schedules", d)
+		c.render(w, status, func(o *out) { renderSchedules(o, d) })
 	}
 	if f.Get("action") == "preview" {
 		again(0, "")
