@@ -25,6 +25,7 @@ import (
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serve/console"
+	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 )
 
@@ -611,5 +612,58 @@ func TestPagesEscape(t *testing.T) {
 	resp, page = b.do(http.MethodPost, "/new", url.Values{"csrf": {csrf}, "prompt": {"x"}, "dir": {evil}}, nil)
 	if resp.StatusCode != http.StatusBadRequest || strings.Contains(page, "<script>alert") || !strings.Contains(page, `value="&#34;&gt;&lt;script&gt;`) {
 		t.Errorf("the new-run form with a bad directory: %s\n%s", resp.Status, page)
+	}
+}
+
+// TestSchedulesPage: jobs and triggers are listed with their next fire
+// and last run; a trigger runs now and is removed, a job is added (a bad
+// schedule is refused with the scheduler's reason) and removed.
+func TestSchedulesPage(t *testing.T) {
+	f := start(t, serve.Options{})
+	ctx := context.Background()
+	c := &serveapi.Client{URL: f.url, Token: token}
+	var tr struct{ ID string }
+	if err := c.Do(ctx, http.MethodPost, "/v1/triggers", map[string]any{"name": "nightly", "prompt": "summarise", "dir": f.dir, "cron": "0 3 * * *"}, &tr); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, f.url)
+	csrf := b.login()
+	_, page := b.do(http.MethodGet, "/schedules", nil, nil)
+	for _, want := range []string{`id="trigger-` + tr.ID + `"`, "<strong>nightly</strong>", "<code>0 3 * * *</code>", "trigger " + tr.ID} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("schedules page lacks %s:\n%s", want, page)
+		}
+	}
+	resp, _ := b.do(http.MethodPost, "/triggers/"+tr.ID+"/run", url.Values{"csrf": {csrf}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/runs/") {
+		t.Fatalf("run now: %s", resp.Status)
+	}
+	for range c.Events(ctx, strings.TrimPrefix(resp.Header.Get("Location"), "/runs/"), 0) {
+	}
+	if _, page = b.do(http.MethodGet, "/schedules", nil, nil); !strings.Contains(page, `st-succeeded`) {
+		t.Fatalf("the trigger's last run is not shown:\n%s", page)
+	}
+	resp, page = b.do(http.MethodPost, "/jobs", url.Values{"csrf": {csrf}, "cron": {"0 0 31 2 *"}, "prompt": {"never"}, "dir": {f.dir}}, nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, `role="alert"`) || !strings.Contains(page, `value="0 0 31 2 *"`) {
+		t.Fatalf("an impossible schedule: %s\n%s", resp.Status, page)
+	}
+	resp, page = b.do(http.MethodPost, "/jobs", url.Values{"csrf": {csrf}, "cron": {"15 10 * * *"}, "timezone": {"Europe/Paris"}, "action": {"preview"}}, nil)
+	if resp.StatusCode != http.StatusOK || strings.Count(page, "<li>") != console.PreviewFires || !strings.Contains(page, "10:15 CET") && !strings.Contains(page, "10:15 CEST") {
+		t.Fatalf("preview without script: %s\n%s", resp.Status, page)
+	}
+	resp, _ = b.do(http.MethodPost, "/jobs", url.Values{"csrf": {csrf}, "cron": {"15 10 * * *"}, "prompt": {"daily"}, "dir": {f.dir}}, nil)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/schedules#job-") {
+		t.Fatalf("add: %s %s", resp.Status, loc)
+	}
+	job := strings.TrimPrefix(loc, "/schedules#job-")
+	resp, _ = b.do(http.MethodPost, "/jobs/"+job+"/delete", url.Values{"csrf": {csrf}}, nil)
+	resp2, _ := b.do(http.MethodPost, "/triggers/"+tr.ID+"/delete", url.Values{"csrf": {csrf}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp2.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove: %s %s", resp.Status, resp2.Status)
+	}
+	var jl serveapi.JobList
+	if err := c.Do(ctx, http.MethodGet, "/v1/jobs", nil, &jl); err != nil || len(jl.Jobs) != 0 {
+		t.Fatalf("jobs left: %v %v", jl.Jobs, err)
 	}
 }
