@@ -2,6 +2,7 @@ package cron_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -421,4 +422,69 @@ type nopEngine struct{ runqueue.Engine }
 
 func (nopEngine) Start(_ context.Context, req runqueue.Request) (runqueue.Run, error) {
 	return runqueue.Run{ID: req.Key, Request: req, Status: runqueue.StatusQueued}, nil
+}
+
+// TestSchedulerPaused: the scheduler skips a paused job for as long as it
+// is paused; resumed, it fires at the schedule's next match after the
+// resume (the fires missed while paused never run, whatever its catchup).
+func TestSchedulerPaused(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t: t0}
+	st := openStore(t, filepath.Join(t.TempDir(), "g.db"))
+	eng, reqs := recorder(t)
+	s, _ := cron.NewScheduler(cron.Options{Store: st, Engine: eng, Owner: "A", Now: clk.Now})
+	ctx := context.Background()
+	add := func(sp cron.Spec) store.CronJob {
+		sp.Location, sp.Dir = "UTC", "/tmp"
+		j, err := cron.NewJob("", sp, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, err = st.CreateCronJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	hourly := add(cron.Spec{Cron: "0 * * * *", Prompt: "hourly", Recurring: true})
+	short := add(cron.Spec{Cron: "0 * * * *", Prompt: "short", Recurring: true, Lifetime: 3 * time.Hour})
+	if j, err := cron.Pause(ctx, st, hourly.ID, true, t0); err != nil || !j.Paused || !j.NextAt.IsZero() {
+		t.Fatalf("pause: %+v %v", j, err)
+	}
+	if _, err := cron.Pause(ctx, st, short.ID, true, t0); err != nil {
+		t.Fatal(err)
+	}
+	for h := 1; h <= 5; h++ {
+		clk.Set(t0.Add(time.Duration(h)*time.Hour + 30*time.Minute))
+		if runs, err := s.Tick(ctx); err != nil || len(runs) != 0 {
+			t.Fatalf("hour %d: %d runs of paused jobs (%v)", h, len(runs), err)
+		}
+	}
+	// Resumed at 17:30: the next fire is 18:00 plus the jitter.
+	now := t0.Add(5*time.Hour + 30*time.Minute)
+	j, err := cron.Pause(ctx, st, hourly.ID, false, now)
+	if err != nil || j.Paused || !j.NextScheduled.Equal(t0.Add(6*time.Hour)) || j.NextAt.Before(j.NextScheduled) {
+		t.Fatalf("resume: %+v %v", j, err)
+	}
+	// The short job expired at 15:00 while paused: it stays paused.
+	if _, err := cron.Pause(ctx, st, short.ID, false, now); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("resuming an expired job: %v", err)
+	}
+	if runs, _ := s.Tick(ctx); len(runs) != 0 {
+		t.Fatalf("%d runs right after the resume, want 0 (no catch-up of paused fires)", len(runs))
+	}
+	clk.Set(t0.Add(6*time.Hour + cron.MaxJitter))
+	if runs, err := s.Tick(ctx); err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs at 18:00 (%v), want 1", len(runs), err)
+	}
+	if got := reqs(); len(got) != 1 || got[0].Origin.JobID != hourly.ID {
+		t.Fatalf("fired %+v", got)
+	}
+	// A trigger's queued request has no schedule to pause.
+	q, _ := st.CreateCronJob(ctx, store.CronJob{Cron: "now", Prompt: "p", TriggerID: "t", NextAt: now, NextScheduled: now})
+	if _, err := cron.Pause(ctx, st, q.ID, true, now); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("pausing a queued trigger request: %v", err)
+	}
+	if _, err := cron.Pause(ctx, st, "00000000", true, now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pausing a missing job: %v", err)
+	}
 }

@@ -57,6 +57,11 @@ func (l *Lazy) DeleteCronJob(ctx context.Context, id string) error {
 	return lazyDo(l, ctx, func(s Scheduling) error { return s.DeleteCronJob(ctx, id) })
 }
 
+// PauseCronJob implements [CronJobs].
+func (l *Lazy) PauseCronJob(ctx context.Context, id string, paused bool, resume func(CronJob) (CronJob, error)) (CronJob, error) {
+	return lazyCall(l, ctx, func(s Scheduling) (CronJob, error) { return s.PauseCronJob(ctx, id, paused, resume) })
+}
+
 // ClaimDue implements [CronJobs].
 func (l *Lazy) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, advance func(CronJob) (CronJob, bool)) ([]Fire, error) {
 	return lazyCall(l, ctx, func(s Scheduling) ([]Fire, error) { return s.ClaimDue(ctx, owner, now, leaseUntil, limit, advance) })

@@ -62,6 +62,9 @@ type CronJob struct {
 	NextScheduled time.Time `json:"next_scheduled"`
 	// LastFiredAt is the scheduled time of the last fire (zero = none).
 	LastFiredAt time.Time `json:"last_fired_at,omitzero"`
+	// Paused jobs are kept but never fire: their NextAt and NextScheduled
+	// are zero until [CronJobs.PauseCronJob] resumes them.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Fire is one claimed fire of a job.
@@ -84,6 +87,16 @@ type CronJobs interface {
 	ListCronJobs(ctx context.Context) ([]CronJob, error)
 	// DeleteCronJob removes a job.
 	DeleteCronJob(ctx context.Context, id string) error
+	// PauseCronJob pauses a job (paused true) or resumes it, and returns
+	// it as stored. A paused job keeps its record with Paused set and no
+	// next fire (NextAt and NextScheduled zero): no claim takes it, and
+	// the fires it would have had while paused never run. Resuming calls
+	// resume, in the transaction, with the paused job; resume returns it
+	// with its next fire set (or an error, which is returned and changes
+	// nothing). A store whose service fires the jobs itself (Temporal)
+	// may compute the next fire its own way and not call resume. Pausing
+	// a paused job, or resuming an active one, changes nothing.
+	PauseCronJob(ctx context.Context, id string, paused bool, resume func(CronJob) (CronJob, error)) (CronJob, error)
 	// ClaimDue takes, in one transaction, the fires of up to limit jobs
 	// due at now (NextAt <= now): for each, advance says what becomes of
 	// the job (its next NextAt and NextScheduled; a zero NextAt removes the

@@ -243,3 +243,83 @@ func TestRunGuardOneTransaction(t *testing.T) {
 		})
 	}
 }
+
+// TestPauseCronJob: a paused job keeps its record, loses its next fire,
+// is never claimed (by this store or another on the database) and lists
+// after the active jobs; resuming takes the next fire from resume.
+func TestPauseCronJob(t *testing.T) {
+	a, b := openTwo(t)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p, _ := a.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "paused", Recurring: true, NextAt: t0, NextScheduled: t0})
+	q, _ := a.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "active", Recurring: true, NextAt: t0.Add(time.Hour), NextScheduled: t0.Add(time.Hour)})
+	j, err := a.PauseCronJob(ctx, p.ID, true, nil)
+	if err != nil || !j.Paused || !j.NextAt.IsZero() || !j.NextScheduled.IsZero() || j.Prompt != "paused" {
+		t.Fatalf("paused: %+v %v", j, err)
+	}
+	// Pausing again changes nothing and needs no resume func.
+	if j, err := b.PauseCronJob(ctx, p.ID, true, nil); err != nil || !j.Paused {
+		t.Fatalf("paused twice: %+v %v", j, err)
+	}
+	claimed := func(s *store.SQLite, now time.Time) []store.Fire {
+		t.Helper()
+		fires, err := s.ClaimDue(ctx, "A", now, now.Add(time.Minute), 10, func(j store.CronJob) (store.CronJob, bool) {
+			j.NextAt = j.NextAt.Add(time.Hour)
+			j.NextScheduled = j.NextAt
+			return j, true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fires
+	}
+	if f := claimed(b, t0.Add(24*time.Hour)); len(f) != 1 || f[0].Job.ID != q.ID {
+		t.Fatalf("claimed %+v, want the active job only", f)
+	}
+	jobs, _ := b.ListCronJobs(ctx)
+	if len(jobs) != 2 || jobs[0].ID != q.ID || jobs[1].ID != p.ID || !jobs[1].Paused {
+		t.Fatalf("listed %+v", jobs)
+	}
+	if g, _ := b.GetCronJob(ctx, p.ID); !g.Paused || !g.NextAt.IsZero() {
+		t.Fatalf("got %+v", g)
+	}
+	// A failing resume changes nothing; so does one without a next fire.
+	boom := errors.New("boom")
+	if _, err := b.PauseCronJob(ctx, p.ID, false, func(store.CronJob) (store.CronJob, error) { return store.CronJob{}, boom }); !errors.Is(err, boom) {
+		t.Fatalf("resume error: %v", err)
+	}
+	if _, err := b.PauseCronJob(ctx, p.ID, false, func(j store.CronJob) (store.CronJob, error) { return j, nil }); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("resume with no next fire: %v", err)
+	}
+	if _, err := b.PauseCronJob(ctx, p.ID, false, nil); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("resume with no func: %v", err)
+	}
+	if g, _ := a.GetCronJob(ctx, p.ID); !g.Paused {
+		t.Fatalf("failed resumes changed the job: %+v", g)
+	}
+	next := t0.Add(48 * time.Hour)
+	j, err = b.PauseCronJob(ctx, p.ID, false, func(j store.CronJob) (store.CronJob, error) {
+		if j.Paused || j.ID != p.ID {
+			t.Errorf("resume got %+v", j)
+		}
+		j.NextAt, j.NextScheduled = next, next
+		return j, nil
+	})
+	if err != nil || j.Paused || !j.NextAt.Equal(next) {
+		t.Fatalf("resumed: %+v %v", j, err)
+	}
+	if f := claimed(a, next); len(f) != 2 {
+		t.Fatalf("claimed %d after resume, want 2", len(f))
+	}
+	if _, err := a.PauseCronJob(ctx, "nope", true, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pausing a missing job: %v", err)
+	}
+	// A job created paused has no next fire either.
+	c, _ := a.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "p", Paused: true, NextAt: t0, NextScheduled: t0})
+	if !c.NextAt.IsZero() {
+		t.Fatalf("created paused: %+v", c)
+	}
+	if f := claimed(a, next.Add(time.Hour)); len(f) != 2 {
+		t.Fatalf("claimed %d, want 2 (not the one created paused)", len(f))
+	}
+}

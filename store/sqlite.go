@@ -66,7 +66,7 @@ var _ Store = (*SQLite)(nil)
 // SchemaVersion is the schema version this package writes. A database with
 // a newer version (written by a newer Gantry) is refused. It equals
 // len(migrations).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] moves the schema from version i to i+1. Append only: a
 // released migration is never edited.
@@ -176,6 +176,8 @@ var migrations = []string{
 	CREATE INDEX runs_live ON runs (status, lease_until) WHERE status IN ('queued', 'running', 'waiting');
 	CREATE INDEX runs_queue ON runs (created_at) WHERE status = 'queued' AND owner = '';
 	CREATE INDEX runs_job ON runs (job_id, status) WHERE job_id != '';`,
+	// 4: paused cron jobs (their next_at is 0 while paused).
+	`ALTER TABLE cron_jobs ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // OpenSQLite opens (creating if needed, with its directory) the database at

@@ -36,6 +36,9 @@ func (s *SQLite) CreateCronJob(ctx context.Context, j CronJob) (CronJob, error) 
 	if j.CreatedAt.IsZero() {
 		j.CreatedAt = s.now()
 	}
+	if j.Paused {
+		j.NextAt, j.NextScheduled = time.Time{}, time.Time{}
+	}
 	if err := checkJob(j); err != nil {
 		return CronJob{}, err
 	}
@@ -44,13 +47,21 @@ func (s *SQLite) CreateCronJob(ctx context.Context, j CronJob) (CronJob, error) 
 		return CronJob{}, err
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cron_jobs (id, next_at, data) VALUES (?, ?, ?)`, j.ID, nanos(j.NextAt), string(data))
+		_, err := tx.ExecContext(ctx, `INSERT INTO cron_jobs (id, next_at, paused, data) VALUES (?, ?, ?, ?)`, j.ID, jobNext(j), j.Paused, string(data))
 		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 			return errorsf(ErrExists, "cron job %s", j.ID)
 		}
 		return err
 	})
 	return j, err
+}
+
+// jobNext is the next_at column of j: 0 (never due) while paused.
+func jobNext(j CronJob) int64 {
+	if j.Paused {
+		return 0
+	}
+	return nanos(j.NextAt)
 }
 
 func scanJob(r scanner) (CronJob, error) {
@@ -82,7 +93,7 @@ func (s *SQLite) ListCronJobs(ctx context.Context) ([]CronJob, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT data FROM cron_jobs ORDER BY next_at, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT data FROM cron_jobs ORDER BY paused, next_at, id`)
 	if err != nil {
 		return nil, s.dbErr(err)
 	}
@@ -112,6 +123,56 @@ func (s *SQLite) DeleteCronJob(ctx context.Context, id string) error {
 	})
 }
 
+// PauseCronJob implements [CronJobs].
+func (s *SQLite) PauseCronJob(ctx context.Context, id string, paused bool, resume func(CronJob) (CronJob, error)) (CronJob, error) {
+	var out CronJob
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		j, err := scanJob(tx.QueryRowContext(ctx, `SELECT data FROM cron_jobs WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return errorsf(ErrNotFound, "cron job %s", id)
+		}
+		if err != nil {
+			return err
+		}
+		if j.Paused == paused {
+			out = j
+			return nil
+		}
+		if paused {
+			j.Paused, j.NextAt, j.NextScheduled = true, time.Time{}, time.Time{}
+		} else {
+			if resume == nil {
+				return errorsf(ErrInvalid, "resuming cron job %s needs its next fire", id)
+			}
+			p := j
+			p.Paused = false
+			if j, err = resume(p); err != nil {
+				return err
+			}
+			j.ID, j.Paused = id, false
+			if j.NextAt.IsZero() {
+				return errorsf(ErrInvalid, "cron job %s has no next fire to resume at", id)
+			}
+		}
+		if err := checkJob(j); err != nil {
+			return err
+		}
+		data, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE cron_jobs SET next_at = ?, paused = ?, data = ? WHERE id = ?`, jobNext(j), j.Paused, string(data), id); err != nil {
+			return err
+		}
+		out = j
+		return nil
+	})
+	if err != nil {
+		return CronJob{}, err
+	}
+	return out, nil
+}
+
 // ClaimDue implements [CronJobs].
 func (s *SQLite) ClaimDue(ctx context.Context, owner string, now, leaseUntil time.Time, limit int,
 	advance func(CronJob) (CronJob, bool)) ([]Fire, error) {
@@ -123,7 +184,7 @@ func (s *SQLite) ClaimDue(ctx context.Context, owner string, now, leaseUntil tim
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	st, err := s.prep(ctx, nil, `SELECT 1 FROM cron_jobs WHERE next_at > 0 AND next_at <= ? LIMIT 1`)
+	st, err := s.prep(ctx, nil, `SELECT 1 FROM cron_jobs WHERE next_at > 0 AND next_at <= ? AND paused = 0 LIMIT 1`)
 	if err != nil {
 		return nil, s.dbErr(err)
 	}
@@ -136,7 +197,7 @@ func (s *SQLite) ClaimDue(ctx context.Context, owner string, now, leaseUntil tim
 	var out []Fire
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT data FROM cron_jobs WHERE next_at > 0 AND next_at <= ? ORDER BY next_at LIMIT ?`, nanos(now), limit)
+		rows, err := tx.QueryContext(ctx, `SELECT data FROM cron_jobs WHERE next_at > 0 AND next_at <= ? AND paused = 0 ORDER BY next_at LIMIT ?`, nanos(now), limit)
 		if err != nil {
 			return err
 		}

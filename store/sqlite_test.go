@@ -273,3 +273,40 @@ func TestSQLiteCrash(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestSQLiteMigrationPaused: a version 3 database (no paused column)
+// opens at the current version with its jobs active and pausable.
+func TestSQLiteMigrationPaused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.db")
+	ctx := t.Context()
+	s, err := store.OpenSQLite(ctx, path, store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	j, err := s.CreateCronJob(ctx, store.CronJob{Cron: "0 * * * *", Prompt: "p", NextAt: t0, NextScheduled: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := rawDB(t, path)
+	if _, err := db.Exec("ALTER TABLE cron_jobs DROP COLUMN paused; PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = store.OpenSQLite(ctx, path, store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.GetCronJob(ctx, j.ID); err != nil || got.Paused || !got.NextAt.Equal(t0) {
+		t.Fatalf("after migration: %+v %v", got, err)
+	}
+	if got, err := s.PauseCronJob(ctx, j.ID, true, nil); err != nil || !got.Paused {
+		t.Fatalf("pause after migration: %+v %v", got, err)
+	}
+	fires, err := s.ClaimDue(ctx, "A", t0, t0.Add(time.Minute), 10, func(j store.CronJob) (store.CronJob, bool) { return j, true })
+	if err != nil || len(fires) != 0 {
+		t.Fatalf("claimed a paused job: %v %v", fires, err)
+	}
+}
