@@ -90,12 +90,16 @@ func (s *Server) apiMux() *http.ServeMux {
 	mux.HandleFunc("POST /v1/jobs", s.createJob)
 	mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
 	mux.HandleFunc("DELETE /v1/jobs/{id}", s.deleteJob)
+	mux.HandleFunc("POST /v1/jobs/{id}/pause", s.pauseJob(true))
+	mux.HandleFunc("POST /v1/jobs/{id}/resume", s.pauseJob(false))
 	mux.HandleFunc("GET /v1/triggers", s.listTriggers)
 	mux.HandleFunc("POST /v1/triggers", s.createTrigger)
 	mux.HandleFunc("GET /v1/triggers/{id}", s.getTrigger)
 	mux.HandleFunc("PATCH /v1/triggers/{id}", s.updateTrigger)
 	mux.HandleFunc("DELETE /v1/triggers/{id}", s.deleteTrigger)
 	mux.HandleFunc("POST /v1/triggers/{id}/run", s.runTrigger)
+	mux.HandleFunc("POST /v1/triggers/{id}/pause", s.pauseTrigger(true))
+	mux.HandleFunc("POST /v1/triggers/{id}/resume", s.pauseTrigger(false))
 	mux.HandleFunc("GET /v1/triggers/{id}/runs", s.triggerRuns)
 	return mux
 }
@@ -516,6 +520,31 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// pauseJob pauses (or resumes) a job and answers with it.
+func (s *Server) pauseJob(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		j, err := cron.Pause(r.Context(), s.o.Store, r.PathValue("id"), paused, s.now())
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, j)
+	}
+}
+
+// pauseTrigger pauses (or resumes) a trigger's schedule and answers with
+// its job.
+func (s *Server) pauseTrigger(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		j, err := trigger.Pause(r.Context(), s.o.Store, r.PathValue("id"), paused, s.now())
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, j)
+	}
 }
 
 func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) {

@@ -292,8 +292,9 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		"/v1/runs": {"get", "post"}, "/v1/runs/{id}": {"get"}, "/v1/runs/{id}/events": {"get"},
 		"/v1/runs/{id}/asks/{ask}": {"post"}, "/v1/runs/{id}/cancel": {"post"},
 		"/v1/jobs": {"get", "post"}, "/v1/jobs/{id}": {"get", "delete"},
+		"/v1/jobs/{id}/pause": {"post"}, "/v1/jobs/{id}/resume": {"post"},
 		"/v1/triggers": {"get", "post"}, "/v1/triggers/{id}": {"get", "patch", "delete"},
-		"/v1/triggers/{id}/run": {"post"}, "/v1/triggers/{id}/runs": {"get"}, "/v1/health": {"get"},
+		"/v1/triggers/{id}/run": {"post"}, "/v1/triggers/{id}/pause": {"post"}, "/v1/triggers/{id}/resume": {"post"}, "/v1/triggers/{id}/runs": {"get"}, "/v1/health": {"get"},
 	}
 	for p, ms := range routes {
 		for _, m := range ms {
@@ -321,6 +322,19 @@ func TestAPIJobsAndTriggers(t *testing.T) {
 	if err := f.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &jl); err != nil || len(jl.Jobs) != 1 {
 		t.Fatalf("jobs %v %v", jl, err)
 	}
+	// Paused: listed as paused with no next fire; resumed: a next fire.
+	if j, err := f.client.PauseJob(ctx, job.ID, true); err != nil || !j.Paused || !j.NextAt.IsZero() {
+		t.Fatalf("pause %+v %v", j, err)
+	}
+	if err := f.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &jl); err != nil || len(jl.Jobs) != 1 || !jl.Jobs[0].Paused || !jl.Jobs[0].NextAt.IsZero() {
+		t.Fatalf("jobs while paused %+v %v", jl, err)
+	}
+	if j, err := f.client.PauseJob(ctx, job.ID, false); err != nil || j.Paused || j.NextAt.IsZero() {
+		t.Fatalf("resume %+v %v", j, err)
+	}
+	if _, err := f.client.PauseJob(ctx, "00000000", true); !errors.Is(err, runqueue.ErrNotFound) {
+		t.Fatalf("pausing a missing job: %v", err)
+	}
 	if err := f.client.Do(ctx, http.MethodDelete, "/v1/jobs/"+job.ID, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -333,6 +347,10 @@ func TestAPIJobsAndTriggers(t *testing.T) {
 	if tr.JobID == "" || tr.Options.Deny[0] != "Bash" {
 		t.Fatalf("trigger %+v", tr)
 	}
+	if j, err := f.client.PauseTrigger(ctx, "nightly", true); err != nil || !j.Paused || j.ID != tr.JobID {
+		t.Fatalf("pause trigger %+v %v", j, err)
+	}
+	// A paused trigger still runs on request.
 	var run runqueue.Run
 	if err := f.client.Do(ctx, http.MethodPost, "/v1/triggers/nightly/run", nil, &run); err != nil {
 		t.Fatal(err)
@@ -344,6 +362,9 @@ func TestAPIJobsAndTriggers(t *testing.T) {
 		rl.Runs[0].Request.Origin.Kind != runqueue.OriginTrigger || rl.Runs[0].Status != runqueue.StatusSucceeded {
 		t.Fatalf("trigger runs %+v %v", rl, err)
 	}
+	if j, err := f.client.PauseTrigger(ctx, tr.ID, false); err != nil || j.Paused || j.NextAt.IsZero() {
+		t.Fatalf("resume trigger %+v %v", j, err)
+	}
 	// Unscheduling removes the job.
 	var patched trigger.Trigger
 	if err := f.client.Do(ctx, http.MethodPatch, "/v1/triggers/"+tr.ID, map[string]any{"cron": ""}, &patched); err != nil || patched.JobID != "" || patched.Cron != "" {
@@ -351,6 +372,9 @@ func TestAPIJobsAndTriggers(t *testing.T) {
 	}
 	if err := f.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &jl); err != nil || len(jl.Jobs) != 0 {
 		t.Fatalf("jobs after unscheduling %v", jl.Jobs)
+	}
+	if _, err := f.client.PauseTrigger(ctx, tr.ID, true); !errors.Is(err, runqueue.ErrInvalid) {
+		t.Fatalf("pausing an unscheduled trigger: %v", err)
 	}
 	if err := f.client.Do(ctx, http.MethodPost, "/v1/triggers", map[string]any{"name": "x", "prompt": "p", "dir": f.dir, "bogus": 1}, nil); !errors.Is(err, runqueue.ErrInvalid) {
 		t.Fatalf("unknown field: %v", err)

@@ -386,6 +386,31 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/cancel", struct{}{}, nil)
 }
 
+// PauseJob pauses (paused true) or resumes the cron job id and returns it:
+// a paused job is kept, with no next fire, until resumed; resumed, it
+// fires at its schedule's next match (the fires it missed while paused
+// never run).
+func (c *Client) PauseJob(ctx context.Context, id string, paused bool) (store.CronJob, error) {
+	var j store.CronJob
+	err := c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(id)+"/"+pauseVerb(paused), struct{}{}, &j)
+	return j, err
+}
+
+// PauseTrigger pauses (paused true) or resumes the schedule of the trigger
+// idOrName and returns its job; the trigger still runs on request.
+func (c *Client) PauseTrigger(ctx context.Context, idOrName string, paused bool) (store.CronJob, error) {
+	var j store.CronJob
+	err := c.do(ctx, http.MethodPost, "/v1/triggers/"+url.PathEscape(idOrName)+"/"+pauseVerb(paused), struct{}{}, &j)
+	return j, err
+}
+
+func pauseVerb(paused bool) string {
+	if paused {
+		return "pause"
+	}
+	return "resume"
+}
+
 // Do sends an API request with a JSON body (nil = none) and decodes the
 // JSON response into out (nil = discard): for the endpoints the Engine
 // methods do not cover (jobs, triggers).

@@ -194,7 +194,12 @@ func Update(ctx context.Context, st Store, idOrName string, b Body, bounds *Boun
 	if err := validate(t, bounds); err != nil {
 		return Trigger{}, err
 	}
+	paused := false
 	if old.JobID != "" {
+		// A paused schedule stays paused through a change.
+		if j, err := st.GetCronJob(ctx, old.JobID); err == nil {
+			paused = j.Paused
+		}
 		if err := st.DeleteCronJob(ctx, old.JobID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return Trigger{}, err
 		}
@@ -204,9 +209,29 @@ func Update(ctx context.Context, st Store, idOrName string, b Body, bounds *Boun
 		return Trigger{}, err
 	}
 	if t.Cron != "" {
-		return schedule(ctx, st, t, now)
+		if t, err = schedule(ctx, st, t, now); err != nil || !paused {
+			return t, err
+		}
+		if _, err := st.PauseCronJob(ctx, t.JobID, true, nil); err != nil {
+			return Trigger{}, err
+		}
 	}
 	return t, nil
+}
+
+// Pause pauses (paused true) or resumes the schedule of a trigger (its
+// durable job, see cron.Pause) and returns the job. A trigger without a
+// schedule has nothing to pause (store.ErrInvalid); pausing leaves its
+// runs on request (Run now, POST /v1/triggers/{id}/run) as they are.
+func Pause(ctx context.Context, st Store, idOrName string, paused bool, now time.Time) (store.CronJob, error) {
+	t, err := Get(ctx, st, idOrName)
+	if err != nil {
+		return store.CronJob{}, err
+	}
+	if t.JobID == "" {
+		return store.CronJob{}, fmt.Errorf("%w: trigger %s has no schedule to pause", store.ErrInvalid, t.Name)
+	}
+	return cron.Pause(ctx, st, t.JobID, paused, now)
 }
 
 // schedule creates the durable job of a scheduled trigger.

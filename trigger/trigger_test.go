@@ -90,3 +90,46 @@ func TestScheduledTriggerKeepsItsJob(t *testing.T) {
 
 func optsMode(m tool.Mode) (o runqueue.Options) { o.Mode = m; return }
 func optsAllow(r string) (o runqueue.Options)   { o.Allow = []string{r}; return }
+
+// TestPauseTrigger: pausing a trigger pauses its schedule's job, through
+// a change of the trigger too; a trigger without a schedule has none.
+func TestPauseTrigger(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "g.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dir, now := t.TempDir(), time.Now()
+	name, prompt, cron := "nightly", "report", "0 3 * * *"
+	tr, err := trigger.Create(ctx, st, trigger.Body{Name: &name, Prompt: &prompt, Cron: &cron}, dir, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := trigger.Pause(ctx, st, "nightly", true, now)
+	if err != nil || j.ID != tr.JobID || !j.Paused || !j.NextAt.IsZero() {
+		t.Fatalf("pause: %+v %v", j, err)
+	}
+	cron2 := "0 4 * * *"
+	tr2, err := trigger.Update(ctx, st, tr.ID, trigger.Body{Cron: &cron2}, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := st.GetCronJob(ctx, tr2.JobID); err != nil || !j.Paused || j.Cron != cron2 {
+		t.Fatalf("after the change: %+v %v", j, err)
+	}
+	j, err = trigger.Pause(ctx, st, tr.ID, false, now)
+	if err != nil || j.Paused || j.NextAt.IsZero() || j.NextScheduled.Hour() != 4 {
+		t.Fatalf("resume: %+v %v", j, err)
+	}
+	other, p2 := "adhoc", "p"
+	if _, err := trigger.Create(ctx, st, trigger.Body{Name: &other, Prompt: &p2}, dir, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trigger.Pause(ctx, st, "adhoc", true, now); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("pausing an on-request trigger: %v", err)
+	}
+	if _, err := trigger.Pause(ctx, st, "missing", true, now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pausing a missing trigger: %v", err)
+	}
+}

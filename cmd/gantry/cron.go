@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin/triggertool"
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
@@ -37,13 +38,14 @@ func openScheduling(cmd *cobra.Command, a *app) (*store.SQLite, error) {
 func newCronCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cron",
-		Short: "List, add and remove durable cron jobs (run by gantry serve)",
+		Short: "List, add, pause, resume and remove durable cron jobs (run by gantry serve)",
 		Long: `Durable cron jobs are kept in $GANTRY_HOME/gantry.db and run by gantry serve:
 each fire is an agent run of the job's prompt in its directory, with its
 permission options. Schedules are 5-field cron expressions in local time
-(or --timezone).`,
+(or --timezone). A paused job is kept but never fires until resumed; resumed,
+it fires at its schedule's next match (the fires it missed are not run).`,
 	}
-	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronRmCmd(a))
+	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronPauseCmd(a, true), newCronPauseCmd(a, false), newCronRmCmd(a))
 	return cmd
 }
 
@@ -72,7 +74,11 @@ func newCronListCmd(a *app) *cobra.Command {
 					if j.Recurring {
 						kind = "recurring"
 					}
-					return []any{j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, short(j.Prompt, 60)}
+					next := "paused"
+					if !j.Paused {
+						next = j.NextAt.Local().Format("2006-01-02 15:04")
+					}
+					return []any{j.ID, j.Cron, kind, next, j.Dir, short(j.Prompt, 60)}
 				})
 		},
 	}
@@ -134,6 +140,38 @@ func newCronAddCmd(a *app) *cobra.Command {
 	fl.IntVar(&jr.Options.MaxTurns, "max-turns", 0, "turn limit of each run")
 	fl.Float64Var(&jr.Options.MaxBudgetUSD, "max-budget-usd", 0, "cost limit of each run")
 	return cmd
+}
+
+// newCronPauseCmd is `gantry cron pause` (paused) or `gantry cron resume`.
+func newCronPauseCmd(a *app, paused bool) *cobra.Command {
+	use, short := "pause ID...", "Pause durable cron jobs (kept, never fired until resumed)"
+	if !paused {
+		use, short = "resume ID...", "Resume paused cron jobs (at their schedule's next match)"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			for _, id := range args {
+				j, err := cron.Pause(cmd.Context(), st, id, paused, time.Now())
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				if paused {
+					fmt.Fprintln(a.stdout, "Paused job", j.ID)
+				} else {
+					fmt.Fprintf(a.stdout, "Resumed job %s; next run %s.\n", j.ID, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
+				}
+			}
+			return nil
+		},
+	}
 }
 
 func newCronRmCmd(a *app) *cobra.Command {
