@@ -188,7 +188,8 @@ func (p *page) both(name string, sels ...string) {
 // agent and the fake model server: log in, start a run, watch its text
 // and tool cards stream in, approve a Bash call and see its output, see an
 // Edit's diff and deny it with a message the model receives, answer an
-// AskUserQuestion, cancel a run, add a cron job and see its next fires.
+// AskUserQuestion, cancel a run, add a cron job and see its next fires,
+// pause and resume it.
 func TestBrowser(t *testing.T) {
 	exe := chromium(t)
 	if testing.Short() {
@@ -327,4 +328,12 @@ func TestBrowser(t *testing.T) {
 	p.click(`#add-job button.primary`)
 	p.wait("the job", `[...document.querySelectorAll('tr.job')].some(r => r.textContent.includes('Write the weekly notes') && r.textContent.includes('09:30'))`)
 	p.both("schedules", "tr.job code", "tr.job button.danger")
+
+	// Pause the job: it shows paused, no next fire, and a Resume button;
+	// resume it and its next fire is back.
+	p.click(`tr.job button.pause`)
+	p.wait("the job paused", `(() => { const r = document.querySelector('tr.job'); return !!r && r.classList.contains('paused') && r.querySelector('.st-paused')?.textContent === 'paused' && !r.textContent.includes('09:30') && !!r.querySelector('button.resume'); })()`)
+	p.both("schedules-paused", "tr.job .st-paused", "tr.job button.resume")
+	p.click(`tr.job button.resume`)
+	p.wait("the job resumed", `(() => { const r = document.querySelector('tr.job'); return !!r && !r.classList.contains('paused') && r.textContent.includes('09:30') && !!r.querySelector('button.pause'); })()`)
 }

@@ -657,8 +657,46 @@ func TestSchedulesPage(t *testing.T) {
 		t.Fatalf("add: %s %s", resp.Status, loc)
 	}
 	job := strings.TrimPrefix(loc, "/schedules#job-")
+	// Pause: the job shows paused, with no next fire and a Resume button;
+	// a trigger's Pause pauses its schedule's job.
+	resp, _ = b.do(http.MethodPost, "/jobs/"+job+"/pause", url.Values{"csrf": {csrf}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/schedules#job-"+job {
+		t.Fatalf("pause: %s %s", resp.Status, resp.Header.Get("Location"))
+	}
+	resp, _ = b.do(http.MethodPost, "/triggers/"+tr.ID+"/pause", url.Values{"csrf": {csrf}}, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pause the trigger: %s", resp.Status)
+	}
+	if resp, _ = b.do(http.MethodPost, "/jobs/"+job+"/pause", url.Values{}, nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("pause without the CSRF token: %s", resp.Status)
+	}
+	_, page = b.do(http.MethodGet, "/schedules", nil, nil)
+	row := func(id string) string {
+		i := strings.Index(page, `id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no row %s:\n%s", id, page)
+		}
+		return page[i : i+strings.Index(page[i:], "</tr>")]
+	}
+	for _, id := range []string{"job-" + job, "trigger-" + tr.ID} {
+		if r := row(id); !strings.Contains(r, `st-paused">paused<`) || !strings.Contains(r, `/resume"`) || strings.Contains(r, `/pause"`) {
+			t.Fatalf("paused row %s:\n%s", id, r)
+		}
+	}
+	if r := row("job-" + job); !strings.Contains(r, `class="job paused"`) || strings.Contains(r, "10:15") {
+		t.Fatalf("a paused job shows a next fire:\n%s", r)
+	}
+	resp, _ = b.do(http.MethodPost, "/jobs/"+job+"/resume", url.Values{"csrf": {csrf}}, nil)
+	resp2, _ := b.do(http.MethodPost, "/triggers/"+tr.ID+"/resume", url.Values{"csrf": {csrf}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp2.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resume: %s %s", resp.Status, resp2.Status)
+	}
+	_, page = b.do(http.MethodGet, "/schedules", nil, nil)
+	if r := row("job-" + job); strings.Contains(r, "st-paused") || !strings.Contains(r, "10:15") || !strings.Contains(r, `/pause"`) {
+		t.Fatalf("resumed row:\n%s", r)
+	}
 	resp, _ = b.do(http.MethodPost, "/jobs/"+job+"/delete", url.Values{"csrf": {csrf}}, nil)
-	resp2, _ := b.do(http.MethodPost, "/triggers/"+tr.ID+"/delete", url.Values{"csrf": {csrf}}, nil)
+	resp2, _ = b.do(http.MethodPost, "/triggers/"+tr.ID+"/delete", url.Values{"csrf": {csrf}}, nil)
 	if resp.StatusCode != http.StatusSeeOther || resp2.StatusCode != http.StatusSeeOther {
 		t.Fatalf("remove: %s %s", resp.Status, resp2.Status)
 	}

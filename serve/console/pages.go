@@ -55,8 +55,12 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /schedules/preview", c.guard(c.preview))
 	m.HandleFunc("POST /jobs", c.guard(c.jobPost))
 	m.HandleFunc("POST /jobs/{id}/delete", c.guard(c.jobDelete))
+	m.HandleFunc("POST /jobs/{id}/pause", c.guard(c.pause("jobs", true)))
+	m.HandleFunc("POST /jobs/{id}/resume", c.guard(c.pause("jobs", false)))
 	m.HandleFunc("POST /triggers/{id}/run", c.guard(c.triggerRun))
 	m.HandleFunc("POST /triggers/{id}/delete", c.guard(c.triggerDelete))
+	m.HandleFunc("POST /triggers/{id}/pause", c.guard(c.pause("triggers", true)))
+	m.HandleFunc("POST /triggers/{id}/resume", c.guard(c.pause("triggers", false)))
 	c.mux = m
 }
 
@@ -551,6 +555,8 @@ type jobRow struct {
 type triggerRow struct {
 	trigger.Trigger
 	LastRun *runqueue.Run
+	// Paused: the trigger's schedule (its job) is paused.
+	Paused bool
 }
 
 type schedulesData struct {
@@ -606,8 +612,12 @@ func (c *Console) schedulesData(ctx context.Context, s *session) (schedulesData,
 		}
 		d.Jobs = append(d.Jobs, row)
 	}
+	paused := map[string]bool{}
+	for _, j := range jl.Jobs {
+		paused[j.ID] = j.Paused
+	}
 	for _, t := range tl.Triggers {
-		row := triggerRow{Trigger: t}
+		row := triggerRow{Trigger: t, Paused: t.JobID != "" && paused[t.JobID]}
 		if r, ok := last[runqueue.OriginTrigger+":"+t.ID]; ok {
 			row.LastRun = &r
 		}
@@ -715,6 +725,23 @@ func (c *Console) jobDelete(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	done(w, r, "/schedules")
+}
+
+// pause pauses (or resumes) a job or a trigger's schedule (kind "jobs" or
+// "triggers") through the API, then shows the job's row.
+func (c *Console) pause(kind string, paused bool) func(http.ResponseWriter, *http.Request, *session) {
+	verb := "resume"
+	if paused {
+		verb = "pause"
+	}
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		var j store.CronJob
+		if err := c.call(r.Context(), http.MethodPost, "/v1/"+kind+"/"+url.PathEscape(r.PathValue("id"))+"/"+verb, struct{}{}, &j); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		done(w, r, "/schedules#job-"+url.PathEscape(j.ID))
+	}
 }
 
 func (c *Console) triggerRun(w http.ResponseWriter, r *http.Request, s *session) {

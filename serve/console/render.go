@@ -456,6 +456,17 @@ func (o *out) lastRun(r *runqueue.Run) {
 	o.f("</a> %s ago", o.age(r.CreatedAt))
 }
 
+// pauseButton writes the Pause (or, paused, Resume) form of the job or
+// trigger at path (escaped).
+func (o *out) pauseButton(path string, paused bool, csrf string) {
+	verb, label := "pause", "Pause"
+	if paused {
+		verb, label = "resume", "Resume"
+	}
+	o.f(`<form method="post" action="%s/%s" class="inline"><input type="hidden" name="csrf" value="%s"><button type="submit" class="%s">%s</button></form>`,
+		path, verb, csrf, verb, label)
+}
+
 func renderSchedules(o *out, d schedulesData) {
 	o.top(d.page)
 	o.s("<h1>Schedules</h1>\n<section aria-labelledby=\"jobs-h\">\n<h2 id=\"jobs-h\">Cron jobs</h2>\n")
@@ -467,7 +478,11 @@ func renderSchedules(o *out, d schedulesData) {
   <tbody>
 `)
 		for _, j := range d.Jobs {
-			o.f(`  <tr id="job-%s" class="job"><td data-label="Schedule"><code>%s</code>`, j.ID, j.Cron)
+			cls := "job"
+			if j.Paused {
+				cls = "job paused"
+			}
+			o.f(`  <tr id="job-%s" class="%s"><td data-label="Schedule"><code>%s</code>`, j.ID, cls, j.Cron)
 			if j.Location != "" {
 				o.f(" <small>%s</small>", j.Location)
 			}
@@ -477,14 +492,20 @@ func renderSchedules(o *out, d schedulesData) {
 			if j.TriggerID != "" {
 				o.f(" <small>trigger %s</small>", j.TriggerID)
 			}
-			o.f(`</td><td data-label="Prompt" class="prompt">%s</td><td data-label="Project" title="%s">%s</td><td data-label="Next fire">%s`,
-				short(80, j.Prompt), j.Dir, filepath.Base(j.Dir), when(j.NextScheduled))
+			o.f(`</td><td data-label="Prompt" class="prompt">%s</td><td data-label="Project" title="%s">%s</td><td data-label="Next fire">`,
+				short(80, j.Prompt), j.Dir, filepath.Base(j.Dir))
+			if j.Paused {
+				o.s(`<span class="status st-paused">paused</span>`)
+			} else {
+				o.s(html.EscapeString(when(j.NextScheduled)))
+			}
 			if !j.ExpiresAt.IsZero() {
 				o.f("<br><small>expires %s</small>", when(j.ExpiresAt))
 			}
 			o.s(`</td><td data-label="Last run">`)
 			o.lastRun(j.LastRun)
-			o.s("</td><td>")
+			o.s(`</td><td class="actions">`)
+			o.pauseButton("/jobs/"+url.PathEscape(j.ID), j.Paused, d.CSRF)
 			if j.TriggerID == "" {
 				o.f(`<form method="post" action="/jobs/%s/delete" class="inline" data-confirm="Remove this cron job?"><input type="hidden" name="csrf" value="%s"><button type="submit" class="danger">Remove</button></form>`,
 					url.PathEscape(j.ID), d.CSRF)
@@ -559,6 +580,9 @@ func renderSchedules(o *out, d schedulesData) {
 				short(80, t.Prompt), t.Dir, filepath.Base(t.Dir))
 			if t.Cron != "" {
 				o.f("<code>%s</code>", t.Cron)
+				if t.Paused {
+					o.s(` <span class="status st-paused">paused</span>`)
+				}
 			} else {
 				o.s("on request")
 			}
@@ -566,8 +590,12 @@ func renderSchedules(o *out, d schedulesData) {
 			o.lastRun(t.LastRun)
 			id := url.PathEscape(t.ID)
 			o.f(`</td><td class="actions"><form method="post" action="/triggers/%s/run" class="inline"><input type="hidden" name="csrf" value="%s"><button type="submit">Run now</button></form>
-      <form method="post" action="/triggers/%s/delete" class="inline" data-confirm="Remove this trigger?"><input type="hidden" name="csrf" value="%s"><button type="submit" class="danger">Remove</button></form></td></tr>
-`, id, d.CSRF, id, d.CSRF)
+      `, id, d.CSRF)
+			if t.JobID != "" {
+				o.pauseButton("/triggers/"+id, t.Paused, d.CSRF)
+			}
+			o.f(`<form method="post" action="/triggers/%s/delete" class="inline" data-confirm="Remove this trigger?"><input type="hidden" name="csrf" value="%s"><button type="submit" class="danger">Remove</button></form></td></tr>
+`, id, d.CSRF)
 		}
 		o.s("  </tbody>\n</table>\n")
 	}
