@@ -71,7 +71,7 @@ type JobsOptions struct {
 // SetFireRun and ReapFires find nothing to do (the Temporal service fires
 // the jobs, so `gantry serve`'s own scheduler, which calls them, idles).
 //
-// Create, Get and Delete act on the schedule directly; List reads
+// Create, Get, Pause and Delete act on the schedule directly; List reads
 // Temporal's visibility store, which follows a change within a second or
 // two. A one-shot job whose fire was taken, and a recurring job past its
 // expiry, are gone: Get reports them not found and List deletes their
@@ -185,6 +185,7 @@ func ScheduleOptions(j store.CronJob, queue string, run RunOptions, grace time.D
 			Args: []any{RunInput{Spec: spec, Prompt: req.Prompt, Options: run}}, Memo: memo},
 		Overlap: ScheduleOverlap,
 		Memo:    map[string]any{memoJob: string(jb)},
+		Paused:  j.Paused,
 	}
 	switch {
 	case !j.Recurring:
@@ -262,10 +263,63 @@ func (s *Jobs) GetCronJob(ctx context.Context, id string) (store.CronJob, error)
 		return store.CronJob{}, err
 	}
 	j = withFires(j, d.Info.NextActionTimes, d.Info.RecentActions, s.zone)
-	if j.NextAt.IsZero() || (d.Schedule.State != nil && d.Schedule.State.LimitedActions && d.Schedule.State.RemainingActions == 0) {
+	j.Paused = false // the schedule's state says, not the memo written at creation
+	st := d.Schedule.State
+	if st != nil && st.LimitedActions && st.RemainingActions == 0 {
+		return store.CronJob{}, fmt.Errorf("%w: job %s (it is done)", store.ErrNotFound, id)
+	}
+	if st != nil && st.Paused {
+		return paused(j), nil
+	}
+	if j.NextAt.IsZero() {
 		return store.CronJob{}, fmt.Errorf("%w: job %s (it is done)", store.ErrNotFound, id)
 	}
 	return j, nil
+}
+
+// paused is j as a paused job shows: no next fire.
+func paused(j store.CronJob) store.CronJob {
+	j.Paused, j.NextAt, j.NextScheduled = true, time.Time{}, time.Time{}
+	return j
+}
+
+// expired reports whether a recurring job's lifetime is over.
+func expired(j store.CronJob) bool {
+	return !j.ExpiresAt.IsZero() && time.Now().After(j.ExpiresAt)
+}
+
+// PauseCronJob implements store.CronJobs by pausing or unpausing the
+// job's schedule: Temporal skips the actions a paused schedule would
+// take (they are not caught up when it is unpaused) and computes the next
+// fire itself, so resume is not called. A job that expired while paused
+// is not resumed (store.ErrInvalid); a trigger's queued request (cron
+// "now") is a started workflow, not a schedule, and is not found.
+func (s *Jobs) PauseCronJob(ctx context.Context, id string, pause bool, _ func(store.CronJob) (store.CronJob, error)) (store.CronJob, error) {
+	j, err := s.GetCronJob(ctx, id)
+	if err != nil {
+		return store.CronJob{}, err
+	}
+	if j.Paused == pause {
+		return j, nil
+	}
+	h := s.c.ScheduleClient().GetHandle(ctx, SchedulePrefix+id)
+	if pause {
+		err = h.Pause(ctx, client.SchedulePauseOptions{Note: "paused by gantry"})
+	} else {
+		if expired(j) {
+			return store.CronJob{}, fmt.Errorf("%w: job %s expired at %s while paused", store.ErrInvalid, id, j.ExpiresAt.Format(time.RFC3339))
+		}
+		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "resumed by gantry"})
+	}
+	if err != nil {
+		return store.CronJob{}, scheduleErr(err, id)
+	}
+	if pause {
+		return paused(j), nil
+	}
+	// The schedule computes its next fire as it unpauses; Describe
+	// reports it.
+	return s.GetCronJob(ctx, id)
 }
 
 // withFires sets a job's next fire (NextAt, with the jitter Temporal
@@ -329,7 +383,12 @@ func (s *Jobs) ListCronJobs(ctx context.Context) ([]store.CronJob, error) {
 			continue // not ours after all
 		}
 		j = withFires(j, e.NextActionTimes, e.RecentActions, s.zone)
-		if j.NextAt.IsZero() && (!j.Recurring || !j.LastFiredAt.IsZero() || !j.ExpiresAt.IsZero() && time.Now().After(j.ExpiresAt)) {
+		j.Paused = false
+		if e.Paused && !expired(j) && (j.Recurring || j.LastFiredAt.IsZero()) {
+			out = append(out, paused(j))
+			continue
+		}
+		if j.NextAt.IsZero() && (!j.Recurring || !j.LastFiredAt.IsZero() || expired(j)) {
 			// Done: a one-shot job that fired, or a recurring job past its
 			// expiry. Its schedule has nothing more to do.
 			_ = s.c.ScheduleClient().GetHandle(ctx, e.ID).Delete(ctx)
@@ -338,9 +397,20 @@ func (s *Jobs) ListCronJobs(ctx context.Context) ([]store.CronJob, error) {
 		out = append(out, j)
 	}
 	slices.SortFunc(out, func(a, b store.CronJob) int {
-		return cmp.Or(a.NextAt.Compare(b.NextAt), strings.Compare(a.ID, b.ID))
+		// Paused jobs last, as the SQLite store lists them.
+		return cmp.Or(cmpBool(a.Paused, b.Paused), a.NextAt.Compare(b.NextAt), strings.Compare(a.ID, b.ID))
 	})
 	return out, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // DeleteCronJob implements store.CronJobs: the job's schedule is deleted

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
@@ -154,5 +155,63 @@ func TestCronJobIsSchedule(t *testing.T) {
 	}
 	if res := c.wait(id, time.Minute); res.Subtype != "success" {
 		t.Errorf("the due job's run: %+v", res)
+	}
+}
+
+// TestCronJobPaused: pausing a job pauses its Temporal Schedule (the
+// service skips its actions until it is unpaused); the job shows paused,
+// with no next fire, through Get and List, and resumed has its next fire
+// back. A job created paused starts as a paused schedule.
+func TestCronJobPaused(t *testing.T) {
+	c := newCluster(t)
+	jobs := durable.NewJobs(c.c, durable.JobsOptions{TaskQueue: c.queue})
+	bg := context.Background()
+	now := time.Now()
+	j, err := cron.NewJob("", cron.Spec{Cron: "* * * * *", Location: "UTC", Prompt: "calls=0", Recurring: true, Dir: t.TempDir()}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err = jobs.CreateCronJob(bg, j); err != nil {
+		t.Fatal(err)
+	}
+	state := func(id string) bool {
+		t.Helper()
+		d, err := c.c.ScheduleClient().GetHandle(bg, durable.SchedulePrefix+id).Describe(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Schedule.State.Paused
+	}
+	p, err := cron.Pause(bg, jobs, j.ID, true, now)
+	if err != nil || !p.Paused || !p.NextAt.IsZero() || !state(j.ID) {
+		t.Fatalf("paused: %+v %v", p, err)
+	}
+	if g, err := jobs.GetCronJob(bg, j.ID); err != nil || !g.Paused || !g.NextAt.IsZero() {
+		t.Fatalf("get while paused: %+v %v", g, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		list, err := jobs.ListCronJobs(bg)
+		if err == nil && len(list) == 1 && list[0].Paused && list[0].NextAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("list while paused: %+v, %v", list, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	r, err := cron.Pause(bg, jobs, j.ID, false, time.Now())
+	if err != nil || r.Paused || r.NextAt.IsZero() || time.Until(r.NextAt) > 70*time.Second || state(j.ID) {
+		t.Fatalf("resumed: %+v %v", r, err)
+	}
+	if _, err := cron.Pause(bg, jobs, "nope", true, now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pausing a missing job: %v", err)
+	}
+	k, err := cron.NewJob("", cron.Spec{Cron: "0 3 * * *", Location: "UTC", Prompt: "calls=0", Recurring: true, Dir: t.TempDir()}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Paused = true
+	if k, err = jobs.CreateCronJob(bg, k); err != nil || !k.Paused || !state(k.ID) {
+		t.Fatalf("created paused: %+v %v", k, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
@@ -24,14 +25,15 @@ import (
 func newCronCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cron",
-		Short: "List, add and remove durable cron jobs (Temporal Schedules)",
+		Short: "List, add, pause, resume and remove durable cron jobs (Temporal Schedules)",
 		Long: `Durable cron jobs on Temporal: each job is a Temporal Schedule whose fires
 start runs on the task queue's workers — one run per fire, whether or not a
 gantry-temporal serve runs. Schedules are 5-field cron expressions in local
 time (or --timezone). The jobs are the ones gantry-temporal serve's
-/v1/jobs and the workers' CronCreate/CronList/CronDelete tools see.`,
+/v1/jobs and the workers' CronCreate/CronList/CronDelete tools see. Pausing a
+job pauses its schedule: Temporal skips its fires until it is resumed.`,
 	}
-	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronRmCmd(a))
+	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronPauseCmd(a, true), newCronPauseCmd(a, false), newCronRmCmd(a))
 	return cmd
 }
 
@@ -72,7 +74,11 @@ func newCronListCmd(a *app) *cobra.Command {
 				if !j.LastFiredAt.IsZero() {
 					last = j.LastFiredAt.Local().Format("2006-01-02 15:04")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), last, j.Dir, oneLine(j.Prompt, 60))
+				next := "paused"
+				if !j.Paused {
+					next = j.NextAt.Local().Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Cron, kind, next, last, j.Dir, oneLine(j.Prompt, 60))
 			}
 			return tw.Flush()
 		},
@@ -147,6 +153,42 @@ func newCronAddCmd(a *app) *cobra.Command {
 	fl.StringArrayVar(&disallowed, "disallowedTools", nil, "deny rules added for the runs")
 	fl.IntVar(&jr.Options.MaxTurns, "max-turns", 0, "turn limit of each run")
 	fl.Float64Var(&jr.Options.MaxBudgetUSD, "max-budget-usd", 0, "cost limit of each run")
+	return cmd
+}
+
+// newCronPauseCmd is `cron pause` (paused) or `cron resume`.
+func newCronPauseCmd(a *app, paused bool) *cobra.Command {
+	var c conn
+	use, short := "pause ID...", "Pause durable cron jobs (their schedules skip every fire until resumed)"
+	if !paused {
+		use, short = "resume ID...", "Resume paused cron jobs (at their schedule's next match)"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := c.dial(a)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			jobs := durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue})
+			for _, id := range args {
+				j, err := cron.Pause(cmd.Context(), jobs, id, paused, time.Now())
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				if paused {
+					fmt.Fprintln(a.stdout, "Paused job", j.ID)
+				} else {
+					fmt.Fprintf(a.stdout, "Resumed job %s; next run %s.\n", j.ID, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
+				}
+			}
+			return nil
+		},
+	}
+	c.add(cmd, a)
 	return cmd
 }
 
