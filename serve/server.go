@@ -99,7 +99,10 @@ type Options struct {
 	// Token is the API's bearer token. It is required unless the listener
 	// is on a loopback address. The web console's login takes it too.
 	Token string
-	// TLS, when set, serves the API and the console over TLS on Listener.
+	// TLS, when set, serves the API and the console over TLS on Listener
+	// ([LoadTLS] makes it from PEM files). A caller that serves Handler on
+	// its own TLS listener (no Listener) sets it too: the console then
+	// marks its cookies Secure.
 	TLS *tls.Config
 	// NoConsole serves no web console: only the API (then every path but
 	// the API's answers 401 without the token, else 404).
@@ -514,4 +517,27 @@ func (w *waker) Live(ctx context.Context, id string) iter.Seq[runqueue.Event] {
 		return le.Live(ctx, id)
 	}
 	return func(func(runqueue.Event) bool) {}
+}
+
+// ErrTLSHalf is [LoadTLS]'s error for a certificate without its key or a
+// key without its certificate.
+var ErrTLSHalf = errors.New("serve: a TLS certificate needs its key, and a key its certificate")
+
+// LoadTLS returns the server TLS configuration of the PEM certificate
+// (chain) in certFile and its private key in keyFile, TLS 1.2 at least;
+// nil when both are "" (plain HTTP). One without the other is
+// [ErrTLSHalf]. The files are read once: a renewed certificate takes a
+// restart.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, ErrTLSHalf
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("serve: TLS: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -99,15 +98,10 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					return &exitError{code: 1, err: err}
 				}
 				o.TokenFile = tokenFile
-				if (tlsCert == "") != (tlsKey == "") {
+				if o.TLS, err = serve.LoadTLS(tlsCert, tlsKey); errors.Is(err, serve.ErrTLSHalf) {
 					return &exitError{code: 2, err: errors.New("--tls-cert and --tls-key go together")}
-				}
-				if tlsCert != "" {
-					cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
-					if err != nil {
-						return &exitError{code: 1, err: fmt.Errorf("TLS: %w", err)}
-					}
-					o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+				} else if err != nil {
+					return &exitError{code: 1, err: err}
 				}
 				// Where a client finds the bearer token (never the token).
 				log.Info("serve: API token", "token_file", tokenFile, "use", "Authorization: Bearer $(cat "+tokenFile+")")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,7 +25,7 @@ import (
 
 func newServeCmd(a *app) *cobra.Command {
 	var c conn
-	var listen, tokenFile, dbPath string
+	var listen, tokenFile, dbPath, listenCert, listenKey string
 	var noConsole, insecureConsole bool
 	var consoleHosts []string
 	cmd := &cobra.Command{
@@ -46,10 +47,14 @@ written when the workers stream them here: start the workers with
 On a loopback address no token is needed; elsewhere the API needs the
 bearer token in --token-file (or GANTRY_SERVE_TOKEN).
 
+The API and the console are served over TLS with --listen-tls-cert and
+--listen-tls-key (PEM files; --tls-cert and --tls-key are the Temporal
+connection's client certificate).
+
 The web console of gantry serve is served at / (log in with the token;
---no-console for none). This command serves plain HTTP: off loopback the
-console needs --insecure-console (or a TLS-terminating proxy in front, with
-its name in --console-host).`,
+--no-console for none). Off loopback the console needs TLS (or a
+TLS-terminating proxy in front, with its name in --console-host, and
+--insecure-console).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -61,6 +66,12 @@ its name in --console-host).`,
 				}
 				token = strings.TrimSpace(string(b))
 			}
+			tlsConf, err := serve.LoadTLS(listenCert, listenKey)
+			if errors.Is(err, serve.ErrTLSHalf) {
+				return &exitError{code: 2, err: errors.New("--listen-tls-cert and --listen-tls-key go together")}
+			} else if err != nil {
+				return &exitError{code: 1, err: err}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return &exitError{code: 1, err: err}
@@ -70,7 +81,7 @@ its name in --console-host).`,
 				return &exitError{code: 2, err: fmt.Errorf("the API listens on %s, which is not a loopback address: a token is required (--token-file)", ln.Addr())}
 			}
 			if !noConsole {
-				if err := console.CheckListen(ln.Addr(), false, insecureConsole); err != nil {
+				if err := console.CheckListen(ln.Addr(), tlsConf != nil, insecureConsole); err != nil {
 					return &exitError{code: 2, err: err}
 				}
 				if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil && !ap.Addr().IsUnspecified() {
@@ -102,6 +113,7 @@ its name in --console-host).`,
 				Store:     durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
 				Engine:    durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
 				Token:     token,
+				TLS:       tlsConf, // served on ln below; the console's cookies are Secure
 				NoConsole: noConsole, ConsoleHosts: consoleHosts,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
@@ -116,9 +128,13 @@ its name in --console-host).`,
 			hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 				BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 			httpDone := make(chan error, 1)
-			go func() { httpDone <- hs.Serve(ln) }()
-			fmt.Fprintf(a.stderr, "gantry-temporal: API on http://%s (runs on task queue %q at %s; workers stream live events to it with --live http://%s)\n",
-				ln.Addr(), c.queue, c.address, ln.Addr())
+			scheme, sln := "http", ln
+			if tlsConf != nil {
+				scheme, sln = "https", tls.NewListener(ln, tlsConf)
+			}
+			go func() { httpDone <- hs.Serve(sln) }()
+			fmt.Fprintf(a.stderr, "gantry-temporal: API on %[1]s://%[2]s (runs on task queue %[3]q at %[4]s; workers stream live events to it with --live %[1]s://%[2]s)\n",
+				scheme, ln.Addr(), c.queue, c.address)
 			runErr := srv.Run(ctx)
 			sh, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			hs.Shutdown(sh)
@@ -135,6 +151,8 @@ its name in --console-host).`,
 	fl.StringVar(&listen, "listen", "127.0.0.1:8484", "address of the HTTP API")
 	fl.StringVar(&tokenFile, "token-file", "", "file holding the API's bearer token (required off loopback)")
 	fl.StringVar(&dbPath, "db", "", "database of triggers (default: $GANTRY_HOME/temporal-serve.db)")
+	fl.StringVar(&listenCert, "listen-tls-cert", "", "serve the API and the console over TLS with this certificate (PEM; with --listen-tls-key)")
+	fl.StringVar(&listenKey, "listen-tls-key", "", "the serving certificate's private key (PEM)")
 	fl.BoolVar(&noConsole, "no-console", false, "serve no web console (only the API)")
 	fl.BoolVar(&insecureConsole, "insecure-console", false, "serve the console on a non-loopback address without TLS (the login crosses the network in clear text)")
 	fl.StringSliceVar(&consoleHosts, "console-host", nil, "a host name the console answers to (besides loopback names and the listening address; repeatable)")
