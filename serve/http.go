@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,8 +54,18 @@ func (s *Server) newHandler() (http.Handler, error) {
 			hosts = append(hosts, ap.Addr().String())
 		}
 	}
+	var key []byte
+	if s.o.Home != "" {
+		// Logins survive a restart: the key of their signed cookies is
+		// kept in the home, like the token.
+		k, err := console.LoadKey(filepath.Join(s.o.Home, console.KeyFile))
+		if err != nil {
+			return nil, err
+		}
+		key = k
+	}
 	con, err := console.New(console.Options{API: api, Token: s.o.Token, Hosts: hosts, Secure: s.o.TLS != nil,
-		Logger: s.log, Now: s.now})
+		SessionKey: key, Logger: s.log, Now: s.now})
 	if err != nil {
 		return nil, err
 	}

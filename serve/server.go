@@ -118,7 +118,9 @@ type Options struct {
 	InsecureConsole bool
 	// Home, when set, is the Gantry home where the server records its URL
 	// ([serveapi.StateFile]) for local clients while it runs; TokenFile is
-	// recorded with it.
+	// recorded with it. The console keeps its session key there
+	// (console.KeyFile, created mode 0600), so that its logins survive a
+	// restart; without Home they live in this process's memory.
 	Home, TokenFile string
 	// Procs is the directory where the runs' running commands are
 	// recorded ([sandbox.Ledger]; "" = <Home>/procs when Home is set, else

@@ -12,8 +12,9 @@
 //
 //   - the bearer token is typed once into the login form and exchanged for
 //     a session cookie (HttpOnly, SameSite=Strict, Secure when served over
-//     TLS) that names a session held in memory; the token never appears in
-//     a page, a URL or the log;
+//     TLS) that names a session held in memory, or, with a session key
+//     ([Options.SessionKey]), is a signed login that survives a restart;
+//     the token never appears in a page, a URL or the log;
 //   - every state-changing request carries the session's CSRF token and an
 //     Origin (or Sec-Fetch-Site) header naming this server;
 //   - the Host header must be one of the console's names (loopback names,
@@ -70,6 +71,13 @@ type Options struct {
 	Secure bool
 	// SessionTTL is how long a login lasts (0 = DefaultSessionTTL).
 	SessionTTL time.Duration
+	// SessionKey, when set ([LoadKey], at least 32 bytes), makes logins
+	// signed cookies instead of sessions held in memory: they survive a
+	// restart and every console with the same key and Token accepts them.
+	// Logging out ends a login in this process only; the login's cookie
+	// is dropped by the browser, and a copy of it stays valid elsewhere
+	// until it expires. nil = logins in memory (a restart ends them).
+	SessionKey []byte
 	// Logger receives the console's log: refused requests and failed
 	// API calls, never a token or a cookie (nil = discard).
 	Logger *slog.Logger
@@ -87,7 +95,9 @@ type Console struct {
 	mux   *http.ServeMux
 
 	mu       sync.Mutex
-	sessions map[string]*session // by cookie value
+	sessions map[string]*session  // by cookie value (no SessionKey)
+	signer   *signer              // with a SessionKey
+	revoked  map[string]time.Time // logins logged out (signed), until they expire
 
 	etags sync.Map // static file name → ETag, computed on first use
 }
@@ -112,8 +122,14 @@ func New(o Options) (*Console, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{o: o, log: o.Logger, now: o.Now, sessions: map[string]*session{},
+	c := &Console{o: o, log: o.Logger, now: o.Now, sessions: map[string]*session{}, revoked: map[string]time.Time{},
 		hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}}
+	if o.SessionKey != nil {
+		if len(o.SessionKey) < keyLen {
+			return nil, fmt.Errorf("console: the session key has %d bytes, want at least %d", len(o.SessionKey), keyLen)
+		}
+		c.signer = newSigner(o.SessionKey, o.Token)
+	}
 	for _, h := range o.Hosts {
 		n := hostName(h)
 		if n == "" {
@@ -196,11 +212,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, token string) bo
 		return false
 	}
 	id, s := newID(), &session{csrf: newID(), expires: c.now().Add(c.o.SessionTTL)}
-	c.mu.Lock()
-	c.prune()
-	c.sessions[id] = s
-	c.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: c.cookieName(r), Value: id, Path: "/", HttpOnly: true,
+	value := id
+	if c.signer != nil {
+		value = c.signer.cookie(id, s.expires)
+	} else {
+		c.mu.Lock()
+		c.prune()
+		c.sessions[id] = s
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: c.cookieName(r), Value: value, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: c.secure(r), MaxAge: int(c.o.SessionTTL / time.Second)})
 	c.log.Info("console: login", "remote", r.RemoteAddr)
 	return true
@@ -232,6 +253,19 @@ func (c *Console) session(r *http.Request) (string, *session) {
 	if err != nil {
 		return "", nil
 	}
+	if c.signer != nil {
+		id, exp, ok := c.signer.parse(ck.Value)
+		if !ok || c.now().After(exp) || exp.After(c.now().Add(c.o.SessionTTL)) {
+			return "", nil
+		}
+		c.mu.Lock()
+		_, out := c.revoked[id]
+		c.mu.Unlock()
+		if out {
+			return "", nil
+		}
+		return id, &session{csrf: c.signer.csrf(id), expires: exp}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.sessions[ck.Value]
@@ -244,9 +278,18 @@ func (c *Console) session(r *http.Request) (string, *session) {
 
 // logout ends the request's session.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	if id, _ := c.session(r); id != "" {
+	if id, s := c.session(r); id != "" {
 		c.mu.Lock()
 		delete(c.sessions, id)
+		if c.signer != nil {
+			now := c.now()
+			for k, exp := range c.revoked {
+				if now.After(exp) {
+					delete(c.revoked, k)
+				}
+			}
+			c.revoked[id] = s.expires
+		}
 		c.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: c.cookieName(r), Value: "", Path: "/", HttpOnly: true,

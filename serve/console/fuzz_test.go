@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzLocalPath: a redirect target is either the default or a path of
@@ -79,6 +80,27 @@ func FuzzSameOrigin(f *testing.F) {
 		r.Header.Set("Origin", origin)
 		if c.sameOrigin(r) && !strings.EqualFold(strings.TrimSuffix(origin, ""), "http://127.0.0.1:7777") {
 			t.Fatalf("Origin %q passes for http://127.0.0.1:7777", origin)
+		}
+	})
+}
+
+// FuzzSignedCookie: a signed login cookie is accepted only as the signer
+// made it: any other value (the real one changed anywhere) is refused,
+// and parsing never panics.
+func FuzzSignedCookie(f *testing.F) {
+	s := newSigner(make([]byte, keyLen), "token")
+	id := strings.Repeat("ab", keyLen)
+	good := s.cookie(id, time.Unix(1_900_000_000, 0))
+	for _, v := range []string{good, good + "0", "", ".", "..", id, id + ".1.", strings.Replace(good, "19", "29", 1)} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		gotID, exp, ok := s.parse(v)
+		if !ok {
+			return
+		}
+		if v != s.cookie(gotID, exp) {
+			t.Fatalf("%q accepted, but the signer makes %q for its login", v, s.cookie(gotID, exp))
 		}
 	})
 }
