@@ -506,6 +506,7 @@ func renderSchedules(o *out, d schedulesData) {
 			o.lastRun(j.LastRun)
 			o.s(`</td><td class="actions">`)
 			o.pauseButton("/jobs/"+url.PathEscape(j.ID), j.Paused, d.CSRF)
+			o.s(" ")
 			if j.TriggerID == "" {
 				o.f(`<form method="post" action="/jobs/%s/delete" class="inline" data-confirm="Remove this cron job?"><input type="hidden" name="csrf" value="%s"><button type="submit" class="danger">Remove</button></form>`,
 					url.PathEscape(j.ID), d.CSRF)
@@ -593,6 +594,7 @@ func renderSchedules(o *out, d schedulesData) {
       `, id, d.CSRF)
 			if t.JobID != "" {
 				o.pauseButton("/triggers/"+id, t.Paused, d.CSRF)
+				o.s("\n      ")
 			}
 			o.f(`<form method="post" action="/triggers/%s/delete" class="inline" data-confirm="Remove this trigger?"><input type="hidden" name="csrf" value="%s"><button type="submit" class="danger">Remove</button></form></td></tr>
 `, id, d.CSRF)
