@@ -54,8 +54,8 @@ func (s *Server) newHandler() (http.Handler, error) {
 			hosts = append(hosts, ap.Addr().String())
 		}
 	}
-	var key []byte
-	if s.o.Home != "" {
+	key := s.o.ConsoleKey
+	if key == nil && s.o.Home != "" {
 		// Logins survive a restart: the key of their signed cookies is
 		// kept in the home, like the token.
 		k, err := console.LoadKey(filepath.Join(s.o.Home, console.KeyFile))

@@ -119,9 +119,13 @@ type Options struct {
 	// Home, when set, is the Gantry home where the server records its URL
 	// ([serveapi.StateFile]) for local clients while it runs; TokenFile is
 	// recorded with it. The console keeps its session key there
-	// (console.KeyFile, created mode 0600), so that its logins survive a
-	// restart; without Home they live in this process's memory.
+	// (console.KeyFile, created mode 0600) unless ConsoleKey is set, so
+	// that its logins survive a restart; without either they live in this
+	// process's memory.
 	Home, TokenFile string
+	// ConsoleKey is the console's session key (console.LoadKey), for a
+	// server without Home whose logins should survive a restart.
+	ConsoleKey []byte
 	// Procs is the directory where the runs' running commands are
 	// recorded ([sandbox.Ledger]; "" = <Home>/procs when Home is set, else
 	// none). At start, and whenever it looks for lost runs, the server

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serve/console"
 )
 
@@ -150,4 +151,29 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestLoginSurvivesRestart: a serve with a Gantry home keeps the console's
+// key there; a login made on one server is accepted by the next one on
+// that home.
+func TestLoginSurvivesRestart(t *testing.T) {
+	home := t.TempDir()
+	first := start(t, serve.Options{Home: home})
+	b := newBrowser(t, first.url)
+	csrf := b.login()
+	if fi, err := os.Stat(filepath.Join(home, console.KeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v", err)
+	}
+	second := start(t, serve.Options{Home: home})
+	b.base, b.origin = second.url, second.url
+	resp, page := b.do(http.MethodGet, "/", nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, csrf) {
+		t.Fatalf("the login on the next server: %s", resp.Status)
+	}
+	// Without a home, a server keeps its logins to itself.
+	third := start(t, serve.Options{})
+	b.base, b.origin = third.url, third.url
+	if resp, _ := b.do(http.MethodGet, "/", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a server without the key: %s", resp.Status)
+	}
 }

@@ -93,15 +93,25 @@ TLS-terminating proxy in front, with its name in --console-host, and
 				return err
 			}
 			defer cl.Close()
+			home, err := session.DefaultHome(a.getenv)
+			if err != nil {
+				return err
+			}
 			if dbPath == "" {
-				home, err := session.DefaultHome(a.getenv)
-				if err != nil {
-					return err
-				}
 				dbPath = filepath.Join(home, "temporal-serve.db")
 			}
 			if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 				return err
+			}
+			var consoleKey []byte
+			if !noConsole {
+				// Logins survive a restart: their key is kept in the home.
+				if err := os.MkdirAll(home, 0o700); err != nil {
+					return err
+				}
+				if consoleKey, err = console.LoadKey(filepath.Join(home, console.KeyFile)); err != nil {
+					return &exitError{code: 1, err: err}
+				}
 			}
 			st, err := store.OpenSQLite(ctx, dbPath, store.SQLiteOptions{})
 			if err != nil {
@@ -110,11 +120,12 @@ TLS-terminating proxy in front, with its name in --console-host, and
 			defer st.Close()
 			broker := &durable.Broker{}
 			srv, err := serve.New(serve.Options{
-				Store:     durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
-				Engine:    durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
-				Token:     token,
-				TLS:       tlsConf, // served on ln below; the console's cookies are Secure
-				NoConsole: noConsole, ConsoleHosts: consoleHosts,
+				Store:      durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
+				Engine:     durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
+				Token:      token,
+				TLS:        tlsConf, // served on ln below; the console's cookies are Secure
+				ConsoleKey: consoleKey,
+				NoConsole:  noConsole, ConsoleHosts: consoleHosts,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {

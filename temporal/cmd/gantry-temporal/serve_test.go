@@ -74,7 +74,8 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 
 // TestServeTLS: `serve --listen-tls-cert --listen-tls-key` serves the API
 // and the console over TLS, off loopback without --insecure-console; the
-// console's session cookie is Secure; plain HTTP gets no answer of the API.
+// console's session cookie is Secure and signed; plain HTTP gets no answer
+// of the API.
 func TestServeTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -138,6 +139,14 @@ func TestServeTLS(t *testing.T) {
 	cs := resp.Cookies()
 	if resp.StatusCode != http.StatusSeeOther || len(cs) == 0 || !cs[0].Secure || !cs[0].HttpOnly {
 		t.Fatalf("login over TLS: %s, cookies %+v", resp.Status, cs)
+	}
+	// A signed login (it survives a restart), keyed by a 0600 file in the
+	// home.
+	if strings.Count(cs[0].Value, ".") != 2 {
+		t.Errorf("the login %q is not signed", cs[0].Value)
+	}
+	if fi, err := os.Stat(filepath.Join(env["GANTRY_HOME"], "console.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the console's key file: %v", err)
 	}
 	// Plain HTTP to the TLS port is not the API.
 	resp, err = http.Get("http://127.0.0.1:" + port + "/v1/health")
