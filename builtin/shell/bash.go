@@ -106,17 +106,26 @@ type bash struct {
 	found atomic.Bool // the shell was found by an enabled check
 }
 
-// bashTraits: read-only (and concurrency-safe, non-destructive) only for a
-// foreground command the command-risk model ([shellparse.Analyze]) finds
-// read-only.
+// bashTraits: read-only and non-destructive only for a foreground command
+// the command-risk model ([shellparse.Analyze]) finds read-only; such a
+// command is also concurrency-safe unless it may change the shell's
+// directory (cd, pushd, popd anywhere in it): the executor applies the
+// context modifier — the session's new working directory — only of calls
+// that run alone, so "cd sub && ls" runs alone and moves the session like
+// any other cd instead of running in a parallel batch and losing its cd.
 func bashTraits(in BashInput) tool.Traits {
 	if in.RunInBackground {
 		return tool.Traits{}
 	}
-	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
-		return tool.ReadOnlyTraits
+	a := shellparse.Analyze(in.Command)
+	if ok, _ := a.ReadOnly(); !ok {
+		return tool.Traits{}
 	}
-	return tool.Traits{}
+	t := tool.ReadOnlyTraits
+	if a.ChangesDir() {
+		t.ConcurrencySafe = false
+	}
+	return t
 }
 
 // describeBash is the description, else the command's first line, cut to
