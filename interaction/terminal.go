@@ -49,6 +49,9 @@ func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 
 // Ask implements [Channel].
 func (t *Terminal) Ask(ctx context.Context, req Request) (Answer, error) {
+	if r, ok := req.(*NotificationRequest); ok {
+		return notifyTerminal(t.out, r) // nothing to answer: never waits for a question
+	}
 	t.ask.Lock()
 	defer t.ask.Unlock()
 	if t.Pause != nil {

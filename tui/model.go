@@ -292,6 +292,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case askMsg:
 		m.asks = append(m.asks, msg.p)
 		return m.showAsk()
+	case notifyMsg:
+		return m.notified(msg.r)
 	case askGoneMsg:
 		for i, p := range m.asks {
 			if p.id == msg.id {
