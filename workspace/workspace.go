@@ -440,7 +440,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}
 	po.Tools = slices.Concat(po.Tools, opts.Tools)
 	if opts.CompletionTools {
-		po.Tools = append(po.Tools, completion.Tools()...)
+		po.Tools = completion.Add(po.Tools) // a caller's attempt_completion wins
 	}
 	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
 		po.Tools = append(po.Tools, agenttool.New(w.agents))

@@ -54,6 +54,28 @@ func Tools() []tool.Tool {
 	return []tool.Tool{attemptCompletion(), newTask()}
 }
 
+// Add returns tools with attempt_completion and new_task appended, except
+// a completion tool whose name (or an alias) one of tools already has: the
+// caller's own attempt_completion replaces the built-in one, as any user
+// tool replaces a built-in of its name. The loop acts only on the
+// [Completed] and [Handoff] values these tools return, so a replacement
+// that returns something else is an ordinary tool.
+func Add(tools []tool.Tool) []tool.Tool {
+	taken := map[string]bool{}
+	for _, t := range tools {
+		for _, n := range t.Spec().Names() {
+			taken[n] = true
+		}
+	}
+	out := tools[:len(tools):len(tools)]
+	for _, t := range Tools() {
+		if !taken[t.Spec().Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // allowSelf: both tools change nothing but the run's own course.
 func allowSelf[In any](why string) tool.Option {
 	return tool.PermissionFunc(func(context.Context, *tool.Env, In) tool.PermissionResult {
