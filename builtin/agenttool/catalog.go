@@ -21,7 +21,7 @@ const ModelFast = "fast"
 
 // readOnlyTools are the tools of the read-only built-in types; their mode
 // is plan, so a Bash command that would write is denied too.
-var readOnlyTools = []string{"Read", "Glob", "Grep", "Bash", "NotebookRead", "WebFetch", "WebSearch", "TaskOutput", "ListMcpResources", "ReadMcpResource", "LSP"}
+var readOnlyTools = []string{"Read", "Glob", "Grep", "Bash", "WebFetch", "WebSearch", "TaskOutput", "ListMcpResources", "ReadMcpResource", "LSP"}
 
 // Builtins returns the built-in agent types: general-purpose (every tool of
 // the parent but Agent), Explore (read-only, for searching a codebase, on
