@@ -546,12 +546,16 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 		}
 		partial := map[int]*pending{}
 		var streamErr error
+		var msgID string // the reply's id: the message that asks for its calls
 		for ev, err := range a.provider.Stream(ctx, req) {
 			if err != nil {
 				streamErr = err
 				break
 			}
 			acc.Add(ev)
+			if ev.Type == llm.EventMessageStart {
+				msgID = ev.ID
+			}
 			if a.opts.StreamEvents {
 				r.emit(&StreamEvent{Event: ev})
 			}
@@ -580,7 +584,7 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 				}
 				// Validation recurses deep (jsonschema-go's frames are 4 KB):
 				// off the session's stack (see package offstack).
-				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
+				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input, MessageID: msgID}) })
 			}
 			r.drain()
 			if r.stopped {

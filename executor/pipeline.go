@@ -314,6 +314,8 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 	o := &j.out
 	t, spec := j.tool, j.spec
 	env := s.sess.callEnv(j.call.ID)
+	env.MessageID = j.call.MessageID
+	env.CanUseTool = e.subCallCheck(env)
 	sessProgress := env.Progress
 	env.Progress = func(p tool.Progress) {
 		j.emit(func(st *tool.Status) { st.Progress = &p })
@@ -666,6 +668,42 @@ func (e *Executor) decide(ctx context.Context, req *permission.Request) permissi
 		defer e.askMu.Unlock()
 	}
 	return permission.ResolveAsk(ctx, req, d, e.cfg.canUse)
+}
+
+// subCallCheck is [tool.Env.CanUseTool] of a call running in env: the
+// permission decision, ask included, for a call the tool means to make
+// on the model's behalf, in the calling call's environment. PreToolUse
+// hooks do not run: they see the sub-call if and when it runs through an
+// executor.
+func (e *Executor) subCallCheck(env *tool.Env) func(ctx context.Context, name string, input json.RawMessage) (tool.PermissionResult, error) {
+	return func(ctx context.Context, name string, input json.RawMessage) (tool.PermissionResult, error) {
+		t, ok := e.resolver.Lookup(name)
+		if !ok || t == nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: unknownToolError(name, e.resolver.Names()).Error()}, nil
+		}
+		spec := t.Spec()
+		in, _, err := e.validate(spec, input)
+		if err != nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: fmt.Sprintf("invalid input for %s: %v", spec.Name, err)}, nil
+		}
+		if v, ok := t.(tool.InputValidator); ok {
+			if err := v.ValidateInput(ctx, env, in); err != nil {
+				return tool.PermissionResult{Behavior: tool.Deny, Reason: fmt.Sprintf("invalid input for %s: %v", spec.Name, err)}, nil
+			}
+		}
+		req := &permission.Request{Tool: t, Name: name, Input: in, Env: env, Traits: tool.TraitsOf(t, in)}
+		if pc, ok := t.(tool.PermissionChecker); ok {
+			req.ToolCheck = pc.CheckPermission(ctx, env, in)
+		}
+		d := e.decide(ctx, req)
+		if err := ctx.Err(); err != nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: "cancelled"}, err
+		}
+		if d.Behavior != tool.Allow {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: denyText(spec.Name, d)}, nil
+		}
+		return tool.PermissionResult{Behavior: tool.Allow, Reason: d.Reason, UpdatedInput: d.UpdatedInput}, nil
+	}
 }
 
 func denyText(name string, d permission.Decision) string {
