@@ -225,9 +225,13 @@ func truncate(s string, n int) string {
 // audio, embedded resources and resource links map one to one (see
 // [ConvertContent]); structured content
 // is kept in [tool.Result.Structured] and, when the server sent no content
-// blocks, also given to the model as JSON text; isError is kept.
+// blocks, also given to the model as JSON text; isError is kept, and _meta
+// is kept in [tool.Result.Meta] (never shown to the model).
 func ConvertResult(res *mcp.CallToolResult) *tool.Result {
 	out := &tool.Result{IsError: res.IsError, Structured: res.StructuredContent}
+	if len(res.Meta) > 0 {
+		out.Meta = map[string]any(res.Meta) // the server's _meta travels with the result
+	}
 	for _, c := range res.Content {
 		out.Content = append(out.Content, ConvertContent(c))
 	}
