@@ -538,6 +538,9 @@ func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(stri
 	if mo.Elicit == nil && opts.Interaction != nil {
 		mo.Elicit = mcptool.ElicitThrough(opts.Interaction)
 	}
+	// Elicitation hooks may answer before the person is asked, and
+	// ElicitationResult hooks see (and may replace) the answer.
+	mo.Elicit = mcptool.ElicitHooks(w.hooks, func(in *hook.Input) { in.CWD, in.PermissionMode = w.dir, w.mode }, mo.Elicit)
 	user := mo.OnToolsChanged
 	mo.OnToolsChanged = func(server string) {
 		w.refreshMCP(server)
