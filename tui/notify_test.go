@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/gantry-dev/gantry/interaction"
 )
@@ -57,5 +58,18 @@ func TestNotification(t *testing.T) {
 	b.close()
 	if _, err := interaction.Notify(context.Background(), c, req); !errors.Is(err, interaction.ErrNobody) {
 		t.Errorf("after close: %v", err)
+	}
+}
+
+// TestCardShowsDisplayName: a tool with a name for people is shown by it.
+func TestCardShowsDisplayName(t *testing.T) {
+	st := newStyles(false)
+	c := &card{name: "mcp__gh__create_issue", display: "Create issue", desc: "bug: crash\x1b[31m"}
+	if got := ansi.Strip(c.title(st)); got != `Create issue bug: crash\x1b[31m` {
+		t.Errorf("title %q", got)
+	}
+	c = &card{name: "Read", desc: "Read main.go"}
+	if got := ansi.Strip(c.title(st)); got != "Read main.go" {
+		t.Errorf("title %q", got)
 	}
 }
