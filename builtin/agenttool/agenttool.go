@@ -36,6 +36,44 @@ type Input struct {
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the agent in the background and return its task id at once; you are notified when it finishes."`
 	Name            string `json:"name,omitempty" jsonschema:"A name for the agent (shown to the user and in its task)."`
 	Isolation       string `json:"isolation,omitempty" enum:"worktree" jsonschema:"worktree: run the agent in a new git worktree of the repository, kept if it changed files."`
+	// Mode is a permission mode for the child, no wider than the caller's.
+	Mode string `json:"mode,omitempty" enum:"plan,dontAsk,default,acceptEdits,bypassPermissions" jsonschema:"A permission mode for the agent, no wider than yours (plan < dontAsk < default < acceptEdits < bypassPermissions); default: the type's mode, else yours."`
+	// MaxTurns bounds the child's turns (never above its type's bound).
+	MaxTurns *float64 `json:"max_turns,omitempty" jsonschema:"The most turns the agent may take (default: its type's limit); it stops with error_max_turns when reached."`
+}
+
+// modeRank orders the permission modes by how much runs without asking
+// (the agent loop narrows a child's mode the same way).
+func modeRank(m tool.Mode) int {
+	switch m {
+	case tool.ModePlan:
+		return 0
+	case tool.ModeDontAsk:
+		return 1
+	case tool.ModeDefault, "":
+		return 2
+	case tool.ModeAcceptEdits:
+		return 3
+	case tool.ModeBypassPermissions:
+		return 4
+	}
+	return 5
+}
+
+// apply narrows the agent type def by the call's mode and max_turns: a
+// mode replaces the type's (it was checked to be no wider than the
+// caller's); max_turns bounds the turns, never above the type's own bound.
+func (in Input) apply(def Definition) Definition {
+	if in.Mode != "" {
+		def.PermissionMode = tool.Mode(in.Mode)
+	}
+	if in.MaxTurns != nil {
+		n := int(*in.MaxTurns)
+		if def.MaxTurns == 0 || n < def.MaxTurns {
+			def.MaxTurns = n
+		}
+	}
+	return def
 }
 
 // Request is what the tool asks a [Runner] to run.
@@ -143,12 +181,27 @@ func New(cat *Catalog) *Tool {
 			}
 			return oneLine(typ + ": " + in.Description)
 		}),
-		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in Input) error {
+		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in Input) error {
 			switch {
 			case strings.TrimSpace(in.Prompt) == "":
 				return errors.New("prompt is required: the task for the agent")
 			case strings.TrimSpace(in.Description) == "":
 				return errors.New("description is required: 3-5 words saying what the agent does")
+			case in.MaxTurns != nil && (*in.MaxTurns < 1 || *in.MaxTurns != float64(int(*in.MaxTurns))):
+				return errors.New("max_turns must be a whole number of at least 1")
+			}
+			if in.Mode != "" {
+				m := tool.Mode(in.Mode)
+				var parent tool.Mode
+				if env != nil {
+					parent = env.Mode
+				}
+				if !m.Valid() {
+					return fmt.Errorf("unknown mode %q (want plan, dontAsk, default, acceptEdits or bypassPermissions)", in.Mode)
+				}
+				if modeRank(m) > modeRank(parent) {
+					return fmt.Errorf("mode %s is wider than this session's %s mode: a subagent may not get more permission than you have", m, cmpOr(parent, tool.ModeDefault))
+				}
 			}
 			if in.SubagentType != "" {
 				if _, ok := cat.Get(in.SubagentType); !ok {
@@ -191,7 +244,7 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	if !ok {
 		return tool.Errorf("unknown subagent_type %q; available: %s", typ, strings.Join(t.cat.Names(), ", ")), nil
 	}
-	req := Request{Definition: def, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
+	req := Request{Definition: in.apply(def), Description: in.Description, Prompt: in.Prompt, Model: in.Model,
 		Name: in.Name, Isolation: in.Isolation, ToolUseID: env.ToolUseID}
 	if in.RunInBackground {
 		st, err := runner.StartAgent(ctx, env, req)
@@ -230,4 +283,11 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	r = r.WithDisplay(tool.Text(fmt.Sprintf("%s agent %s: %d turns, %d tokens, $%.4f\n\n%s", typ, out.Subtype, out.Turns, out.Tokens, out.CostUSD, text)))
 	r.Structured = out
 	return r, nil
+}
+
+func cmpOr(m, def tool.Mode) tool.Mode {
+	if m == "" {
+		return def
+	}
+	return m
 }
