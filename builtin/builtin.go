@@ -231,7 +231,8 @@ func SessionServices(s *tool.Services) io.Closer {
 // for the todo list, the task list, mailboxes and teams, unless
 // [ProvideStore] gives a durable one; the language-server manager of the
 // LSP tool, which also reports new errors after Write and Edit (a
-// file.WriteObserver) — and returns the closer that ends them with
+// file.WriteObserver); the [sleep.Waker] a front end calls when the person
+// sends a message while the agent works — and returns the closer that ends them with
 // the session (every background task is killed and reaped, every language
 // server shut down).
 func NewSessionServices(s *tool.Services, opts Options) io.Closer {
@@ -243,6 +244,7 @@ func NewSessionServices(s *tool.Services, opts Options) io.Closer {
 	tool.Provide(s, servers)
 	tool.Provide[file.WriteObserver](s, servers)
 	tool.Provide[tool.Reminder](s, servers) // late diagnostics at the next turn
+	tool.Provide(s, sleep.NewWaker())       // the front end wakes Sleep when the person writes
 	return closerFunc(func() error {
 		return errors.Join(tasks.Close(), servers.Close())
 	})

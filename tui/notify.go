@@ -5,8 +5,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/gantry-dev/gantry/builtin/sleep"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/internal/outbuf"
+	"github.com/gantry-dev/gantry/tool"
 )
 
 // notified shows a notification: a line in the transcript (marked with the
@@ -25,7 +27,18 @@ func (m *model) notified(r *interaction.NotificationRequest) tea.Cmd {
 	return tea.Raw("\a\x1b]9;" + osc(line) + "\a")
 }
 
-// oneLine is s on one line, escaped for display, cut to n runes.
+// wakeSleep ends a Sleep call of the running turn: the person wrote
+// something, which the agent reads once its turn ends.
+func (m *model) wakeSleep() {
+	if m.sess == nil || m.sess.Workspace == nil {
+		return
+	}
+	if w, err := tool.Use[*sleep.Waker](&tool.Env{Services: m.sess.Workspace.Services()}); err == nil {
+		w.Wake("the user sent a message; end your turn to read it")
+	}
+}
+
+// noticeLine is s on one line, escaped for display, cut to n runes.
 func noticeLine(s string, n int) string {
 	s = outbuf.EscapeDisplay(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {

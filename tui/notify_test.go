@@ -2,14 +2,19 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/gantry-dev/gantry/builtin/sleep"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // TestNotification: a notification is answered at once, without a dialog;
@@ -71,5 +76,39 @@ func TestCardShowsDisplayName(t *testing.T) {
 	c = &card{name: "Read", desc: "Read main.go"}
 	if got := ansi.Strip(c.title(st)); got != "Read main.go" {
 		t.Errorf("title %q", got)
+	}
+}
+
+// TestQueuedPromptWakesSleep: a prompt typed while a turn runs ends the
+// turn's Sleep call, through the session's sleep.Waker.
+func TestQueuedPromptWakesSleep(t *testing.T) {
+	ws, err := workspace.Open(context.Background(), workspace.Options{Dir: t.TempDir(), Getenv: func(string) string { return "" },
+		PolicyPath: "-", NoSettings: true, NoMCP: true, NoAgentFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	h := newHarness(t, Options{}, false)
+	h.m.sess = &Session{Workspace: ws}
+	t.Cleanup(func() { h.m.sess = nil }) // no agent for the harness to close
+	done := make(chan sleep.Output, 1)
+	go func() {
+		r, err := sleep.New(sleep.Options{}).Call(context.Background(), &tool.Env{Services: ws.Services()}, json.RawMessage(`{"duration_seconds":600}`))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r.Structured.(sleep.Output)
+	}()
+	// The Sleep call may not be waiting yet: wake until it returns.
+	for {
+		h.m.wakeSleep()
+		select {
+		case out := <-done:
+			if out.Woke != sleep.WokeUser || !strings.Contains(out.Reason, "user sent a message") {
+				t.Fatalf("%+v", out)
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
