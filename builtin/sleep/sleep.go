@@ -215,11 +215,11 @@ func describeTasks(ts []shell.TaskInfo) string {
 }
 
 func (s *sleeper) text(in Input, d time.Duration, out Output) string {
-	slept := (time.Duration(out.SleptMS) * time.Millisecond).Round(time.Second)
+	slept := human(time.Duration(out.SleptMS) * time.Millisecond)
 	var b strings.Builder
 	switch out.Woke {
 	case WokeElapsed:
-		fmt.Fprintf(&b, "Slept %v.", d.Round(time.Second))
+		fmt.Fprintf(&b, "Slept %v.", human(d))
 	case WokeTask:
 		fmt.Fprintf(&b, "Woke after %v: background work ended: %s. Read its output with TaskOutput.", slept, out.Reason)
 	case WokeMessage:
@@ -240,6 +240,15 @@ func (s *sleeper) text(in Input, d time.Duration, out Output) string {
 		fmt.Fprintf(&b, " Background work that ended meanwhile: %s.", describeTasks(out.Tasks))
 	}
 	return b.String()
+}
+
+// human rounds d for the model: to the second from a second on, else to
+// the millisecond.
+func human(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // Waker lets the session owner end the Sleep calls running now — when the
