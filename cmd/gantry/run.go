@@ -356,7 +356,7 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 			sess = s
 			return s.ag, s.ws, nil
 		},
-		Writer:           streamjson.WriterOptions{Partial: f.partial, ReplayUser: f.replayUser},
+		Writer:           streamjson.WriterOptions{Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser},
 		PermissionPrompt: f.promptTool == "stdio",
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
 		Version:          buildVersion(),
@@ -669,7 +669,7 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 		}
 		return in
 	}
-	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ReplayUser: f.replayUser, Info: info})
+	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser, Info: info})
 	p.w.Begin()
 	if isTerminal(a.stderr) {
 		p.progress = newProgress(a.stderr)
