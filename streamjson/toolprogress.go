@@ -1,9 +1,12 @@
 package streamjson
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -57,4 +60,41 @@ func subagentStatus(ev agent.Event) (tool.Status, bool) {
 		return st.Status, true
 	}
 	return tool.Status{}, false
+}
+
+// NotificationMessage is the system/notification message a session writes
+// when the model calls PushNotification ([interaction.NotificationRequest]):
+// nothing answers it; the client shows or forwards it.
+type NotificationMessage struct {
+	Type            string `json:"type"`    // "system"
+	Subtype         string `json:"subtype"` // "notification"
+	Title           string `json:"title,omitempty"`
+	Message         string `json:"message"`
+	ToolUseID       string `json:"tool_use_id,omitempty"`
+	Agent           string `json:"agent,omitempty"`
+	ParentToolUseID string `json:"parent_tool_use_id,omitempty"`
+	UUID            string `json:"uuid"`
+	SessionID       string `json:"session_id"`
+}
+
+// NotifyStream returns a channel that writes notifications to conn as
+// [NotificationMessage]s (answered at once, delivered "stream") and passes
+// every other request to ch (nil: nobody). A session started with
+// Options.PermissionPrompt (the SDK's canUseTool) has it.
+func NotifyStream(conn *Conn, ch interaction.Channel) interaction.Channel {
+	return interaction.ChannelFunc(func(ctx context.Context, req interaction.Request) (interaction.Answer, error) {
+		n, ok := req.(*interaction.NotificationRequest)
+		if !ok {
+			if ch == nil {
+				return interaction.Nobody.Ask(ctx, req)
+			}
+			return ch.Ask(ctx, req)
+		}
+		err := conn.Write(NotificationMessage{Type: "system", Subtype: "notification", Title: n.Title, Message: n.Message,
+			ToolUseID: n.ToolUseID, Agent: n.Agent, ParentToolUseID: n.ParentToolUseID, UUID: session.NewUUID(), SessionID: n.SessionID})
+		if err != nil {
+			return nil, err
+		}
+		return &interaction.NotificationAnswer{Delivered: []string{"stream"}}, nil
+	})
 }

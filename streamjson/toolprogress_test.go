@@ -1,11 +1,15 @@
 package streamjson_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -61,5 +65,36 @@ func TestToolProgress(t *testing.T) {
 		if m["type"] == "tool_progress" {
 			t.Fatalf("tool_progress without the option: %v", m)
 		}
+	}
+}
+
+// TestNotifyStream: a notification is a system/notification line of the
+// stream, answered at once; other requests go to the wrapped channel.
+func TestNotifyStream(t *testing.T) {
+	var out strings.Builder
+	conn := streamjson.NewConn(strings.NewReader(""), &out, streamjson.ConnOptions{})
+	trusted := false
+	ch := streamjson.NotifyStream(conn, interaction.Funcs{Trust: func(context.Context, *interaction.TrustRequest) (*interaction.TrustAnswer, error) {
+		trusted = true
+		return &interaction.TrustAnswer{Trust: true}, nil
+	}})
+	a, err := interaction.Notify(context.Background(), ch, &interaction.NotificationRequest{Title: "Done", Message: "green",
+		ToolUseID: "t9", Who: interaction.Who{SessionID: "s1", Agent: "rev", ParentToolUseID: "a1"}})
+	if err != nil || len(a.Delivered) != 1 || a.Delivered[0] != "stream" {
+		t.Fatalf("%+v %v", a, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+		t.Fatalf("%q: %v", out.String(), err)
+	}
+	if m["type"] != "system" || m["subtype"] != "notification" || m["message"] != "green" || m["title"] != "Done" ||
+		m["tool_use_id"] != "t9" || m["session_id"] != "s1" || m["agent"] != "rev" || m["parent_tool_use_id"] != "a1" || m["uuid"] == "" {
+		t.Errorf("line %v", m)
+	}
+	if _, err := interaction.AskTrust(context.Background(), ch, &interaction.TrustRequest{}); err != nil || !trusted {
+		t.Errorf("trust passed on: %v %v", trusted, err)
+	}
+	if _, err := interaction.AskTrust(context.Background(), streamjson.NotifyStream(conn, nil), &interaction.TrustRequest{}); !errors.Is(err, interaction.ErrNobody) {
+		t.Errorf("nil channel: %v", err)
 	}
 }
