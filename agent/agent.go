@@ -14,9 +14,7 @@ import (
 	"time"
 	"unique"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/team"
-	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -26,6 +24,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
@@ -82,7 +81,7 @@ type Options struct {
 	// text — counts; after OutputRetries (0 = DefaultOutputRetries) the run
 	// ends with SubtypeMaxStructuredRetries. [PromptAs] sets the schema
 	// for one run from a Go type. Subagents get their type's schema
-	// (agenttool.Definition.OutputSchema), never this one.
+	// (subagent.Definition.OutputSchema), never this one.
 	OutputSchema  json.RawMessage
 	OutputRetries int
 	// OutputStrategy chooses how the answer arrives: OutputTool (the
@@ -105,7 +104,7 @@ type Options struct {
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
 	// none: WebFetch returns the page to the main model. It is also the
-	// model of agent types whose model is agenttool.ModelFast, such as the
+	// model of agent types whose model is subagent.ModelFast, such as the
 	// built-in Explore ("" = Model for those).
 	SmallModel string
 
@@ -131,7 +130,7 @@ type Options struct {
 	// the workspace's (the built-in general-purpose, Explore and Plan, and
 	// the definition files). Without a Workspace the Agent tool is in the
 	// pool only when Agents is not empty.
-	Agents []agenttool.Definition
+	Agents []subagent.Definition
 	// MaxAgentDepth is how deep subagents nest: 1 (the default, 0) lets
 	// the agent start subagents that cannot start their own; 2 lets them
 	// start one more level; negative turns subagents off.
@@ -163,9 +162,6 @@ type Options struct {
 	// Closers are closed when the agent is closed (for example the session's
 	// background-task manager).
 	Closers []io.Closer
-	// Reminders are asked for context before every model request (a stale
-	// todo list, messages waiting in the agent's mailbox); see [Reminder].
-	Reminders []Reminder
 
 	// Decider and Hooks plug the safety layer into the executor; nil means
 	// a permission.Engine with no rules (reads inside the working
@@ -407,9 +403,6 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		// An own workspace was opened with opts.Hooks and wraps them.
 		a.opts.Hooks = ws.Hooks()
 	}
-	if opts.SmallModel != "" && ws.Services() != nil {
-		tool.Provide[web.Summarizer](ws.Services(), &web.ModelSummarizer{Provider: opts.Provider, Model: opts.SmallModel})
-	}
 	if opts.Interaction != nil {
 		tool.Provide(ws.Services(), opts.Interaction)
 	} else if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
@@ -434,7 +427,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	}
 	a.pool = ws.Pool()
 	if a.maxDepth() < 1 {
-		a.pool = a.pool.Derive(env, allBut(a.pool, agenttool.Name)...)
+		a.pool = a.pool.Derive(env, allBut(a.pool, subagent.ToolName)...)
 	}
 	a.canUse = a.canUseTool(a.opts.Decider)
 	a.setupExecutor(env)

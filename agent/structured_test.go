@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -227,7 +227,7 @@ func TestSubagentOutputSchema(t *testing.T) {
 			f.srv = llmtest.NewServer(t, sc.responder(t), llmtest.WithIndexZero())
 		}
 		a := f.agent(t, func(o *Options) {
-			o.Agents = []agenttool.Definition{{Name: "extractor", Description: "Extracts a answerPerson.", Prompt: "You extract.", OutputSchema: json.RawMessage(personSchema)}}
+			o.Agents = []subagent.Definition{{Name: "extractor", Description: "Extracts a answerPerson.", Prompt: "You extract.", OutputSchema: json.RawMessage(personSchema)}}
 		})
 		_, res, err := collect(t, context.Background(), a, "extract")
 		if err != nil || res.Subtype != SubtypeSuccess || res.Structured != nil {

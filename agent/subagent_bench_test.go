@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/toolset"
 )
 
@@ -67,7 +67,7 @@ func BenchmarkSubagentFanOut(b *testing.B) {
 				a, err := New(context.Background(), Options{
 					Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true,
 					Pool:   toolset.Options{Tools: testToolsB(b)},
-					Agents: []agenttool.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
+					Agents: []subagent.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -91,7 +91,7 @@ func BenchmarkIdleSubagent(b *testing.B) {
 	a, err := New(context.Background(), Options{
 		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true,
 		Pool: toolset.Options{Tools: testToolsB(b)}, Store: f.store,
-		Agents: []agenttool.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
+		Agents: []subagent.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -230,7 +230,7 @@ func TestParallelSubagents(t *testing.T) {
 				if _, ok := se.Event.(*MessageEvent); ok {
 					byParent[se.ParentToolUseID]++
 				}
-				if se.AgentType != agenttool.GeneralPurpose {
+				if se.AgentType != subagent.GeneralPurpose {
 					t.Errorf("agent type %q", se.AgentType)
 				}
 			}
@@ -243,7 +243,7 @@ func TestParallelSubagents(t *testing.T) {
 			t.Fatalf("SubagentStart %d, SubagentStop %d", len(starts), len(stops))
 		}
 		for _, in := range stops {
-			if in.SessionID != a.SessionID() || in.AgentID == "" || in.AgentType != agenttool.GeneralPurpose {
+			if in.SessionID != a.SessionID() || in.AgentID == "" || in.AgentType != subagent.GeneralPurpose {
 				t.Fatalf("SubagentStop input %+v", in)
 			}
 			recs, err := session.ReadFile(in.AgentTranscriptPath)
@@ -583,7 +583,7 @@ func TestResumeChild(t *testing.T) {
 	var childID string
 	for _, ev := range evs {
 		if tr, ok := ev.(*ToolResultEvent); ok {
-			if out, ok := tr.Outcome.Result.Structured.(*agenttool.Outcome); ok {
+			if out, ok := tr.Outcome.Result.Structured.(*subagent.Outcome); ok {
 				childID = out.AgentID
 			}
 		}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -70,7 +70,7 @@ func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Tea
 	}
 	typ := m.AgentType
 	if typ == "" {
-		typ = agenttool.GeneralPurpose
+		typ = subagent.GeneralPurpose
 	}
 	tm := &teamMember{name: m.Name, team: t.Name, busy: true}
 	setStatus := func(s store.MemberStatus, note string) {
@@ -129,10 +129,9 @@ func (r *teamRunner) StopTeam(ctx context.Context, name string) error {
 	ms := r.members[name]
 	delete(r.members, name)
 	r.mu.Unlock()
-	tasks := r.a.ws.Tasks()
 	var errs []error
 	for _, m := range ms {
-		if _, err := tasks.Stop(ctx, m.sub.TaskID); err != nil {
+		if err := r.a.ws.StopBackground(ctx, m.sub.TaskID); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -37,6 +38,10 @@ import (
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/builtin/team"
+	"github.com/gantry-dev/gantry/builtin/web"
+	"github.com/gantry-dev/gantry/builtin/worktree"
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
@@ -177,6 +182,20 @@ type Options struct {
 	// ExecutorOptions are extra options of the workspace's executor.
 	ExecutorOptions []executor.Option
 
+	// Reminders are asked for context before every model request of the
+	// agents that run in the workspace (the CLI gives a *todo.Reminder: a
+	// stale todo list). They follow the workspace's own reminders, which
+	// are always asked: the team mailboxes (team.Inbox), the due cron
+	// jobs (cron.Reminder) and the [tool.Reminder] in the services (a
+	// language server's late diagnostics). Nil means only those.
+	Reminders []tool.Reminder
+	// Summarizer answers WebFetch's prompt about a page with a small side
+	// model (see [web.Summarizer]; the CLI gives a *web.ModelSummarizer
+	// over its --small-model). It is put into the services. Nil means
+	// WebFetch returns the page to the main model (unless the given
+	// Services hold one).
+	Summarizer web.Summarizer
+
 	// SessionID names the session in the tools' environment ("" = a new
 	// random id). ToolResultsDir is where oversized results and background
 	// output go ("" = a new temporary directory, removed by Close unless a
@@ -211,6 +230,9 @@ type Workspace struct {
 	agents   *agenttool.Catalog
 	pool     *toolset.Pool
 	poolOpts toolset.Options
+	// reminders are asked by the agent loop between turns (see
+	// [Workspace.Reminders]).
+	reminders []tool.Reminder
 	// The workspace's own executor and session, made on first use (an
 	// agent builds its own over the same pool and safety layer).
 	env    *tool.Env
@@ -360,6 +382,12 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if opts.Interaction != nil {
 		tool.Provide(w.services, opts.Interaction)
 	}
+	if opts.Summarizer != nil {
+		tool.Provide(w.services, opts.Summarizer)
+	}
+	// Team mail is always delivered (members and leads need no option
+	// for it); the program's reminders follow.
+	w.reminders = append([]tool.Reminder{team.Inbox{}, cron.Reminder{}, serviceReminder{}}, opts.Reminders...)
 
 	// The environment of the workspace's own executor session.
 	resultsDir := opts.ToolResultsDir
@@ -609,6 +637,46 @@ func (w *Workspace) Services() *tool.Services { return w.services }
 // Options.Services were given without one).
 func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
 
+// GoBackground runs fn as a background job of the session's
+// background-task manager (the agent loop's background subagents): kind
+// names what runs ("agent"), its output goes to a file under dir, TaskOutput
+// reads it, TaskStop stops it and Close kills it. onDone (nil = nothing) is
+// called once fn returned, with the job's id and final status ("completed",
+// "failed" or "killed"). It returns the job's id and output file, or an
+// error when the workspace has no background-task manager (Options.Services
+// were given without one) or it is closed.
+func (w *Workspace) GoBackground(dir, kind, description string, fn func(ctx context.Context, out io.Writer) error, onDone func(id, status string)) (id, outputPath string, err error) {
+	if w.tasks == nil {
+		return "", "", errors.New("this session has no background-task manager")
+	}
+	var done func(shell.TaskInfo)
+	if onDone != nil {
+		done = func(info shell.TaskInfo) { onDone(info.ID, string(info.Status)) }
+	}
+	info, err := w.tasks.Go(dir, kind, description, fn, done)
+	if err != nil {
+		return "", "", err
+	}
+	return info.ID, info.OutputPath, nil
+}
+
+// StopBackground stops the background job id (a command or a job of
+// [Workspace.GoBackground]) and waits until it ended or ctx is done.
+func (w *Workspace) StopBackground(ctx context.Context, id string) error {
+	if w.tasks == nil {
+		return errors.New("this session has no background-task manager")
+	}
+	_, err := w.tasks.Stop(ctx, id)
+	return err
+}
+
+// CreateWorktree creates a git worktree of the repository holding dir on a
+// new branch named after name, for a subagent started with isolation
+// "worktree" (see [worktree.Create]; the caller finishes it).
+func (w *Workspace) CreateWorktree(ctx context.Context, dir, name string) (*worktree.Worktree, error) {
+	return worktree.Create(ctx, dir, name)
+}
+
 // Sandbox returns the session's OS sandbox (never nil; see
 // [sandbox.Sandbox.Status] for whether it contains anything).
 func (w *Workspace) Sandbox() *sandbox.Sandbox { return w.sandbox }
@@ -618,6 +686,24 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// Reminders returns what the agent loop asks for context before every
+// model request, in order (see [Options.Reminders]). The slice is shared:
+// do not modify it.
+func (w *Workspace) Reminders() []tool.Reminder { return w.reminders }
+
+// serviceReminder delivers the reminder a session service offers
+// ([tool.Reminder] in the calling agent's services): a language server's
+// diagnostics that were not ready when a Write or Edit result returned.
+type serviceReminder struct{}
+
+func (serviceReminder) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
+	rm, err := tool.Use[tool.Reminder](env)
+	if err != nil || rm == nil {
+		return "", nil, nil
+	}
+	return rm.Remind(ctx, env)
+}
 
 // Pool returns the session's tool pool.
 func (w *Workspace) Pool() *toolset.Pool { return w.pool }

@@ -39,15 +39,30 @@ type NewTaskInput struct {
 }
 
 // Completed is the Structured value of a successful attempt_completion.
+// The agent loop ends the run with its [Completed.CompletionText] (the
+// loop looks for the method, not this type).
 type Completed struct {
 	Result  string `json:"result"`
 	Command string `json:"command,omitempty"`
 }
 
-// Handoff is the Structured value of a successful new_task.
+// CompletionText is the run's result text: Result, and the command that
+// shows it when there is one.
+func (c Completed) CompletionText() string {
+	if c.Command == "" {
+		return c.Result
+	}
+	return c.Result + "\n\nTo see the result: " + c.Command
+}
+
+// Handoff is the Structured value of a successful new_task. The agent loop
+// replaces the conversation with its [Handoff.HandoffContext] and goes on.
 type Handoff struct {
 	Context string `json:"context"`
 }
+
+// HandoffContext is the context the fresh conversation starts from.
+func (h Handoff) HandoffContext() string { return h.Context }
 
 // Tools returns attempt_completion and new_task.
 func Tools() []tool.Tool {

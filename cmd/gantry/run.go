@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
@@ -498,6 +499,11 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
 		o.Store = db
 		o.Builtin.Web = webOpts
+		o.Reminders = []tool.Reminder{&todo.Reminder{}}
+		if small := f.web.small(a); small != "" {
+			// WebFetch answers its prompt with the small model.
+			o.Summarizer = &web.ModelSummarizer{Provider: prov, Model: small}
+		}
 		// At a terminal, the project's language servers start in the
 		// background at once, so that they are warm by the first edit;
 		// a headless run starts one only when it edits a file one serves.
@@ -532,7 +538,6 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	opts := agent.Options{
 		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
 		ToolProtocol:       protocol,
-		Reminders:          []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt:       cmpOr(init.SystemPrompt, f.systemPrompt),
 		AppendSystemPrompt: strings.TrimSpace(f.appendSystem + "\n\n" + init.AppendSystemPrompt),
 		MaxTurns:           f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD, ThinkingBudget: f.maxThinking,
