@@ -88,18 +88,6 @@ type Options struct {
 	// default) or OutputNative, the provider's structured-output mode
 	// (see the constants).
 	OutputStrategy OutputStrategy
-	// Checkpoints, if set, records the project's files so that every
-	// change can be undone (see package checkpoint and
-	// [Agent.RewindFiles]): at the start of every user turn (the
-	// checkpoint's id is the user message's uuid, in MessageEvent.UUID and
-	// the transcript) and before every tool call that may write (its id is
-	// the tool use id) — a call whose traits are neither read-only nor
-	// planning, so a Bash command the shell analysis does not find
-	// read-only counts, whatever it runs. The state at the end of each run
-	// is recorded too. A failed recording is a notice; the run goes on.
-	// Subagents working in the same directory share it. Nil means no
-	// checkpoints.
-	Checkpoints *checkpoint.Store
 	// SmallModel is a small, fast model of the same provider (a
 	// Haiku-class model) for side tasks: WebFetch answers its prompt with
 	// it (a web.ModelSummarizer put into the session's services). "" means
@@ -210,17 +198,6 @@ type Options struct {
 	// instead and stops only at the second signal.
 	StopOnSignal bool
 
-	// Store keeps the transcript; nil means no transcript. SessionID resumes
-	// that session; Continue resumes the latest session of WorkDir; Fork
-	// copies the resumed session into a new one.
-	Store     *session.Store
-	SessionID string
-	Continue  bool
-	Fork      bool
-	// NewSessionID is the id of a new session ("" = a random UUID); it is
-	// ignored when a session is resumed.
-	NewSessionID string
-
 	// StreamEvents makes Run yield the provider's raw stream events as
 	// [*StreamEvent] (the Agent SDKs' --include-partial-messages). Off by
 	// default.
@@ -252,10 +229,14 @@ type Agent struct {
 	kids     kids             // subagents' events, usage, background tasks and notes
 	teams    *teamRunner      // members of the teams this agent leads (root agents only)
 	sess     *session.Session // nil without a store
-	id       string
-	system   string
-	prices   PriceTable
-	now      func() time.Time
+	// The workspace's transcript and checkpoint stores (nil: none; a
+	// subagent in a worktree has no checkpoints).
+	transcripts *session.Store
+	checkpoints *checkpoint.Store
+	id          string
+	system      string
+	prices      PriceTable
+	now         func() time.Time
 
 	runMu    sync.Mutex // one run at a time
 	history  []llm.Message
@@ -355,21 +336,11 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		}()
 	}
 
-	source := "startup"
-	if err := a.openSession(); err != nil {
-		return nil, err
-	}
-	if len(a.history) > 0 {
-		source = "resume"
-	}
-	sessionDir := filepath.Join(os.TempDir(), "gantry-sessions", a.id)
-	if opts.Store != nil {
-		sessionDir = filepath.Join(opts.Store.Dir(wd), a.id)
-	}
-	resultsDir := filepath.Join(sessionDir, "tool-results")
 	if ws == nil {
 		// No workspace given: assemble one from these options alone (no
-		// settings files, no MCP servers; the pool is exactly opts.Pool).
+		// settings files, no MCP servers, no transcript; the pool is
+		// exactly opts.Pool).
+		a.id = session.NewUUID()
 		po := opts.Pool
 		if po.Registry == nil {
 			po.Registry = toolset.NewRegistry()
@@ -377,19 +348,33 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		ws, err = workspace.Open(ctx, workspace.Options{
 			Dir: wd, Mode: opts.Mode, NoSettings: true, Pool: &po, Services: opts.Services,
 			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
-			SessionID: a.id, ToolResultsDir: resultsDir,
+			SessionID: a.id, ToolResultsDir: filepath.Join(os.TempDir(), "gantry-sessions", a.id, "tool-results"),
 			Agents: opts.Agents, NoAgentFiles: true, NoAgentTool: len(opts.Agents) == 0 || opts.MaxAgentDepth < 0,
 			CompletionTools: opts.CompletionTools,
 		})
 		if err != nil {
-			a.closeSession()
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		a.ownWS = ws
 	} else if err := ws.Agents().Add(opts.Agents...); err != nil {
-		a.closeSession()
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	a.transcripts, a.checkpoints = ws.Transcripts(), ws.Checkpoints()
+	source := "startup"
+	if err := a.openSession(ws.Resume()); err != nil {
+		if a.ownWS != nil {
+			a.ownWS.Close()
+		}
+		return nil, err
+	}
+	if len(a.history) > 0 {
+		source = "resume"
+	}
+	sessionDir := filepath.Join(os.TempDir(), "gantry-sessions", a.id)
+	if a.transcripts != nil {
+		sessionDir = filepath.Join(a.transcripts.Dir(wd), a.id)
+	}
+	resultsDir := filepath.Join(sessionDir, "tool-results")
 	a.ws = ws
 	mode := opts.Mode
 	if mode == "" {
@@ -440,8 +425,8 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	}
 	if !opts.NoMemoryFiles {
 		home := ""
-		if opts.Store != nil {
-			home = opts.Store.Home()
+		if a.transcripts != nil {
+			home = a.transcripts.Home()
 		}
 		a.memory = FindMemoryFiles(wd, home)
 	}
@@ -463,7 +448,7 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 		xo = append(xo, executor.WithCanUseTool(a.canUse))
 	}
 	a.resolver = &resolver{pool: a.pool}
-	if a.opts.Checkpoints != nil {
+	if a.checkpoints != nil {
 		xo = append(xo, executor.WithHooks(checkpointHooks{inner: a.opts.Hooks, a: a}))
 	} else if a.opts.Hooks != nil {
 		xo = append(xo, executor.WithHooks(a.opts.Hooks))
@@ -471,17 +456,21 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 	a.exec = executor.New(a.resolver, append(xo, a.opts.ExecutorOptions...)...)
 }
 
-func (a *Agent) openSession() error {
-	st := a.opts.Store
+// openSession opens the transcript r asks for in the workspace's store,
+// or names a new session without one.
+func (a *Agent) openSession(r workspace.Resume) error {
+	st := a.transcripts
 	switch {
 	case st == nil:
-		if a.opts.SessionID != "" || a.opts.Continue {
-			return errors.New("agent: resuming a session needs a session store")
+		if r.ID != "" || r.Continue {
+			return errors.New("agent: resuming a session needs a transcript store")
 		}
-		a.id = cmpOr(a.opts.NewSessionID, session.NewUUID())
+		if a.id == "" {
+			a.id = cmpOr(r.NewID, session.NewUUID())
+		}
 		return nil
-	case a.opts.SessionID != "" || a.opts.Continue:
-		id := a.opts.SessionID
+	case r.ID != "" || r.Continue:
+		id := r.ID
 		if id == "" {
 			var err error
 			if id, err = st.Latest(a.opts.WorkDir); err != nil {
@@ -490,7 +479,7 @@ func (a *Agent) openSession() error {
 		}
 		var s *session.Session
 		var err error
-		if a.opts.Fork {
+		if r.Fork {
 			s, err = st.Fork(a.opts.WorkDir, id)
 		} else {
 			s, err = st.Open(a.opts.WorkDir, id)
@@ -501,8 +490,8 @@ func (a *Agent) openSession() error {
 		a.sess, a.id = s, s.ID
 		a.history, a.notices = historyFromRecords(s.Records(), s.Skipped())
 		return nil
-	case a.opts.NewSessionID != "":
-		s, err := st.CreateID(a.opts.WorkDir, a.opts.NewSessionID)
+	case r.NewID != "":
+		s, err := st.CreateID(a.opts.WorkDir, r.NewID)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}

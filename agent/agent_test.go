@@ -23,6 +23,7 @@ import (
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 	"go.uber.org/goleak"
 )
 
@@ -92,19 +93,65 @@ func (f *fixture) provider() llm.Provider {
 
 func (f *fixture) agent(t *testing.T, mod func(*Options)) *Agent {
 	t.Helper()
+	return f.agentWS(t, nil, mod)
+}
+
+// agentWS is agent with a workspace that keeps the fixture's transcripts:
+// unless mod gives a Workspace, one is opened from the options (see
+// withWorkspace) and adjusted by wsMod.
+func (f *fixture) agentWS(t *testing.T, wsMod func(*workspace.Options), mod func(*Options)) *Agent {
+	t.Helper()
 	o := Options{
-		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, Store: f.store,
+		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
 		Pool: toolset.Options{Tools: testTools(t, nil)}, NoEnvFacts: true, NoMemoryFiles: true,
 	}
 	if mod != nil {
 		mod(&o)
 	}
+	withWorkspace(t, &o, func(wo *workspace.Options) {
+		wo.Transcripts = f.store
+		if wsMod != nil {
+			wsMod(wo)
+		}
+	})
 	a, err := New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// withWorkspace gives o a workspace, when it has none, assembled from its
+// fields as New would (no settings files, no MCP servers, the pool
+// exactly o.Pool), adjusted by mod — the way to give such an agent what
+// the workspace owns (transcripts, resuming, checkpoints). The workspace is
+// closed when tb ends.
+func withWorkspace(tb testing.TB, o *Options, mod func(*workspace.Options)) {
+	tb.Helper()
+	if o.Workspace != nil {
+		return
+	}
+	po := o.Pool
+	if po.Registry == nil {
+		po.Registry = toolset.NewRegistry()
+	}
+	wo := workspace.Options{
+		Dir: o.WorkDir, Mode: o.Mode, NoSettings: true, Pool: &po, Services: o.Services,
+		Decider: o.Decider, Hooks: o.Hooks, AdditionalDirs: o.AdditionalDirs,
+		Agents: o.Agents, NoAgentFiles: true, NoAgentTool: len(o.Agents) == 0 || o.MaxAgentDepth < 0,
+		CompletionTools: o.CompletionTools,
+	}
+	if mod != nil {
+		mod(&wo)
+	}
+	ws, err := workspace.Open(context.Background(), wo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ws.Close() })
+	// The workspace holds them now (its hooks wrap o.Hooks).
+	o.Workspace, o.Hooks, o.Agents, o.AdditionalDirs = ws, nil, nil, nil
 }
 
 // collect runs prompt and returns every event and the final result.
@@ -453,7 +500,7 @@ func TestCompaction(t *testing.T) {
 	// Resuming starts from the summary.
 	a.Close()
 	f.srv.Script(llmtest.TextReply("resumed"))
-	b := f.agent(t, func(o *Options) { o.SessionID = a.SessionID() })
+	b := f.agentWS(t, func(o *workspace.Options) { o.ResumeID = a.SessionID() }, nil)
 	if got := b.Messages(); len(got) == 0 || !strings.Contains(got[0].Text(), "SUMMARY") {
 		t.Fatalf("resumed history: %+v", got)
 	}
@@ -468,7 +515,7 @@ func TestResumeContinueFork(t *testing.T) {
 		}
 		a.Close()
 
-		b := f.agent(t, func(o *Options) { o.Continue = true })
+		b := f.agentWS(t, func(o *workspace.Options) { o.Continue = true }, nil)
 		if b.SessionID() != a.SessionID() {
 			t.Fatalf("continue opened %s, want %s", b.SessionID(), a.SessionID())
 		}
@@ -486,7 +533,7 @@ func TestResumeContinueFork(t *testing.T) {
 		}
 		b.Close()
 
-		c := f.agent(t, func(o *Options) { o.SessionID = a.SessionID(); o.Fork = true })
+		c := f.agentWS(t, func(o *workspace.Options) { o.ResumeID = a.SessionID(); o.Fork = true }, nil)
 		if c.SessionID() == a.SessionID() {
 			t.Fatal("fork kept the session id")
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // BenchmarkTurn measures the loop's per-turn cost against a zero-latency
@@ -31,7 +32,7 @@ func BenchmarkTurn(b *testing.B) {
 				MaxTurns: b.N + 1, CompactThreshold: -1,
 			}
 			if store {
-				o.Store = sessionStore(b)
+				withWorkspace(b, &o, func(wo *workspace.Options) { wo.Transcripts = sessionStore(b) })
 			}
 			for i := range b.N {
 				f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: `{"text":"x"}`}))
@@ -143,7 +144,7 @@ func BenchmarkTurnAt30(b *testing.B) {
 					o.Pool.Registry = reg
 				}
 				if v.transcript {
-					o.Store = sessionStore(b)
+					withWorkspace(b, &o, func(wo *workspace.Options) { wo.Transcripts = sessionStore(b) })
 				}
 				a, err := New(context.Background(), o)
 				if err != nil {

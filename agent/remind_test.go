@@ -51,7 +51,8 @@ func TestReminders(t *testing.T) {
 		bad := &queueReminder{fail: true}
 		// Reminders are the workspace's; the loop delivers them.
 		ws, err := workspace.Open(context.Background(), workspace.Options{Dir: f.dir, NoSettings: true,
-			Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: testTools(t, nil)}, Reminders: []tool.Reminder{q, bad}})
+			Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: testTools(t, nil)}, Reminders: []tool.Reminder{q, bad},
+			Transcripts: f.store})
 		if err != nil {
 			t.Fatal(err)
 		}

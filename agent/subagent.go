@@ -272,16 +272,16 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 	c := &Agent{
 		provider: a.provider, now: a.now, prices: a.prices, ws: a.ws, canUse: a.canUse,
 		memory: a.memory, notify: make(chan struct{}, 1),
+		transcripts: a.transcripts, checkpoints: a.checkpoints,
 	}
 	c.kids.wake = make(chan struct{}, 1)
 	c.opts = a.opts
 	c.opts.Model, c.opts.Mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
 	c.opts.SystemPrompt, c.opts.AppendSystemPrompt = def.Prompt, ""
-	c.opts.SessionID, c.opts.Continue, c.opts.Fork = "", false, false
 	c.opts.Closers, c.opts.Agents = nil, nil
 	c.opts.OutputSchema, c.opts.OutputRetries = def.OutputSchema, 0
 	if wt != nil {
-		c.opts.Checkpoints = nil // a worktree is another tree
+		c.checkpoints = nil // a worktree is another tree
 	}
 	c.opts.WaitForBackground = true
 	if a.opts.MaxBudgetUSD > 0 {
@@ -296,7 +296,7 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		return nil, err
 	}
 	sessionDir := ""
-	if st := a.opts.Store; st != nil {
+	if st := a.transcripts; st != nil {
 		s, err := st.Create(a.opts.WorkDir)
 		if err != nil {
 			return fail(fmt.Errorf("agent: subagent transcript: %w", err))

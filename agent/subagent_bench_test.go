@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // fanOutServer answers a parent that starts n subagents in one message,
@@ -88,11 +89,13 @@ func BenchmarkSubagentFanOut(b *testing.B) {
 // bytes of live heap per subagent. The target is at most 200 KB.
 func BenchmarkIdleSubagent(b *testing.B) {
 	f := &fixture{srv: llmtest.NewServer(b), dir: b.TempDir(), store: sessionStore(b)}
-	a, err := New(context.Background(), Options{
+	o := Options{
 		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true,
-		Pool: toolset.Options{Tools: testToolsB(b)}, Store: f.store,
+		Pool:   toolset.Options{Tools: testToolsB(b)},
 		Agents: []subagent.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
-	})
+	}
+	withWorkspace(b, &o, func(wo *workspace.Options) { wo.Transcripts = f.store })
+	a, err := New(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func newSub(t *testing.T, f *fixture, wo func(*workspace.Options)) *subFixture {
 	sf := &subFixture{fixture: f}
 	home := t.TempDir()
 	o := workspace.Options{
-		Dir: f.dir, NoSettings: true, NoAgentFiles: true, PolicyPath: "-", Tools: testTools(t, nil),
+		Dir: f.dir, NoSettings: true, NoAgentFiles: true, PolicyPath: "-", Tools: testTools(t, nil), Transcripts: f.store,
 		Getenv: func(k string) string {
 			if k == "HOME" {
 				return home
@@ -591,7 +591,9 @@ func TestResumeChild(t *testing.T) {
 	if childID == "" {
 		t.Fatal("no agent id in the Agent result")
 	}
-	child, err := New(context.Background(), Options{Provider: f.provider(), Store: f.store, WorkDir: f.dir, SessionID: childID, NoEnvFacts: true, NoMemoryFiles: true})
+	co := Options{Provider: f.provider(), WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true}
+	withWorkspace(t, &co, func(wo *workspace.Options) { wo.Transcripts, wo.ResumeID = f.store, childID })
+	child, err := New(context.Background(), co)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/session"
@@ -82,7 +81,6 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					wo.Getenv, wo.UserHome = a.getenv, a.getenv("HOME")
 					wo.Warn = func(msg string) { log.Warn(msg) }
 					wo.Builtin.Trigger = triggerOptions(a)
-					wo.Reminders = append(wo.Reminders, &todo.Reminder{})
 				},
 			}
 			if !noHTTP {
