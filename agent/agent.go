@@ -9,7 +9,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 	"unique"
@@ -43,16 +42,20 @@ const (
 	maxStreamRetries = 2
 )
 
-// Options configure an [Agent]. Provider is required; every other zero value
+// Options configure an [Agent]: the loop's own settings — model, system
+// prompt, limits, compaction, events. The session it runs in (working
+// directory, safety layer, tools, transcripts, checkpoints, reminders) is
+// the [workspace.Workspace]'s. Provider is required; every other zero value
 // is a sensible default.
 type Options struct {
 	// Provider is the model API (llm/anthropic, llm/openai, or a fake).
 	Provider llm.Provider
 	// Model is passed to the provider ("" = the provider's default).
 	Model string
-	// MaxTokens bounds each reply ("" = the provider's default).
+	// MaxTokens bounds each reply (0 = the provider's default).
 	MaxTokens int
-	// ThinkingBudget turns on extended thinking where the provider has it.
+	// ThinkingBudget turns on extended thinking where the provider has it,
+	// with this many tokens (0 = off).
 	ThinkingBudget int
 	// ToolProtocol is how tools reach the model: texttools.Native ("",
 	// the provider's tool-calling API), texttools.Text (tools described in
@@ -61,14 +64,6 @@ type Options struct {
 	// known or found to lack native tool calls). See package
 	// llm/texttools. Subagents share it.
 	ToolProtocol texttools.Protocol
-	// CompletionTools adds attempt_completion and new_task to the pool of
-	// the workspace New opens (with a Workspace given, set
-	// workspace.Options.CompletionTools there). In either case the loop
-	// acts on them whenever the pool has them: a successful
-	// attempt_completion ends the run with its result (Result.Text), a
-	// successful new_task replaces the conversation with its context and
-	// goes on. Off by default.
-	CompletionTools bool
 	// OutputSchema, if set, is a JSON Schema the run's final answer must
 	// match: the final-answer tool StructuredOutput (its input schema is
 	// this one; a schema whose type is not "object" is wrapped in an object
@@ -89,11 +84,10 @@ type Options struct {
 	// (see the constants).
 	OutputStrategy OutputStrategy
 	// SmallModel is a small, fast model of the same provider (a
-	// Haiku-class model) for side tasks: WebFetch answers its prompt with
-	// it (a web.ModelSummarizer put into the session's services). "" means
-	// none: WebFetch returns the page to the main model. It is also the
-	// model of agent types whose model is subagent.ModelFast, such as the
-	// built-in Explore ("" = Model for those).
+	// Haiku-class model): the model of agent types whose model is
+	// subagent.ModelFast, such as the built-in Explore ("" = Model for
+	// those). WebFetch's side model is the workspace's
+	// (workspace.Options.Summarizer).
 	SmallModel string
 
 	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt is
@@ -105,20 +99,17 @@ type Options struct {
 	NoMemoryFiles bool
 	NoEnvFacts    bool
 
-	// Workspace is the assembled session runtime (settings, permission
-	// engine, hooks, services, MCP servers, tool pool) the agent runs in;
-	// see package workspace. The agent uses its pool, safety layer and
-	// services, and does not close it (add it to Closers for that). Nil
-	// means a workspace assembled from the fields below alone: Pool,
-	// WorkDir, Mode, AdditionalDirs, Services, Decider and Hooks, no
-	// settings files and no MCP servers.
+	// Workspace is the session the agent runs in (package workspace): the
+	// working directory, settings, permission engine, hooks, interaction
+	// channel, services, MCP servers, tool pool and agent types, and what
+	// keeps the session — transcripts (and which one to resume),
+	// checkpoints, the durable store, the reminders. The agent uses it and
+	// does not close it (add it to Closers for that). Nil means
+	// workspace.Open(ctx, workspace.Options{}): the CLI's defaults in the
+	// process's directory (settings read, built-in tools, nothing kept on
+	// disk), closed by [Agent.Close].
 	Workspace *workspace.Workspace
 
-	// Agents are agent types for the Agent tool (subagent_type), added to
-	// the workspace's (the built-in general-purpose, Explore and Plan, and
-	// the definition files). Without a Workspace the Agent tool is in the
-	// pool only when Agents is not empty.
-	Agents []subagent.Definition
 	// MaxAgentDepth is how deep subagents nest: 1 (the default, 0) lets
 	// the agent start subagents that cannot start their own; 2 lets them
 	// start one more level; negative turns subagents off.
@@ -133,46 +124,12 @@ type Options struct {
 	// background agent is reported at the next turn or Run.
 	WaitForBackground bool
 
-	// Pool configures the tool pool when Workspace is nil (Pool.Env is
-	// ignored: the agent sets it; a nil Registry means no built-ins).
-	Pool toolset.Options
-
-	// WorkDir is the working directory ("" = the workspace's, else the
-	// process's).
-	WorkDir string
-	// Mode is the initial permission mode ("" = the workspace's, else
-	// default).
-	Mode tool.Mode
-	// AdditionalDirs are directories besides WorkDir the session may use.
-	AdditionalDirs []string
-	// Services are handed to tools through their environment.
-	Services *tool.Services
-	// Closers are closed when the agent is closed (for example the session's
-	// background-task manager).
+	// Closers are closed, in order, when the agent is closed (for example
+	// the workspace, to tie their lifetimes). Nil means none.
 	Closers []io.Closer
 
-	// Decider and Hooks plug the safety layer into the executor; nil means
-	// a permission.Engine with no rules (reads inside the working
-	// directories run, the rest asks) and no hooks. Hooks also receive the
-	// agent-level events (UserPromptSubmit, Stop, SessionStart, SessionEnd,
-	// PreCompact) and answer permission asks first (PermissionRequest).
-	Decider permission.Decider
-	Hooks   hook.Runner
-	// Interaction is the channel through which a person (or a policy)
-	// decides: permission asks the hooks leave open (allow once, for the
-	// session, always — a rule written to a settings file when Decider is
-	// a [permission.Updater] —, or deny with a message), AskUserQuestion,
-	// plan approval (ExitPlanMode). It is also given to tools through
-	// Services (tool.Use[interaction.Channel]). Nil means the channel
-	// already in Services (a subagent sharing its parent's services gets
-	// the parent's), else nobody: asks are denied with a clear reason and
-	// questions report that nobody can answer.
-	Interaction interaction.Channel
-	// Who labels this agent's requests on the channel (a subagent's name
-	// and the Agent call that started it); zero for the main agent.
-	Who interaction.Who
-	// ExecutorOptions are extra executor options (concurrency, timeouts,
-	// tracing, logging).
+	// ExecutorOptions are extra options of the agent's executor
+	// (concurrency, timeouts, tracing, logging). Nil means the defaults.
 	ExecutorOptions []executor.Option
 
 	// MaxTurns bounds the model turns of one Run (0 = DefaultMaxTurns).
@@ -229,6 +186,16 @@ type Agent struct {
 	kids     kids             // subagents' events, usage, background tasks and notes
 	teams    *teamRunner      // members of the teams this agent leads (root agents only)
 	sess     *session.Session // nil without a store
+	// The session's facts, from the workspace (a subagent's are its
+	// own): working directory, initial mode, safety layer, the channel
+	// through which a person decides and this agent's label on it (zero
+	// for the main agent).
+	workDir     string
+	mode        tool.Mode
+	decider     permission.Decider
+	hooks       hook.Runner
+	interaction interaction.Channel
+	who         interaction.Who
 	// The workspace's transcript and checkpoint stores (nil: none; a
 	// subagent in a worktree has no checkpoints).
 	transcripts *session.Store
@@ -303,24 +270,21 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		a.prices = defaultPrices // shared, read-only
 	}
 	ws := opts.Workspace
-	wd := opts.WorkDir
-	if ws != nil && wd == "" {
-		wd = ws.Dir()
-	}
-	if wd == "" {
+	if ws == nil {
 		var err error
-		if wd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("agent: working directory: %w", err)
+		if ws, err = workspace.Open(ctx, workspace.Options{}); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
 		}
+		a.ownWS = ws
 	}
-	wd, err := filepath.Abs(wd)
-	if err != nil {
-		return nil, fmt.Errorf("agent: working directory: %w", err)
+	wd := ws.Dir()
+	a.workDir = wd
+	fail := func(err error) (*Agent, error) {
+		if a.ownWS != nil {
+			a.ownWS.Close()
+		}
+		return nil, err
 	}
-	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("agent: working directory %s is not a directory", wd)
-	}
-	a.opts.WorkDir = wd
 
 	// The environment facts (a `git status`) are gathered while the
 	// session and workspace are opened.
@@ -336,36 +300,10 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		}()
 	}
 
-	if ws == nil {
-		// No workspace given: assemble one from these options alone (no
-		// settings files, no MCP servers, no transcript; the pool is
-		// exactly opts.Pool).
-		a.id = session.NewUUID()
-		po := opts.Pool
-		if po.Registry == nil {
-			po.Registry = toolset.NewRegistry()
-		}
-		ws, err = workspace.Open(ctx, workspace.Options{
-			Dir: wd, Mode: opts.Mode, NoSettings: true, Pool: &po, Services: opts.Services,
-			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
-			SessionID: a.id, ToolResultsDir: filepath.Join(os.TempDir(), "gantry-sessions", a.id, "tool-results"),
-			Agents: opts.Agents, NoAgentFiles: true, NoAgentTool: len(opts.Agents) == 0 || opts.MaxAgentDepth < 0,
-			CompletionTools: opts.CompletionTools,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		a.ownWS = ws
-	} else if err := ws.Agents().Add(opts.Agents...); err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
 	a.transcripts, a.checkpoints = ws.Transcripts(), ws.Checkpoints()
 	source := "startup"
 	if err := a.openSession(ws.Resume()); err != nil {
-		if a.ownWS != nil {
-			a.ownWS.Close()
-		}
-		return nil, err
+		return fail(err)
 	}
 	if len(a.history) > 0 {
 		source = "resume"
@@ -376,22 +314,9 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	}
 	resultsDir := filepath.Join(sessionDir, "tool-results")
 	a.ws = ws
-	mode := opts.Mode
-	if mode == "" {
-		mode = ws.Mode()
-	}
-	a.opts.Mode = mode
-	if a.opts.Decider == nil {
-		a.opts.Decider = ws.Decider()
-	}
-	if a.opts.Hooks == nil || a.ownWS != nil {
-		// An own workspace was opened with opts.Hooks and wraps them.
-		a.opts.Hooks = ws.Hooks()
-	}
-	if opts.Interaction != nil {
-		tool.Provide(ws.Services(), opts.Interaction)
-	} else if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
-		a.opts.Interaction = ch
+	a.mode, a.decider, a.hooks = ws.Mode(), ws.Decider(), ws.Hooks()
+	if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
+		a.interaction = ch
 	}
 	if a.maxDepth() >= 1 {
 		// A root agent that may start subagents leads teams: the runner is
@@ -403,10 +328,10 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	env := &tool.Env{
 		WorkDir:        wd,
 		SessionID:      a.id,
-		Mode:           mode,
+		Mode:           a.mode,
 		SessionDir:     sessionDir,
 		ToolResultsDir: resultsDir,
-		AdditionalDirs: slices.Concat(ws.Env().AdditionalDirs, opts.AdditionalDirs),
+		AdditionalDirs: ws.Env().AdditionalDirs,
 		Files:          tool.NewFileCache(0),
 		Services:       a.services(ws.Services(), 0),
 	}
@@ -414,7 +339,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	if a.maxDepth() < 1 {
 		a.pool = a.pool.Derive(env, allBut(a.pool, subagent.ToolName)...)
 	}
-	a.canUse = a.canUseTool(a.opts.Decider)
+	a.canUse = a.canUseTool(a.decider)
 	a.setupExecutor(env)
 
 	if factsCh != nil {
@@ -443,15 +368,15 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 // the agent's pool with the safety layer.
 func (a *Agent) setupExecutor(env *tool.Env) {
 	a.execSess = executor.NewSession(env)
-	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.opts.Decider)}
+	xo := []executor.Option{executor.WithStatus(a.onStatus), executor.WithDecider(a.decider)}
 	if a.canUse != nil {
 		xo = append(xo, executor.WithCanUseTool(a.canUse))
 	}
 	a.resolver = &resolver{pool: a.pool}
 	if a.checkpoints != nil {
-		xo = append(xo, executor.WithHooks(checkpointHooks{inner: a.opts.Hooks, a: a}))
-	} else if a.opts.Hooks != nil {
-		xo = append(xo, executor.WithHooks(a.opts.Hooks))
+		xo = append(xo, executor.WithHooks(checkpointHooks{inner: a.hooks, a: a}))
+	} else if a.hooks != nil {
+		xo = append(xo, executor.WithHooks(a.hooks))
 	}
 	a.exec = executor.New(a.resolver, append(xo, a.opts.ExecutorOptions...)...)
 }
@@ -473,16 +398,16 @@ func (a *Agent) openSession(r workspace.Resume) error {
 		id := r.ID
 		if id == "" {
 			var err error
-			if id, err = st.Latest(a.opts.WorkDir); err != nil {
+			if id, err = st.Latest(a.workDir); err != nil {
 				return fmt.Errorf("agent: continue: %w", err)
 			}
 		}
 		var s *session.Session
 		var err error
 		if r.Fork {
-			s, err = st.Fork(a.opts.WorkDir, id)
+			s, err = st.Fork(a.workDir, id)
 		} else {
-			s, err = st.Open(a.opts.WorkDir, id)
+			s, err = st.Open(a.workDir, id)
 		}
 		if err != nil {
 			return fmt.Errorf("agent: resume: %w", err)
@@ -491,14 +416,14 @@ func (a *Agent) openSession(r workspace.Resume) error {
 		a.history, a.notices = historyFromRecords(s.Records(), s.Skipped())
 		return nil
 	case r.NewID != "":
-		s, err := st.CreateID(a.opts.WorkDir, r.NewID)
+		s, err := st.CreateID(a.workDir, r.NewID)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 		a.sess, a.id = s, s.ID
 		return nil
 	default:
-		s, err := st.Create(a.opts.WorkDir)
+		s, err := st.Create(a.workDir)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
@@ -514,15 +439,15 @@ func (a *Agent) openSession(r workspace.Resume) error {
 // can approve.
 func (a *Agent) canUseTool(decider permission.Decider) permission.CanUseTool {
 	var user permission.CanUseTool
-	if a.opts.Interaction != nil {
+	if a.interaction != nil {
 		up, _ := decider.(permission.Updater)
-		who := a.opts.Who
+		who := a.who
 		if who.SessionID == "" {
 			who.SessionID = a.id
 		}
-		user = permission.AskChannel(a.opts.Interaction, up, who)
+		user = permission.AskChannel(a.interaction, up, who)
 	}
-	if a.opts.Hooks == nil {
+	if a.hooks == nil {
 		return user
 	}
 	return func(ctx context.Context, req *permission.Request, suggested permission.Decision) (permission.Decision, error) {
@@ -652,7 +577,7 @@ func (a *Agent) takeStatuses() []tool.Status {
 
 // hook runs an agent-level hook event; nil runner or error gives nil.
 func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
-	if a.opts.Hooks == nil {
+	if a.hooks == nil {
 		return nil
 	}
 	env := a.execSess.Env()
@@ -677,7 +602,7 @@ func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
 			in.TranscriptPath = p.sess.Path
 		}
 	}
-	out, err := a.opts.Hooks.Run(ctx, in)
+	out, err := a.hooks.Run(ctx, in)
 	if err != nil {
 		return &hook.Output{SystemMessage: fmt.Sprintf("%s hook failed: %v", in.Event, err)}
 	}

@@ -15,12 +15,15 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
@@ -91,30 +94,46 @@ func (f *fixture) provider() llm.Provider {
 	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"), anthropic.WithRetry(retry))
 }
 
-func (f *fixture) agent(t *testing.T, mod func(*Options)) *Agent {
+func (f *fixture) agent(t *testing.T, mod func(*testOpts)) *Agent {
 	t.Helper()
 	return f.agentWS(t, nil, mod)
+}
+
+// testOpts are an agent's options and the workspace fields the tests set
+// (see withWorkspace).
+type testOpts struct {
+	Options
+	WorkDir         string
+	Mode            tool.Mode
+	Pool            toolset.Options
+	Services        *tool.Services
+	Decider         permission.Decider
+	Hooks           hook.Runner
+	AdditionalDirs  []string
+	Agents          []subagent.Definition
+	CompletionTools bool
+	Interaction     interaction.Channel
 }
 
 // agentWS is agent with a workspace that keeps the fixture's transcripts:
 // unless mod gives a Workspace, one is opened from the options (see
 // withWorkspace) and adjusted by wsMod.
-func (f *fixture) agentWS(t *testing.T, wsMod func(*workspace.Options), mod func(*Options)) *Agent {
+func (f *fixture) agentWS(t *testing.T, wsMod func(*workspace.Options), mod func(*testOpts)) *Agent {
 	t.Helper()
-	o := Options{
-		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
-		Pool: toolset.Options{Tools: testTools(t, nil)}, NoEnvFacts: true, NoMemoryFiles: true,
+	o := testOpts{
+		Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true},
+		WorkDir: f.dir, Pool: toolset.Options{Tools: testTools(t, nil)},
 	}
 	if mod != nil {
 		mod(&o)
 	}
-	withWorkspace(t, &o, func(wo *workspace.Options) {
+	ao := withWorkspace(t, o, func(wo *workspace.Options) {
 		wo.Transcripts = f.store
 		if wsMod != nil {
 			wsMod(wo)
 		}
 	})
-	a, err := New(context.Background(), o)
+	a, err := New(context.Background(), ao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,15 +141,27 @@ func (f *fixture) agentWS(t *testing.T, wsMod func(*workspace.Options), mod func
 	return a
 }
 
-// withWorkspace gives o a workspace, when it has none, assembled from its
-// fields as New would (no settings files, no MCP servers, the pool
-// exactly o.Pool), adjusted by mod — the way to give such an agent what
-// the workspace owns (transcripts, resuming, checkpoints). The workspace is
-// closed when tb ends.
-func withWorkspace(tb testing.TB, o *Options, mod func(*workspace.Options)) {
+// withWorkspace returns o's agent options with a workspace, when they
+// have none, assembled from o's workspace fields the way a test wants it:
+// no settings files, no MCP servers, the pool exactly o.Pool (no built-in
+// tools), the Agent tool only with o.Agents; mod adjusts it — the way to
+// give the agent what the workspace keeps (transcripts, resuming,
+// checkpoints). Closing the agent closes the workspace.
+func withWorkspace(tb testing.TB, o testOpts, mod func(*workspace.Options)) Options {
 	tb.Helper()
 	if o.Workspace != nil {
-		return
+		// A given workspace: the agent types and the channel are added
+		// to it; the rest is the workspace's.
+		if o.Decider != nil || o.Hooks != nil || o.Services != nil || o.Mode != "" || o.CompletionTools || len(o.AdditionalDirs) > 0 {
+			tb.Fatal("withWorkspace: a workspace's safety layer, services or mode set beside it")
+		}
+		if err := o.Workspace.Agents().Add(o.Agents...); err != nil {
+			tb.Fatal(err)
+		}
+		if o.Interaction != nil {
+			tool.Provide(o.Workspace.Services(), o.Interaction)
+		}
+		return o.Options
 	}
 	po := o.Pool
 	if po.Registry == nil {
@@ -138,7 +169,7 @@ func withWorkspace(tb testing.TB, o *Options, mod func(*workspace.Options)) {
 	}
 	wo := workspace.Options{
 		Dir: o.WorkDir, Mode: o.Mode, NoSettings: true, Pool: &po, Services: o.Services,
-		Decider: o.Decider, Hooks: o.Hooks, AdditionalDirs: o.AdditionalDirs,
+		Decider: o.Decider, Hooks: o.Hooks, AdditionalDirs: o.AdditionalDirs, Interaction: o.Interaction,
 		Agents: o.Agents, NoAgentFiles: true, NoAgentTool: len(o.Agents) == 0 || o.MaxAgentDepth < 0,
 		CompletionTools: o.CompletionTools,
 	}
@@ -149,9 +180,10 @@ func withWorkspace(tb testing.TB, o *Options, mod func(*workspace.Options)) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { ws.Close() })
-	// The workspace holds them now (its hooks wrap o.Hooks).
-	o.Workspace, o.Hooks, o.Agents, o.AdditionalDirs = ws, nil, nil, nil
+	tb.Cleanup(func() { ws.Close() }) // if New fails
+	ao := o.Options
+	ao.Workspace, ao.Closers = ws, append(ao.Closers, ws)
+	return ao
 }
 
 // collect runs prompt and returns every event and the final result.
@@ -296,13 +328,13 @@ func TestParallelCallsAndErrorsKeepOrder(t *testing.T) {
 func TestMaxTurnsAndBudget(t *testing.T) {
 	tests := []struct {
 		name    string
-		mod     func(*Options)
+		mod     func(*testOpts)
 		subtype string
 		turns   int
 	}{
-		{"max turns", func(o *Options) { o.MaxTurns = 3 }, SubtypeMaxTurns, 3},
-		{"token budget", func(o *Options) { o.MaxBudgetTokens = 250 }, SubtypeMaxTokens, 3},
-		{"usd budget", func(o *Options) { o.MaxBudgetUSD = 0.0009 }, SubtypeMaxBudget, 3},
+		{"max turns", func(o *testOpts) { o.MaxTurns = 3 }, SubtypeMaxTurns, 3},
+		{"token budget", func(o *testOpts) { o.MaxBudgetTokens = 250 }, SubtypeMaxTokens, 3},
+		{"usd budget", func(o *testOpts) { o.MaxBudgetUSD = 0.0009 }, SubtypeMaxBudget, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -373,7 +405,7 @@ func TestCancelDuringToolGivesResults(t *testing.T) {
 		f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
 		streamed, doing := make(chan struct{}), make(chan struct{})
 		inner := f.provider()
-		a := f.agent(t, func(o *Options) {
+		a := f.agent(t, func(o *testOpts) {
 			o.Provider = llm.ProviderFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 				return func(yield func(llm.Event, error) bool) {
 					for ev, err := range inner.Stream(ctx, req) {
@@ -468,7 +500,7 @@ func TestCompaction(t *testing.T) {
 	f.srv.Script(r, llmtest.TextReply("SUMMARY: echoed once"),
 		llmtest.ToolReply(llmtest.ToolCall{ID: "c1", Name: "Echo", Input: `{"text":"more"}`}),
 		llmtest.TextReply("finished"))
-	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2; o.MaxTurns = 10 })
+	a := f.agent(t, func(o *testOpts) { o.ContextWindow = 1000; o.KeepMessages = 2; o.MaxTurns = 10 })
 	// The first turns are small until the usage crosses 80% of the window.
 	evs, res, err := collect(t, context.Background(), a, "work")
 	if err != nil || res.Subtype != SubtypeSuccess {
@@ -610,7 +642,7 @@ func TestInterruptDecisionStopsRun(t *testing.T) {
 	writer := tool.Must(tool.NewText("Store", "Stores the text (not read-only).", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
 		return "wrote", nil
 	}))
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: []tool.Tool{writer}}
 		o.Interaction = interaction.Funcs{Permission: func(ctx context.Context, req *interaction.PermissionRequest) (*interaction.PermissionAnswer, error) {
 			return &interaction.PermissionAnswer{Choice: interaction.Deny, Message: "user said stop", Interrupt: true}, nil
@@ -631,7 +663,7 @@ func TestCompactionForgetsFileReads(t *testing.T) {
 	r := llmtest.ToolReply(llmtest.ToolCall{ID: "c0", Name: "Echo", Input: `{"text":"step"}`})
 	r.Usage = llm.Usage{InputTokens: 900, OutputTokens: 50}
 	f.srv.Script(r, llmtest.TextReply("SUMMARY"), llmtest.TextReply("finished"))
-	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2 })
+	a := f.agent(t, func(o *testOpts) { o.ContextWindow = 1000; o.KeepMessages = 2 })
 	before := a.Env().Files
 	before.Put(tool.FileState{Path: "/x", Size: 1})
 	if _, res, err := collect(t, context.Background(), a, "work"); err != nil || res.IsError {
@@ -671,7 +703,7 @@ func TestPermissionRequestHookAnswersAsk(t *testing.T) {
 				}
 				return nil, nil
 			})
-			a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{writer}}; o.Hooks = hooks })
+			a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: []tool.Tool{writer}}; o.Hooks = hooks })
 			if _, res, err := collect(t, context.Background(), a, "write"); err != nil || res.IsError {
 				t.Fatal(res, err)
 			}
@@ -719,7 +751,7 @@ func TestDefaultPermissionsGuardPaths(t *testing.T) {
 		llmtest.ToolCall{ID: "a", Name: "Read", Input: `{"file_path":"` + inside + `"}`},
 		llmtest.ToolCall{ID: "b", Name: "Read", Input: `{"file_path":"` + outside + `"}`},
 	), llmtest.TextReply("ok"))
-	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: file.Tools(file.Options{})} })
+	a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: file.Tools(file.Options{})} })
 	if _, res, err := collect(t, context.Background(), a, "read both"); err != nil || res.IsError {
 		t.Fatal(res, err)
 	}

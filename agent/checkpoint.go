@@ -12,8 +12,9 @@ import (
 )
 
 // ErrNoCheckpoints is returned by [Agent.RewindFiles] and
-// [Agent.Checkpoints] of an agent without Options.Checkpoints.
-var ErrNoCheckpoints = errors.New("agent: checkpoints are off (Options.Checkpoints is nil)")
+// [Agent.Checkpoints] of an agent whose workspace keeps no checkpoints
+// (workspace.Options.Checkpoints or Persist).
+var ErrNoCheckpoints = errors.New("agent: checkpoints are off (the workspace keeps none)")
 
 // checkpointSession is the session checkpoints are labelled with: a
 // subagent's go with its root agent's, so that one list covers a run.
@@ -158,17 +159,17 @@ func (a *Agent) Checkpoints() ([]checkpoint.Info, error) {
 // can go on from before that prompt, as `gantry rewind --conversation`
 // does (both use
 // [github.com/gantry-dev/gantry/session.Store.ForkBefore]). It returns the new session's
-// id: resume it with Options.SessionID. The agent's own session is left
-// as it is. It waits for a run in progress to end. Without Options.Store
+// id: resume it with workspace.Options.ResumeID. The agent's own session is left
+// as it is. It waits for a run in progress to end. Without a transcript store (workspace.Options.Transcripts)
 // there is no transcript to fork: an error.
 func (a *Agent) ForkBefore(id string) (string, error) {
 	st := a.transcripts
 	if st == nil {
-		return "", errors.New("agent: forking the conversation needs a session store (Options.Store)")
+		return "", errors.New("agent: forking the conversation needs a transcript store (workspace.Options.Transcripts)")
 	}
 	a.runMu.Lock()
 	defer a.runMu.Unlock()
-	s, err := st.ForkBefore(a.opts.WorkDir, a.id, id)
+	s, err := st.ForkBefore(a.workDir, a.id, id)
 	if err != nil {
 		return "", fmt.Errorf("agent: fork before %s: %w", id, err)
 	}

@@ -74,7 +74,7 @@ func TestCheckpointsRewindEveryChange(t *testing.T) {
 		call := func(id, name, input string) llmtest.Reply {
 			return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: name, Input: input})
 		}
-		a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *Options) {
+		a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *testOpts) {
 			o.Pool = toolset.Options{Tools: append(file.Tools(file.Options{}), shell.NewBash(shell.Options{}))}
 			o.Decider = permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 				return permission.Decision{Behavior: tool.Allow}, nil
@@ -220,7 +220,7 @@ func TestCheckpointsReadOnlyRun(t *testing.T) {
 	call := func(id, name, input string) llmtest.Reply {
 		return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: name, Input: input})
 	}
-	a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *Options) {
+	a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: append(file.Tools(file.Options{}), shell.NewBash(shell.Options{}))}
 		o.Decider = permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 			return permission.Decision{Behavior: tool.Allow}, nil

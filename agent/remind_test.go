@@ -57,7 +57,7 @@ func TestReminders(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ws.Close() })
-		a := f.agent(t, func(o *Options) { o.Workspace = ws })
+		a := f.agent(t, func(o *testOpts) { o.Workspace = ws })
 		evs, res, err := collect(t, context.Background(), a, "go")
 		if err != nil || res.IsError {
 			t.Fatal(err, res)

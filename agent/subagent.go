@@ -273,12 +273,13 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		provider: a.provider, now: a.now, prices: a.prices, ws: a.ws, canUse: a.canUse,
 		memory: a.memory, notify: make(chan struct{}, 1),
 		transcripts: a.transcripts, checkpoints: a.checkpoints,
+		workDir: a.workDir, decider: a.decider, hooks: a.hooks, interaction: a.interaction,
 	}
 	c.kids.wake = make(chan struct{}, 1)
 	c.opts = a.opts
-	c.opts.Model, c.opts.Mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
+	c.opts.Model, c.mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
 	c.opts.SystemPrompt, c.opts.AppendSystemPrompt = def.Prompt, ""
-	c.opts.Closers, c.opts.Agents = nil, nil
+	c.opts.Closers = nil
 	c.opts.OutputSchema, c.opts.OutputRetries = def.OutputSchema, 0
 	if wt != nil {
 		c.checkpoints = nil // a worktree is another tree
@@ -297,12 +298,12 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 	}
 	sessionDir := ""
 	if st := a.transcripts; st != nil {
-		s, err := st.Create(a.opts.WorkDir)
+		s, err := st.Create(a.workDir)
 		if err != nil {
 			return fail(fmt.Errorf("agent: subagent transcript: %w", err))
 		}
 		c.sess, c.id = s, s.ID
-		sessionDir = filepath.Join(st.Dir(a.opts.WorkDir), c.id)
+		sessionDir = filepath.Join(st.Dir(a.workDir), c.id)
 		c.recordSystem("subagent", map[string]any{
 			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
 			"description": req.Description, "cwd": dir,
@@ -312,17 +313,17 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		sessionDir = filepath.Join(os.TempDir(), "gantry-sessions", c.id)
 	}
 	env := &tool.Env{
-		WorkDir: dir, SessionID: c.id, Mode: c.opts.Mode, SessionDir: sessionDir,
+		WorkDir: dir, SessionID: c.id, Mode: c.mode, SessionDir: sessionDir,
 		ToolResultsDir: filepath.Join(sessionDir, "tool-results"),
 		AdditionalDirs: penv.AdditionalDirs, Files: tool.NewFileCache(0),
 		Services: c.services(a.ws.Services(), depth),
 	}
-	if a.opts.Interaction != nil {
+	if a.interaction != nil {
 		// The child asks the same person, its requests marked with it.
-		c.opts.Who = interaction.Who{SessionID: c.id, Agent: def.Name, ParentToolUseID: req.ToolUseID}
-		c.opts.Interaction = interaction.Label(a.opts.Interaction, c.opts.Who)
-		tool.Provide(env.Services, c.opts.Interaction)
-		c.canUse = c.canUseTool(c.opts.Decider)
+		c.who = interaction.Who{SessionID: c.id, Agent: def.Name, ParentToolUseID: req.ToolUseID}
+		c.interaction = interaction.Label(a.interaction, c.who)
+		tool.Provide(env.Services, c.interaction)
+		c.canUse = c.canUseTool(c.decider)
 	}
 	if extra != nil && extra.Services != nil {
 		extra.Services(env.Services)

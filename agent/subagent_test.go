@@ -150,9 +150,9 @@ func newSub(t *testing.T, f *fixture, wo func(*workspace.Options)) *subFixture {
 	return sf
 }
 
-func (sf *subFixture) agent(t *testing.T, mod func(*Options)) *Agent {
-	return sf.fixture.agent(t, func(o *Options) {
-		o.Workspace, o.Pool = sf.ws, Options{}.Pool
+func (sf *subFixture) agent(t *testing.T, mod func(*testOpts)) *Agent {
+	return sf.fixture.agent(t, func(o *testOpts) {
+		o.Workspace = sf.ws
 		if mod != nil {
 			mod(o)
 		}
@@ -291,7 +291,7 @@ func TestExploreCannotWrite(t *testing.T) {
 		}
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, func(o *workspace.Options) { o.Mode = tool.ModeAcceptEdits })
-		a := sf.agent(t, func(o *Options) { o.SmallModel = "fast-model" })
+		a := sf.agent(t, func(o *testOpts) { o.SmallModel = "fast-model" })
 		_, res, err := collect(t, context.Background(), a, "explore")
 		if err != nil || res.IsError {
 			t.Fatalf("%+v %v", res, err)
@@ -415,7 +415,7 @@ func TestBackgroundAgents(t *testing.T) {
 		}
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, func(o *workspace.Options) { o.Allow = []string{"TaskStop"} })
-		a := sf.agent(t, func(o *Options) { o.WaitForBackground = true })
+		a := sf.agent(t, func(o *testOpts) { o.WaitForBackground = true })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, res, err := collect(t, ctx, a, "background")
@@ -525,7 +525,7 @@ func TestWorktreeIsolation(t *testing.T) {
 	}
 	f.srv = llmtest.NewServer(t, sc.responder(t))
 	sf := newSub(t, f, func(o *workspace.Options) { o.Mode = tool.ModeAcceptEdits })
-	a := sf.agent(t, func(o *Options) { o.NoEnvFacts = false })
+	a := sf.agent(t, func(o *testOpts) { o.NoEnvFacts = false })
 	if _, res, err := collect(t, context.Background(), a, "isolate"); err != nil || res.IsError {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -591,9 +591,8 @@ func TestResumeChild(t *testing.T) {
 	if childID == "" {
 		t.Fatal("no agent id in the Agent result")
 	}
-	co := Options{Provider: f.provider(), WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true}
-	withWorkspace(t, &co, func(wo *workspace.Options) { wo.Transcripts, wo.ResumeID = f.store, childID })
-	child, err := New(context.Background(), co)
+	co := testOpts{Options: Options{Provider: f.provider(), NoEnvFacts: true, NoMemoryFiles: true}, WorkDir: f.dir}
+	child, err := New(context.Background(), withWorkspace(t, co, func(wo *workspace.Options) { wo.Transcripts, wo.ResumeID = f.store, childID }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +632,7 @@ func TestNestingDepth(t *testing.T) {
 			}
 			f.srv = llmtest.NewServer(t, sc.responder(t))
 			sf := newSub(t, f, nil)
-			a := sf.agent(t, func(o *Options) { o.MaxAgentDepth = tc.depth })
+			a := sf.agent(t, func(o *testOpts) { o.MaxAgentDepth = tc.depth })
 			if _, res, err := collect(t, context.Background(), a, "nest"); err != nil || res.IsError {
 				t.Fatalf("%+v %v", res, err)
 			}

@@ -46,7 +46,7 @@ func TestSmallModelAnswersWebFetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	a := f.agent(t, func(o *Options) { o.Workspace = ws })
+	a := f.agent(t, func(o *testOpts) { o.Workspace = ws })
 	_, res, err := collect(t, context.Background(), a, "what is new in the release?")
 	if err != nil || res.IsError {
 		t.Fatalf("run: %v %+v", err, res)

@@ -3,17 +3,19 @@
 // permission engine and the hooks they configure, the services the tools
 // use (the background-task manager, MCP resources), the MCP servers, the
 // tool pool and the executor. The CLI (`gantry -p`, `tools call`, `mcp
-// serve`), [github.com/gantry-dev/gantry/agent] and subagents build their
-// sessions with it, so an SDK user gets exactly the CLI's session:
+// serve`, `gantry serve`), the Temporal worker,
+// [github.com/gantry-dev/gantry/agent] and subagents build their sessions
+// with it — it is the only assembly — so an SDK user gets exactly the
+// CLI's session, with its durable store, transcript, checkpoints and
+// reminders:
 //
-//	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir})
+//	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, Persist: true})
 //	if err != nil { … }
-//	defer ws.Close()
-//	ag, err := agent.New(ctx, agent.Options{Provider: p, Workspace: ws})
+//	ag, err := agent.New(ctx, agent.Options{Provider: p, Workspace: ws, Closers: []io.Closer{ws}})
 //
-// A [Workspace] owns what it started (background tasks, MCP server
-// processes, a temporary results directory) and releases it on
-// [Workspace.Close].
+// A [Workspace] owns what it started (background commands and jobs, MCP
+// server processes, the durable store Persist opened, a temporary results
+// directory) and releases it on [Workspace.Close].
 package workspace
 
 import (
