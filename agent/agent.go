@@ -13,7 +13,6 @@ import (
 	"time"
 	"unique"
 
-	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -182,10 +181,12 @@ type Agent struct {
 	canUse   permission.CanUseTool
 	facts    EnvFacts
 	memory   []MemoryFile
-	sub      *subState        // set for a subagent
-	kids     kids             // subagents' events, usage, background tasks and notes
-	teams    *teamRunner      // members of the teams this agent leads (root agents only)
-	sess     *session.Session // nil without a store
+	sub      *subState // set for a subagent
+	kids     kids      // subagents' events, usage, background tasks and notes
+	// teams is the team runner of the workspace when this agent leads
+	// teams (a root agent that may start subagents); nil otherwise.
+	teams subagent.Teams
+	sess  *session.Session // nil without a store
 	// The session's facts, from the workspace (a subagent's are its
 	// own): working directory, initial mode, safety layer, the channel
 	// through which a person decides and this agent's label on it (zero
@@ -202,8 +203,12 @@ type Agent struct {
 	checkpoints *checkpoint.Store
 	id          string
 	system      string
-	prices      PriceTable
-	now         func() time.Time
+	// systemRef keeps the interned prompt's entry alive while the agent
+	// is (a string alone does not: the table holds its entries weakly
+	// through their handles).
+	systemRef unique.Handle[string]
+	prices    PriceTable
+	now       func() time.Time
 
 	runMu    sync.Mutex // one run at a time
 	history  []llm.Message
@@ -319,11 +324,14 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		a.interaction = ch
 	}
 	if a.maxDepth() >= 1 {
-		// A root agent that may start subagents leads teams: the runner is
-		// in the workspace's services, where the pool's enabled checks
-		// look (subagents inherit it; it refuses them).
-		a.teams = newTeamRunner(a)
-		tool.Provide[team.Runner](ws.Services(), a.teams)
+		// A root agent that may start subagents leads teams: it is the
+		// lead in the workspace's services, where the team runner and the
+		// pool's enabled checks look (subagents inherit it; the runner
+		// refuses them).
+		tool.Provide[subagent.Lead](ws.Services(), lead{a})
+		if t, err := tool.Use[subagent.Teams](&tool.Env{Services: ws.Services()}); err == nil {
+			a.teams = t
+		}
 	}
 	env := &tool.Env{
 		WorkDir:        wd,
@@ -359,7 +367,8 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	// Interned: sessions of one program built alike have the same prompt,
 	// held once (the standard library's canonical-value table; an entry
 	// goes when no session refers to it).
-	a.system = unique.Make(BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)).Value()
+	a.systemRef = unique.Make(BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt))
+	a.system = a.systemRef.Value()
 	a.hook(ctx, &hook.Input{Event: hook.SessionStart, Source: source})
 	return a, nil
 }
@@ -529,7 +538,7 @@ func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
 		a.stopBackground(context.Background())
 		if a.teams != nil {
-			a.teams.stopAll(context.Background())
+			a.teams.StopAll(context.Background(), a.id)
 		}
 		a.hook(context.Background(), &hook.Input{Event: hook.SessionEnd, Reason: "close"})
 		var errs []error

@@ -11,18 +11,15 @@ import (
 )
 
 // The loop knows no tool: what it needs of them (the Agent tool's
-// contract, reminders, background jobs, worktrees) reaches it through
-// package subagent, tool.Reminder and the workspace. forbiddenImports are
+// contract, team members, reminders, background jobs, worktrees) reaches
+// it through package subagent, tool.Reminder and the workspace. forbiddenImports are
 // the module's packages (and the trees under them) package agent must not
 // import; allowedForNow are the exceptions still open, each with why (see
 // docs/rough-edges.md). An import in neither list that matches a forbidden
 // prefix fails the test.
 var (
 	forbiddenImports = []string{"builtin", "cron", "store", "serve", "serveapi", "runqueue", "trigger", "mcpserve", "tui"}
-	allowedForNow    = map[string]string{
-		"builtin/team": "team.go: the team runner (members as background subagents of the lead) implements team.Runner",
-		"store":        "team.go: the team runner records member states and reads mailboxes",
-	}
+	allowedForNow    = map[string]string{} // none left
 )
 
 const module = "github.com/gantry-dev/gantry/"

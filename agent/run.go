@@ -777,3 +777,13 @@ type completer interface{ CompletionText() string }
 // conversation with its context and goes on (new_task:
 // builtin/completion.Handoff).
 type handoffer interface{ HandoffContext() string }
+
+// waitTeam runs when the lead's model ends its turn: while members of its
+// teams work it waits (see [subagent.Teams.Wait]), delivering the loop's own
+// events meanwhile; true means mail for the lead arrived.
+func (r *run) waitTeam(ctx context.Context) bool {
+	if r.a.teams == nil {
+		return false
+	}
+	return r.a.teams.Wait(ctx, r.a.execSess.Env(), r.a.notify, r.drain)
+}

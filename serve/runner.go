@@ -45,8 +45,9 @@ type AgentRunner struct {
 	// them); an adjustment that sets Options.Builtin differently from run
 	// to run must set Options.Shared to nil.
 	Workspace func(*workspace.Options)
-	// Agent, when set, adjusts each run's agent options (reminders, the
-	// small model, …).
+	// Agent, when set, adjusts each run's agent options (the loop's: the
+	// small model, limits, compaction, …; the session's are the
+	// workspace's, see Workspace).
 	Agent func(*agent.Options)
 
 	// Ledger, when set, records the runs' running shell commands so that

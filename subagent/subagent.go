@@ -151,3 +151,74 @@ func isJSONObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
 }
+
+// Lead is an agent that can lead a team: the agent loop provides its root
+// agent as one in the tools' services (tool.Provide[subagent.Lead]) when
+// it may start subagents. A team runner starts the members through it.
+type Lead interface {
+	// SessionID is the lead's session id (a member's services inherit
+	// the lead, so a runner compares it with the calling session's).
+	SessionID() string
+	// StartMember starts a long-lived background subagent of the lead.
+	StartMember(ctx context.Context, m Member) (MemberHandle, error)
+	// Wake makes the lead's run look again at what it waits for (a
+	// member's state changed).
+	Wake()
+}
+
+// Member describes a long-lived background subagent: a team member.
+type Member struct {
+	// Type is the agent type ("" = GeneralPurpose); Prompt its first
+	// task; Description a few words for people and task lists; Name its
+	// name.
+	Type, Prompt, Description, Name string
+	// Services, if set, adds to the member's own services before it
+	// starts (a store.Scope naming its team).
+	Services func(*tool.Services)
+	// Idle keeps the member alive: after each run it blocks until the
+	// member has more work (nil: run again with WakePrompt; an error or
+	// cancellation ends the member). Nil means the member ends after its
+	// first run.
+	Idle func(ctx context.Context) error
+	// WakePrompt is the prompt of a run after Idle returned ("" = a
+	// generic one).
+	WakePrompt string
+	// OnState, if set, is told the member's state: "running" at the start
+	// of each run (res nil), "idle" before Idle is called, and its end
+	// ("completed", "failed" or "killed") with how its last run ended.
+	OnState func(state string, res *RunResult)
+}
+
+// RunResult is how one run of a member ended.
+type RunResult struct {
+	// Subtype is the run's result subtype (success, error_max_turns, …).
+	Subtype string
+	IsError bool
+	// Text is the run's final reply (or why it stopped, when IsError).
+	Text string
+}
+
+// MemberHandle is a running member.
+type MemberHandle interface {
+	// TaskID is the member's background job.
+	TaskID() string
+	// Done is closed once the member ended.
+	Done() <-chan struct{}
+	// Stop stops the member and waits until it ended or ctx is done.
+	Stop(ctx context.Context) error
+}
+
+// Teams is what a lead's loop needs of the team runner in its services
+// (tool.Provide[subagent.Teams]; the workspace provides one).
+type Teams interface {
+	// Wait runs when the lead's model ends its turn. While members of the
+	// teams the lead of env leads are working it blocks; it returns true
+	// as soon as mail for the lead is waiting (the next turn delivers it),
+	// false once every member is idle and nothing is waiting, when env is
+	// not a lead's, or when ctx ends. Each signal on wake (the loop's own
+	// events) calls onWake, and the wait goes on.
+	Wait(ctx context.Context, env *tool.Env, wake <-chan struct{}, onWake func()) bool
+	// StopAll stops the members of every team the lead leads and waits
+	// for them (the lead is closing).
+	StopAll(ctx context.Context, lead string)
+}

@@ -56,6 +56,7 @@ import (
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -434,6 +435,13 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}
 	if opts.Summarizer != nil {
 		tool.Provide(w.services, opts.Summarizer)
+	}
+	if _, err := tool.Use[team.Runner](&tool.Env{Services: w.services}); err != nil {
+		// Teams: members run as background subagents of the session's
+		// lead (the root agent provides itself as subagent.Lead).
+		r := team.NewRunner()
+		tool.Provide[team.Runner](w.services, r)
+		tool.Provide[subagent.Teams](w.services, r)
 	}
 	// Team mail is always delivered (members and leads need no option
 	// for it); the program's reminders follow.

@@ -7,9 +7,10 @@
 // [Handoff] value in [tool.Result.Structured], and the agent loop acts on it
 // after the batch's results are recorded (package agent: the run ends with
 // the result, or the conversation restarts from the hand-off). A tool never
-// reaches into the loop itself. The agent adds them to the pool when
-// agent.Options.CompletionTools is set (workspace.Options.CompletionTools for
-// a workspace opened by the caller).
+// reaches into the loop itself: the loop recognises the results'
+// structured values by their methods ([Completed.CompletionText],
+// [Handoff.HandoffContext]), not by this package's types. The workspace
+// adds the tools to the pool when workspace.Options.CompletionTools is set.
 package completion
 
 import (

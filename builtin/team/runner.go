@@ -1,4 +1,4 @@
-package agent
+package team
 
 import (
 	"context"
@@ -7,57 +7,71 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
-// teamRunner is the [team.Runner] of a root agent: it runs team members as
-// long-lived background subagents of the agent, each idle between its runs
-// until a message arrives in its mailbox.
-type teamRunner struct {
-	a *Agent
-
+// LeadRunner is the [Runner] a workspace provides: it runs team members as
+// long-lived background subagents of the session's lead (the
+// [subagent.Lead] in the caller's services, which the agent loop provides
+// for its root agent), each idle between its runs until a message arrives
+// in its mailbox. It is also the [subagent.Teams] the lead's loop waits on
+// at the end of a turn. Create it with [NewRunner]; it is safe for
+// concurrent use.
+type LeadRunner struct {
 	mu      sync.Mutex
-	members map[string][]*teamMember // by team
-	changed chan struct{}            // signalled when a member's state changes
+	members map[string][]*member // by team
+	changed chan struct{}        // signalled when a member's state changes
 }
 
-type teamMember struct {
+type member struct {
 	name, team string
-	sub        *Subagent
+	lead       subagent.Lead
+	h          subagent.MemberHandle
 
 	mu   sync.Mutex
 	busy bool // starting or running a turn
 }
 
-var _ team.Runner = (*teamRunner)(nil)
+var (
+	_ Runner         = (*LeadRunner)(nil)
+	_ subagent.Teams = (*LeadRunner)(nil)
+)
 
-func newTeamRunner(a *Agent) *teamRunner {
-	return &teamRunner{a: a, members: map[string][]*teamMember{}, changed: make(chan struct{}, 1)}
+// NewRunner returns a runner with no members.
+func NewRunner() *LeadRunner {
+	return &LeadRunner{members: map[string][]*member{}, changed: make(chan struct{}, 1)}
 }
 
-func (r *teamRunner) signal() {
+// CanLead reports whether env's session can lead a team here: a
+// [subagent.Lead] is among its services. The team tools are shown only
+// then (or to a member).
+func (r *LeadRunner) CanLead(env *tool.Env) bool {
+	_, err := tool.Use[subagent.Lead](env)
+	return err == nil
+}
+
+func (r *LeadRunner) signal(lead subagent.Lead) {
 	select {
 	case r.changed <- struct{}{}:
 	default:
 	}
-	r.a.wakeRun()
+	lead.Wake()
 }
 
 // memberWake is the prompt of a member's run after it was idle; the
-// messages that woke it follow it (delivered by team.Inbox).
+// messages that woke it follow it (delivered by [Inbox]).
 const memberWake = "New team messages have arrived; they follow. Continue your part of the work."
 
-// StartMember implements [team.Runner]: the member is a long-lived
-// background subagent of the lead ([Agent.StartSubagent] with Idle): its
-// type's prompt and tools, the lead's permission engine and hooks, a
-// [store.Scope] naming its team. After each run it mails the lead its state
-// and last reply, records it, and waits for its own mailbox.
-func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Team, m store.Member, prompt string) error {
-	a := r.a
-	if env == nil || env.SessionID != a.id {
+// StartMember implements [Runner]: the member is a long-lived background
+// subagent of the lead ([subagent.Lead.StartMember] with Idle): its type's
+// prompt and tools, the lead's permission engine and hooks, a
+// [store.Scope] naming its team. After each run it mails the lead its
+// state and last reply, records it, and waits for its own mailbox.
+func (r *LeadRunner) StartMember(ctx context.Context, env *tool.Env, t store.Team, m store.Member, prompt string) error {
+	lead, err := tool.Use[subagent.Lead](env)
+	if err != nil || env.SessionID != lead.SessionID() {
 		return errors.New("only the main agent of the session leads teams")
 	}
 	teams, err := tool.Use[store.Teams](env)
@@ -72,26 +86,26 @@ func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Tea
 	if typ == "" {
 		typ = subagent.GeneralPurpose
 	}
-	tm := &teamMember{name: m.Name, team: t.Name, busy: true}
+	tm := &member{name: m.Name, team: t.Name, lead: lead, busy: true}
 	setStatus := func(s store.MemberStatus, note string) {
 		tm.mu.Lock()
 		tm.busy = s == store.MemberRunning || s == store.MemberStarting
 		tm.mu.Unlock()
 		_ = teams.SetMemberStatus(context.Background(), t.Name, m.Name, s, note)
-		r.signal()
+		r.signal(lead)
 	}
 	box := store.MailboxName(t.Name, m.Name)
-	lead := store.MailboxName(t.Name, store.LeadMailbox)
-	sub, err := a.StartSubagent(ctx, SubagentOptions{
+	leadBox := store.MailboxName(t.Name, store.LeadMailbox)
+	h, err := lead.StartMember(ctx, subagent.Member{
 		Type: typ, Prompt: prompt, Description: "team " + t.Name + ": " + m.Name, Name: m.Name,
 		Services: func(s *tool.Services) {
 			tool.Provide(s, store.Scope{TaskList: t.TaskList, Name: m.Name, Team: t.Name})
 		},
 		// Idle until a message arrives (one already waiting wakes it at
-		// once); the mailbox is delivered by the member's team.Inbox.
+		// once); the mailbox is delivered by the member's Inbox.
 		Idle:       func(ctx context.Context) error { return boxes.Wait(ctx, box, 0) },
 		WakePrompt: memberWake,
-		OnState: func(state string, res *ResultEvent) {
+		OnState: func(state string, res *subagent.RunResult) {
 			switch state {
 			case "running":
 				setStatus(store.MemberRunning, "")
@@ -102,7 +116,7 @@ func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Tea
 				}
 				// The lead learns the member's state and last reply by mail.
 				report := fmt.Sprintf("[status] %s %s. Its last reply:\n%s", m.Name, what, strings.TrimSpace(res.Text))
-				_, _ = boxes.Send(context.Background(), m.Name, []string{lead}, report)
+				_, _ = boxes.Send(context.Background(), m.Name, []string{leadBox}, report)
 				setStatus(status, res.Text)
 			default: // completed, failed, killed: the member's task ended
 				note := ""
@@ -116,28 +130,32 @@ func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Tea
 	if err != nil {
 		return err
 	}
-	tm.sub = sub
+	tm.h = h
 	r.mu.Lock()
 	r.members[t.Name] = append(r.members[t.Name], tm)
 	r.mu.Unlock()
 	return nil
 }
 
-// StopTeam implements [team.Runner].
-func (r *teamRunner) StopTeam(ctx context.Context, name string) error {
+// StopTeam implements [Runner].
+func (r *LeadRunner) StopTeam(ctx context.Context, name string) error {
 	r.mu.Lock()
 	ms := r.members[name]
 	delete(r.members, name)
 	r.mu.Unlock()
+	return stopMembers(ctx, ms)
+}
+
+func stopMembers(ctx context.Context, ms []*member) error {
 	var errs []error
 	for _, m := range ms {
-		if err := r.a.ws.StopBackground(ctx, m.sub.TaskID); err != nil {
+		if err := m.h.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, m := range ms {
 		select {
-		case <-m.sub.Done():
+		case <-m.h.Done():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -145,12 +163,15 @@ func (r *teamRunner) StopTeam(ctx context.Context, name string) error {
 	return errors.Join(errs...)
 }
 
-// stopAll stops the members of every team (the lead is closing).
-func (r *teamRunner) stopAll(ctx context.Context) {
+// StopAll implements [subagent.Teams]: the members of every team lead
+// leads are stopped.
+func (r *LeadRunner) StopAll(ctx context.Context, lead string) {
 	r.mu.Lock()
 	var names []string
-	for n := range r.members {
-		names = append(names, n)
+	for n, ms := range r.members {
+		if len(ms) > 0 && ms[0].lead.SessionID() == lead {
+			names = append(names, n)
+		}
 	}
 	r.mu.Unlock()
 	for _, n := range names {
@@ -158,14 +179,17 @@ func (r *teamRunner) stopAll(ctx context.Context) {
 	}
 }
 
-// busy reports whether a member of a team the agent leads is working.
-func (r *teamRunner) busy() bool {
+// busy reports whether a member of a team lead leads is working.
+func (r *LeadRunner) busy(lead string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ms := range r.members {
 		for _, m := range ms {
+			if m.lead.SessionID() != lead {
+				continue
+			}
 			select {
-			case <-m.sub.Done():
+			case <-m.h.Done():
 				continue
 			default:
 			}
@@ -180,19 +204,14 @@ func (r *teamRunner) busy() bool {
 	return false
 }
 
-// waitTeam runs when the lead's model ends its turn. While members of its
-// teams are working it waits; it reports true as soon as mail for the lead
-// is waiting (the next turn delivers it), false once every member is idle
-// and nothing is waiting.
-func (r *run) waitTeam(ctx context.Context) bool {
-	tr := r.a.teams
-	if tr == nil {
-		return false
+// Wait implements [subagent.Teams].
+func (r *LeadRunner) Wait(ctx context.Context, env *tool.Env, wake <-chan struct{}, onWake func()) bool {
+	if lead, err := tool.Use[subagent.Lead](env); err != nil || lead.SessionID() != env.SessionID {
+		return false // not a lead: a member waits in its Idle
 	}
-	env := r.a.execSess.Env()
 	for {
-		names, _ := team.Mailboxes(ctx, env)
-		if len(names) == 0 && !tr.busy() {
+		names, _ := Mailboxes(ctx, env)
+		if len(names) == 0 && !r.busy(env.SessionID) {
 			return false
 		}
 		boxes, err := tool.Use[store.Mailboxes](env)
@@ -204,7 +223,7 @@ func (r *run) waitTeam(ctx context.Context) bool {
 				return true
 			}
 		}
-		if !tr.busy() {
+		if !r.busy(env.SessionID) {
 			return false
 		}
 		wctx, cancel := context.WithCancel(ctx)
@@ -222,9 +241,9 @@ func (r *run) waitTeam(ctx context.Context) bool {
 		}
 		select {
 		case <-got:
-		case <-tr.changed:
-		case <-r.a.notify:
-			r.drain()
+		case <-r.changed:
+		case <-wake:
+			onWake()
 		case <-ctx.Done():
 		}
 		cancel()
