@@ -163,7 +163,7 @@ type Options struct {
 
 	// Persist keeps the session as the CLI does, under the Gantry home
 	// ($GANTRY_HOME, else ~/.gantry): the durable store gantry.db (opened
-	// when a tool first writes to it; see [store.LazySQLite]), the
+	// when a tool first uses it; see [store.LazySQLite]), the
 	// transcripts (projects/) and, unless NoCheckpoints, the checkpoints
 	// of Dir's files (`gantry rewind`; pruned at most once a day when the
 	// workspace closes). Store, Transcripts and Checkpoints, when given,
