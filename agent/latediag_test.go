@@ -53,7 +53,7 @@ func TestLateDiagnosticsNextTurn(t *testing.T) {
 		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_2", Name: "WaitLate", Input: `{}`}),
 		llmtest.Reply{Content: []llm.Block{llm.Text("done")}},
 	)
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Services = services
 		o.Mode = tool.ModeAcceptEdits
 		o.Pool = toolset.Options{Tools: []tool.Tool{file.NewRead(file.Options{}), file.NewWrite(file.Options{}), wait}}

@@ -19,61 +19,6 @@ import (
 	"github.com/gantry-dev/gantry/toolset"
 )
 
-// Definition is one type of subagent: what the Agent tool's subagent_type
-// names. The zero value of every field but Name means "inherit".
-type Definition struct {
-	// Name is the type's name (subagent_type): 1-64 of [a-zA-Z0-9_-].
-	Name string `json:"name"`
-	// Description says when to use the type; the Agent tool's description
-	// lists it for the model.
-	Description string `json:"description"`
-	// Tools are the tools the child may use (tool names or the patterns of
-	// toolset.Options.Allow, "mcp__server" for a server's tools); empty
-	// means every tool of the parent except Agent (unless nesting is
-	// allowed). The child can never use a tool the parent cannot.
-	Tools []string `json:"tools,omitempty"`
-	// DisallowedTools are removed from Tools.
-	DisallowedTools []string `json:"disallowedTools,omitempty"`
-	// Model is the child's model ("" or "inherit" = the parent's).
-	Model string `json:"model,omitempty"`
-	// PermissionMode is the child's mode ("" = the parent's). A mode wider
-	// than the parent's is not applied: the child keeps the parent's.
-	PermissionMode tool.Mode `json:"permissionMode,omitempty"`
-	// MaxTurns bounds the child's turns (0 = the runner's default).
-	MaxTurns int `json:"maxTurns,omitempty"`
-	// OutputSchema, if set, is a JSON Schema of the child's final answer:
-	// the child ends by calling StructuredOutput with input it accepts,
-	// and the parent receives that JSON as the Agent tool's result (see
-	// agent.Options.OutputSchema).
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Prompt is the child's system prompt (the body of a definition file).
-	Prompt string `json:"prompt"`
-	// Source says where the definition comes from: "built-in", "user",
-	// "project", "cli" or "sdk"; Path is its file, if any.
-	Source string `json:"source,omitempty"`
-	Path   string `json:"path,omitempty"`
-}
-
-// Validate reports the first problem of d: a bad name, an empty prompt, an
-// unknown permission mode, a negative MaxTurns.
-func (d *Definition) Validate() error {
-	switch {
-	case !tool.ValidName(d.Name):
-		return fmt.Errorf("agent name %q: want 1-64 of [a-zA-Z0-9_-]", d.Name)
-	case strings.TrimSpace(d.Description) == "":
-		return fmt.Errorf("agent %s: description is required", d.Name)
-	case strings.TrimSpace(d.Prompt) == "":
-		return fmt.Errorf("agent %s: the system prompt (body) is empty", d.Name)
-	case d.PermissionMode != "" && !d.PermissionMode.Valid():
-		return fmt.Errorf("agent %s: unknown permissionMode %q", d.Name, d.PermissionMode)
-	case d.MaxTurns < 0:
-		return fmt.Errorf("agent %s: maxTurns %d is negative", d.Name, d.MaxTurns)
-	case len(d.OutputSchema) > 0 && !isJSONObject(d.OutputSchema):
-		return fmt.Errorf("agent %s: outputSchema is not a JSON Schema object", d.Name)
-	}
-	return nil
-}
-
 // frontMatter is the YAML header of a definition file. Tools lists may be
 // a YAML list or one comma-separated string, as in Claude Code's files.
 type frontMatter struct {
@@ -85,12 +30,6 @@ type frontMatter struct {
 	PermissionMode  tool.Mode `yaml:"permissionMode"`
 	MaxTurns        int       `yaml:"maxTurns"`
 	OutputSchema    any       `yaml:"outputSchema"`
-}
-
-// isJSONObject reports whether raw is one JSON object.
-func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 type toolList []string

@@ -18,8 +18,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/session"
@@ -89,7 +87,6 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					wo.Warn = func(msg string) { log.Warn(msg) }
 					wo.Builtin.Trigger = triggerOptions(a)
 				},
-				Agent: func(ao *agent.Options) { ao.Reminders = append(ao.Reminders, &todo.Reminder{}) },
 			}
 			if !noHTTP {
 				if tokenFile == "" {
