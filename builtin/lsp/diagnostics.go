@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -393,11 +395,7 @@ func boolRank(a, b bool) int {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return textutil.OneLine(s, 300)
 }
 
 func diagKey(d diagnostic) string { return d.Source + "\x00" + d.Message }

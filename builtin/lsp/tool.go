@@ -13,7 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -359,10 +360,7 @@ func (f *formatter) snippet(path string, line int) string {
 		return ""
 	}
 	s := strings.TrimSpace(lines[line-1])
-	if utf8.RuneCountInString(s) > 160 {
-		s = string([]rune(s)[:160]) + "…"
-	}
-	return s
+	return textutil.Truncate(s, 160)
 }
 
 // wordAt returns the identifier under line:char (1-based).

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -221,11 +223,7 @@ Available skills:`)
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 250 {
-		s = string(r[:250]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 250)
 }
 
 // result is the tool result of an activated skill: a short confirmation,

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gantry-dev/gantry/interaction"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin/triggertool"
@@ -72,7 +74,7 @@ func newCronListCmd(a *app) *cobra.Command {
 					if j.Recurring {
 						kind = "recurring"
 					}
-					return []any{j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, short(j.Prompt, 60)}
+					return []any{j.ID, j.Cron, kind, j.NextAt.Local().Format("2006-01-02 15:04"), j.Dir, interaction.OneLine(j.Prompt, 60)}
 				})
 		},
 	}
@@ -202,7 +204,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 					if id := r.Request.Origin.JobID; id != "" {
 						origin += ":" + id
 					}
-					return []any{r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, short(r.Request.Prompt, 50)}
+					return []any{r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, interaction.OneLine(r.Request.Prompt, 50)}
 				})
 		},
 	}
@@ -264,7 +266,7 @@ func printRun(w io.Writer, r runqueue.Run) {
 	if o.TriggerID != "" {
 		fmt.Fprintf(w, " (trigger %s)", o.TriggerID)
 	}
-	fmt.Fprintf(w, "\n  dir:     %s\n  prompt:  %s\n", r.Request.Dir, short(r.Request.Prompt, 200))
+	fmt.Fprintf(w, "\n  dir:     %s\n  prompt:  %s\n", r.Request.Dir, interaction.OneLine(r.Request.Prompt, 200))
 	if r.SessionID != "" {
 		fmt.Fprintf(w, "  session: %s (gantry -p --resume %s …)\n", r.SessionID, r.SessionID)
 	}
@@ -315,14 +317,6 @@ func newRunsLogsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
 	cmd.Flags().Int64Var(&after, "after", 0, "start after this event number")
 	return cmd
-}
-
-func short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func indent(s string) string {
