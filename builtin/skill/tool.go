@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/home"
+
 	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -48,11 +50,7 @@ func (o Options) withDefaults() Options {
 		o.UserHome = o.Getenv("HOME")
 	}
 	if o.GantryHome == "" {
-		if h := o.Getenv("GANTRY_HOME"); h != "" {
-			o.GantryHome = h
-		} else if o.UserHome != "" {
-			o.GantryHome = filepath.Join(o.UserHome, ".gantry")
-		}
+		o.GantryHome = home.Dir(o.Getenv, o.UserHome)
 	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
