@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/wildcard"
 	"github.com/gantry-dev/gantry/netguard"
 
 	"github.com/gantry-dev/gantry/settings"
@@ -621,7 +622,7 @@ func (c *call) paramMatches(spec string) bool {
 		s = string(raw)
 	}
 	if hasWildcard(value) {
-		return globMatch1(value, s)
+		return wildcard.Match(value, s, wildcard.Options{Escapes: true})
 	}
 	return unescapeStars(value) == s
 }
