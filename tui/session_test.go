@@ -117,7 +117,7 @@ func lastUserText(r llmtest.Request) string {
 // talking to the fake model API srv; adjust sets the test's options.
 func openFileAgent(ctx context.Context, srv *llmtest.Server, dir string, ch *channel, adjust func(*agent.Options)) (*Session, error) {
 	o := agent.Options{
-		Provider:    anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
+		Provider:    anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test"}),
 		Model:       "claude-test",
 		Pool:        toolset.Options{Tools: file.Tools(file.Options{})},
 		WorkDir:     dir,

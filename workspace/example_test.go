@@ -23,7 +23,7 @@ func Example_agent() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ag, err := agent.New(ctx, agent.Options{Provider: anthropic.New(), Workspace: ws})
+	ag, err := agent.New(ctx, agent.Options{Provider: anthropic.New(anthropic.Options{}), Workspace: ws})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestSessionJobFiresBetweenTurns(t *testing.T) {
 		llmtest.Reply{Content: []llm.Block{llm.ToolUse("w1", "wait", json.RawMessage(`{}`))}},
 		llmtest.TextReply("the build is green"),
 	)
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test-key"))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
 	ag, err := agent.New(context.Background(), agent.Options{
 		Provider: p, Model: "claude-sonnet-4-5", WorkDir: t.TempDir(), Services: services, NoEnvFacts: true, NoMemoryFiles: true,
 		Pool: toolset.Options{Tools: append(crontool.Tools(), wait)},

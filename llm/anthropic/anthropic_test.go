@@ -43,16 +43,19 @@ func (s *sleeps) got() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-func newProvider(t testing.TB, srv *llmtest.Server, sl *sleeps, opts ...anthropic.Option) *anthropic.Provider {
+func newProvider(t testing.TB, srv *llmtest.Server, sl *sleeps, mods ...func(*anthropic.Options)) *anthropic.Provider {
 	t.Helper()
-	base := []anthropic.Option{
-		anthropic.WithBaseURL(srv.URL()),
-		anthropic.WithAPIKey("test-key"),
-		anthropic.WithHTTPClient(srv.Client()),
-		anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		anthropic.WithRetry(llm.RetryPolicy{Sleep: sl.sleep, Jitter: func() float64 { return 0 }}),
+	o := anthropic.Options{
+		BaseURL:    srv.URL(),
+		APIKey:     "test-key",
+		HTTPClient: srv.Client(),
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      llm.RetryPolicy{Sleep: sl.sleep, Jitter: func() float64 { return 0 }},
 	}
-	return anthropic.New(append(base, opts...)...)
+	for _, m := range mods {
+		m(&o)
+	}
+	return anthropic.New(o)
 }
 
 func collect(t *testing.T, p llm.Provider, req *llm.Request) ([]llm.Event, *llm.Response, error) {
@@ -351,7 +354,7 @@ func TestRetryGivesUp(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Script(llmtest.Reply{Status: 529}, llmtest.Reply{Status: 529}, llmtest.Reply{Status: 529})
 	sl := &sleeps{}
-	_, _, err := collect(t, newProvider(t, srv, sl, anthropic.WithMaxAttempts(2)), userReq("hi"))
+	_, _, err := collect(t, newProvider(t, srv, sl, func(o *anthropic.Options) { o.Retry.MaxAttempts = 2 }), userReq("hi"))
 	if !errors.Is(err, llm.ErrOverloaded) || !llm.Retryable(err) {
 		t.Fatalf("err = %v, want overloaded", err)
 	}
@@ -456,7 +459,7 @@ func TestEnvironment(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": "env-key"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 
-	p := anthropic.New(anthropic.WithLookupEnv(lookup), anthropic.WithHTTPClient(srv.Client()))
+	p := anthropic.New(anthropic.Options{LookupEnv: lookup, HTTPClient: srv.Client()})
 	if _, resp, err := collect(t, p, userReq("hi")); err != nil || resp.Message.Text() != "from env" {
 		t.Fatalf("env: %v %v", resp, err)
 	}
@@ -467,8 +470,7 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("model = %q", m)
 	}
 
-	p = anthropic.New(anthropic.WithLookupEnv(lookup), anthropic.WithHTTPClient(other.Client()),
-		anthropic.WithBaseURL(other.URL()), anthropic.WithAPIKey("opt-key"))
+	p = anthropic.New(anthropic.Options{LookupEnv: lookup, HTTPClient: other.Client(), BaseURL: other.URL(), APIKey: "opt-key"})
 	if _, resp, err := collect(t, p, &llm.Request{Messages: []llm.Message{llm.UserText("x")}}); err != nil || resp.Message.Text() != "from option" {
 		t.Fatalf("option: %v %v", resp, err)
 	}
@@ -554,7 +556,7 @@ func BenchmarkStream200(b *testing.B) {
 		b.ReportMetric(float64(events), "events/op")
 	}
 	b.Run("parse", func(b *testing.B) {
-		run(b, newProvider(b, srv, &sleeps{}, anthropic.WithHTTPClient(&http.Client{Transport: cannedTransport{wire}})), false)
+		run(b, newProvider(b, srv, &sleeps{}, func(o *anthropic.Options) { o.HTTPClient = &http.Client{Transport: cannedTransport{wire}} }), false)
 	})
 	b.Run("loopback", func(b *testing.B) {
 		run(b, newProvider(b, srv, &sleeps{}), true)

@@ -10,6 +10,6 @@ import (
 
 func TestIdleTimeout(t *testing.T) {
 	llmtest.RunIdleTimeoutTests(t, func(srv *llmtest.Server, p llm.RetryPolicy) llm.Provider {
-		return newProvider(t, srv, &sleeps{}, openai.WithRetry(p))
+		return newProvider(t, srv, &sleeps{}, func(o *openai.Options) { o.Retry = p })
 	})
 }

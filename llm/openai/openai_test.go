@@ -42,16 +42,19 @@ func (s *sleeps) got() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-func newProvider(t testing.TB, srv *llmtest.Server, sl *sleeps, opts ...openai.Option) *openai.Provider {
+func newProvider(t testing.TB, srv *llmtest.Server, sl *sleeps, mods ...func(*openai.Options)) *openai.Provider {
 	t.Helper()
-	base := []openai.Option{
-		openai.WithBaseURL(srv.OpenAIURL()),
-		openai.WithAPIKey("test-key"),
-		openai.WithHTTPClient(srv.Client()),
-		openai.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		openai.WithRetry(llm.RetryPolicy{Sleep: sl.sleep, Jitter: func() float64 { return 0 }}),
+	o := openai.Options{
+		BaseURL:    srv.OpenAIURL(),
+		APIKey:     "test-key",
+		HTTPClient: srv.Client(),
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      llm.RetryPolicy{Sleep: sl.sleep, Jitter: func() float64 { return 0 }},
 	}
-	return openai.New(append(base, opts...)...)
+	for _, m := range mods {
+		m(&o)
+	}
+	return openai.New(o)
 }
 
 func collect(t *testing.T, p llm.Provider, req *llm.Request) ([]llm.Event, *llm.Response, error) {
@@ -396,7 +399,7 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 	srv.Script(llmtest.TextReply("from env"), llmtest.TextReply("local"))
 	env := map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "env-key"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	p := openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()), openai.WithModel("llama3"))
+	p := openai.New(openai.Options{LookupEnv: lookup, HTTPClient: srv.Client(), Model: "llama3"})
 	if _, resp, err := collect(t, p, &llm.Request{Messages: []llm.Message{llm.UserText("x")}}); err != nil || resp.Message.Text() != "from env" {
 		t.Fatalf("env: %v %v", resp, err)
 	}
@@ -404,8 +407,13 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 		t.Errorf("auth %q model %q", r.Header.Get("Authorization"), r.Model)
 	}
 	// A local server without a key: no Authorization header, max_tokens.
-	p = openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()),
-		openai.WithBaseURL(srv.URL()), openai.WithAPIKey(""), openai.WithLegacyMaxTokens())
+	noKey := func(k string) (string, bool) {
+		if k == "OPENAI_API_KEY" {
+			return "", false
+		}
+		return lookup(k)
+	}
+	p = openai.New(openai.Options{LookupEnv: noKey, HTTPClient: srv.Client(), BaseURL: srv.URL(), LegacyMaxTokens: true})
 	if _, resp, err := collect(t, p, userReq("x")); err != nil || resp.Message.Text() != "local" {
 		t.Fatalf("local: %v %v", resp, err)
 	}
@@ -419,7 +427,7 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 }
 
 func TestNoModel(t *testing.T) {
-	p := openai.New(openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := openai.New(openai.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	_, err := llm.Collect(p.Stream(t.Context(), &llm.Request{Messages: []llm.Message{llm.UserText("x")}}))
 	if err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Fatalf("err = %v", err)
@@ -493,7 +501,7 @@ func BenchmarkStream200(b *testing.B) {
 		b.ReportMetric(float64(events), "events/op")
 	}
 	b.Run("parse", func(b *testing.B) {
-		run(b, newProvider(b, srv, &sleeps{}, openai.WithHTTPClient(&http.Client{Transport: cannedTransport{wire}})), false)
+		run(b, newProvider(b, srv, &sleeps{}, func(o *openai.Options) { o.HTTPClient = &http.Client{Transport: cannedTransport{wire}} }), false)
 	})
 	b.Run("loopback", func(b *testing.B) {
 		run(b, newProvider(b, srv, &sleeps{}), true)
