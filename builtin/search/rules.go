@@ -1,9 +1,11 @@
 package search
 
 import (
-	"bytes"
 	"sort"
 	"strings"
+
+	"github.com/gantry-dev/gantry/internal/ignorefile"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -17,14 +19,16 @@ const (
 	whitelist                // the path is kept (and is not hidden-filtered)
 )
 
-// rule is one line of a .gitignore file or one Grep glob override, in the
-// semantics of ripgrep's ignore crate (gitignore syntax):
+// rule is one Grep glob override (ripgrep's --glob), read with the
+// syntax of gitignore lines but matched by doublestar, so that "{a,b}"
+// alternation works as in ripgrep (.gitignore files themselves are go-git's:
+// see [ignoreSet]):
 //
-//   - "!" negates, "\!" and "\#" are literal, "#" starts a comment;
+//   - "!" negates, "\!" and "\#" are literal;
 //   - a trailing "/" matches directories only;
 //   - a pattern without any other "/" matches the base name at any depth,
-//     a pattern with one is anchored to the directory of the rule set (a
-//     leading "/" only anchors);
+//     a pattern with one is anchored to the search root (a leading "/"
+//     only anchors);
 //   - "**" matches any number of directories; a trailing "/**" matches
 //     everything inside a directory but not the directory itself;
 //   - "*", "?", "[…]" do not match "/"; "{a,b}" is an alternation.
@@ -128,31 +132,47 @@ func unescapeGlob(s string) string {
 	return b.String()
 }
 
-// ruleSet is the rules of one file (or one list of overrides), relative to a
-// directory. Later rules win over earlier ones.
+// ruleSet is one list of overrides, relative to a directory. Later rules
+// win over earlier ones.
 type ruleSet struct {
 	dir   string // absolute, cleaned
 	rules []rule
 }
 
-// parseRules parses the content of a gitignore-syntax file.
-func parseRules(dir string, content []byte) *ruleSet {
-	s := &ruleSet{dir: dir}
-	for len(content) > 0 {
-		line := content
-		if i := bytes.IndexByte(content, '\n'); i >= 0 {
-			line, content = content[:i], content[i+1:]
-		} else {
-			content = nil
-		}
-		if r, ok := parseRule(string(line)); ok {
-			s.rules = append(s.rules, r)
-		}
-	}
-	if len(s.rules) == 0 {
+// ignoreSet is one ignore file (.gitignore, .git/info/exclude): go-git's
+// patterns, relative to the file's directory. Later patterns win.
+type ignoreSet struct {
+	dir  string // absolute, cleaned
+	pats []gitignore.Pattern
+}
+
+// readIgnoreSet reads the ignore file at file, whose patterns apply below
+// dir; nil when it has none.
+func readIgnoreSet(dir, file string) *ignoreSet {
+	pats := ignorefile.ReadFile(file, nil)
+	if len(pats) == 0 {
 		return nil
 	}
-	return s
+	return &ignoreSet{dir: dir, pats: pats}
+}
+
+// match returns ignored for a path a plain pattern matches last, whitelist
+// for one a negated ("!") pattern matches last, noMatch otherwise.
+func (s *ignoreSet) match(path string, isDir bool) verdict {
+	rel, ok := relTo(s.dir, path)
+	if !ok {
+		return noMatch
+	}
+	parts := strings.Split(rel, "/")
+	for i := len(s.pats) - 1; i >= 0; i-- {
+		switch s.pats[i].Match(parts, isDir) {
+		case gitignore.Exclude:
+			return ignored
+		case gitignore.Include:
+			return whitelist
+		}
+	}
+	return noMatch
 }
 
 // relTo returns path relative to dir (both absolute and cleaned), or false
@@ -274,8 +294,8 @@ func (t *typeFilter) match(name string, isDir bool) verdict {
 // repository does not inherit the rules of the directories above it.
 type ignoreNode struct {
 	parent  *ignoreNode
-	gi      *ruleSet // the directory's .gitignore
-	exclude *ruleSet // .git/info/exclude, at a repository's top
+	gi      *ignoreSet // the directory's .gitignore
+	exclude *ignoreSet // .git/info/exclude, at a repository's top
 }
 
 // match applies the chain the way ripgrep does: the innermost .gitignore
@@ -283,14 +303,14 @@ type ignoreNode struct {
 func (n *ignoreNode) match(path, name string, isDir bool) verdict {
 	for c := n; c != nil; c = c.parent {
 		if c.gi != nil {
-			if v := c.gi.match(path, name, isDir); v != noMatch {
+			if v := c.gi.match(path, isDir); v != noMatch {
 				return v
 			}
 		}
 	}
 	for c := n; c != nil; c = c.parent {
 		if c.exclude != nil {
-			if v := c.exclude.match(path, name, isDir); v != noMatch {
+			if v := c.exclude.match(path, isDir); v != noMatch {
 				return v
 			}
 		}

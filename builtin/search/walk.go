@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -303,19 +302,6 @@ func joinRel(rel, name string) string {
 	return rel + "/" + name
 }
 
-// maxIgnoreFile bounds the size of an ignore file that is read.
-const maxIgnoreFile = 4 << 20
-
-func readSmall(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	return b
-}
-
 // loadIgnores returns the ignore node of dir: its .gitignore and, at a
 // repository's top, .git/info/exclude. A repository's top cuts the chain
 // to the directories above it.
@@ -323,10 +309,10 @@ func loadIgnores(dir string, parent *ignoreNode, hasGit, hasGitignore bool) *ign
 	n := &ignoreNode{parent: parent}
 	if hasGit {
 		n.parent = nil
-		n.exclude = parseRules(dir, readSmall(filepath.Join(dir, ".git", "info", "exclude")))
+		n.exclude = readIgnoreSet(dir, filepath.Join(dir, ".git", "info", "exclude"))
 	}
 	if hasGitignore {
-		n.gi = parseRules(dir, readSmall(filepath.Join(dir, ".gitignore")))
+		n.gi = readIgnoreSet(dir, filepath.Join(dir, ".gitignore"))
 	}
 	if n.gi == nil && n.exclude == nil {
 		return n.parent
