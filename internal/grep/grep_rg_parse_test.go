@@ -1,4 +1,4 @@
-package search
+package grep
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestParseRipgrepPlain(t *testing.T) {
 		"./bin.dat: WARNING: stopped searching binary file after match (found \"\\0\" byte around offset 70023)\n\n" +
 		"./long.txt\x00" + "1:" + long + "\n" // no final empty line
 	q := &Query{Mode: ModeContent, LineNumbers: true, Before: 1}
-	o := Options{MaxColumns: -1}.withDefaults()
+	o := Options{MaxColumns: -1}.WithDefaults()
 	c := newCollector(q, o)
 	n, err := parseRipgrepPlain(context.Background(), strings.NewReader(out), "/r", q, o, c)
 	if err != nil || n != 4 {
@@ -73,7 +73,7 @@ func FuzzParseRipgrepPlain(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string) {
 		for _, mode := range []string{ModeContent, ModeCount} {
 			q := &Query{Mode: mode, LineNumbers: true, HeadLimit: 5}
-			o := Options{}.withDefaults()
+			o := Options{}.WithDefaults()
 			c := newCollector(q, o)
 			n, err := parseRipgrepPlain(context.Background(), strings.NewReader(out), "/r", q, o, c)
 			if err != nil {
@@ -93,45 +93,6 @@ func FuzzParseRipgrepPlain(f *testing.F) {
 	})
 }
 
-// TestSizeCapAgrees: ripgrep runs without --max-filesize and its results
-// are filtered by size afterwards; every output format gives what the Go
-// engine gives.
-func TestSizeCapAgrees(t *testing.T) {
-	haveRipgrep(t)
-	root := t.TempDir()
-	writeTree(t, root, []fixture{
-		{"small.txt", "needle\n"},
-		{"big.txt", "needle\n" + strings.Repeat("padding\n", 20)},
-		{"sub/big2.txt", strings.Repeat("needle x\n", 10)},
-	})
-	for _, in := range []string{
-		`{"pattern":"needle"}`,
-		`{"pattern":"needle","output_mode":"content"}`,
-		`{"pattern":"needle","output_mode":"count"}`,
-		`{"pattern":"needle","output_mode":"content","-o":true}`,
-		`{"pattern":"needle\\n","output_mode":"count","multiline":true}`,
-	} {
-		var outs []string
-		for _, e := range []Engine{EngineGo, EngineRipgrep} {
-			g, err := NewGrep(Options{Engine: e, MaxFileSize: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := g.Call(context.Background(), newEnv(root), []byte(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, strings.ReplaceAll(res.TextContent(), root, "$ROOT"))
-		}
-		if outs[0] != outs[1] {
-			t.Errorf("%s: go\n%s\nrg\n%s", in, outs[0], outs[1])
-		}
-		if strings.Contains(outs[0], "big") || !strings.Contains(outs[0], "small.txt") {
-			t.Errorf("%s: the cap was not applied:\n%s", in, outs[0])
-		}
-	}
-}
-
 // BenchmarkRipgrepOutput is the rg engine's work on ripgrep's output, without
 // ripgrep: parsing what rg printed for errors.New in Go's tree (captured
 // once), the size-cap stats, the result and its text.
@@ -144,7 +105,7 @@ func BenchmarkRipgrepOutput(b *testing.B) {
 	for _, mode := range []string{ModeFiles, ModeContent} {
 		b.Run(mode, func(b *testing.B) {
 			q := &Query{Root: root, Pattern: "errors.New", Mode: mode, LineNumbers: mode == ModeContent}
-			o := Options{}.withDefaults()
+			o := Options{}.WithDefaults()
 			m, err := compilePattern(q.Pattern, false, false)
 			if err != nil {
 				b.Fatal(err)

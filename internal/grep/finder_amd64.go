@@ -1,6 +1,6 @@
 //go:build !purego
 
-package search
+package grep
 
 import "golang.org/x/sys/cpu"
 

@@ -1,7 +1,7 @@
 // Code generated from `rg --type-list` (ripgrep 13.0.0); DO NOT EDIT.
-// Regenerate with: builtin/search/gen_types.sh
+// Regenerate with: internal/grep/gen_types.sh
 
-package search
+package grep
 
 // fileTypes is ripgrep's default file type table, sorted by name. A file
 // has a type when its base name matches one of the globs.

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 {
   echo "// Code generated from \`rg --type-list\` ($(rg --version | head -1)); DO NOT EDIT."
-  echo '// Regenerate with: builtin/search/gen_types.sh'
+  echo '// Regenerate with: internal/grep/gen_types.sh'
   echo
   echo 'package search'
   echo

@@ -1,4 +1,4 @@
-package search
+package grep
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func TestSplitGlobs(t *testing.T) {
 		{" *.py  !vendor ", []string{"*.py", "!vendor"}},
 		{"", nil},
 	} {
-		if diff := cmp.Diff(c.want, splitGlobs(c.in)); diff != "" {
+		if diff := cmp.Diff(c.want, SplitGlobs(c.in)); diff != "" {
 			t.Errorf("%q: %s", c.in, diff)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package search
+package grep
 
 type pairBlocksImpl struct {
 	name string
