@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -126,19 +125,21 @@ func col(t testing.TB, file string, line int, sub string) int {
 	return len([]rune(lines[line-1][:i])) + 1
 }
 
-// run calls the LSP tool.
+// run asks m (from env's services) what the LSP tool would: file is
+// resolved against env's working directory. The tool's own checks are
+// builtin/lsp's tests.
 func run(t testing.TB, env *tool.Env, op, file string, line, char int) (string, bool) {
 	t.Helper()
-	in, _ := json.Marshal(Input{Operation: op, FilePath: file, Line: float64(line), Character: float64(char)})
-	tl := New()
-	if v, ok := tl.(tool.InputValidator); ok {
-		if err := v.ValidateInput(context.Background(), env, in); err != nil {
-			return err.Error(), true
-		}
+	m, err := tool.Use[*Manager](env)
+	if err != nil {
+		return "the LSP tool needs the session's language-server manager: " + err.Error(), true
 	}
-	res, err := tl.Call(context.Background(), env, in)
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(env.WorkDir, file)
+	}
+	text, err := m.Query(context.Background(), env, op, file, line, char)
 	if err != nil {
 		return err.Error(), true
 	}
-	return res.TextContent(), res.IsError
+	return text, false
 }

@@ -1,3 +1,7 @@
+// Package lsp is a language-server client (JSON-RPC over stdio, the few
+// protocol types Gantry needs) and the manager of a session's servers:
+// started on demand, reused, configured from settings, their diagnostics
+// kept for the edit tools. builtin/lsp is the LSP tool over it.
 package lsp
 
 import (
