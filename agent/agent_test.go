@@ -89,9 +89,9 @@ func bothProviders(t *testing.T, opts []llmtest.Option, test func(t *testing.T, 
 func (f *fixture) provider() llm.Provider {
 	retry := llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 	if f.openai {
-		return openai.New(openai.WithBaseURL(f.srv.OpenAIURL()), openai.WithAPIKey("test-key"), openai.WithRetry(retry))
+		return openai.New(openai.Options{BaseURL: f.srv.OpenAIURL(), APIKey: "test-key", Retry: retry})
 	}
-	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"), anthropic.WithRetry(retry))
+	return anthropic.New(anthropic.Options{BaseURL: f.srv.URL(), APIKey: "test-key", Retry: retry})
 }
 
 func (f *fixture) agent(t *testing.T, mod func(*testOpts)) *Agent {

@@ -187,7 +187,7 @@ func TestServe(t *testing.T) {
 					return nil, nil, err
 				}
 				ag, err := agent.New(ctx, agent.Options{
-					Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k")), Model: "claude-sonnet-4-5",
+					Provider: anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k"}), Model: "claude-sonnet-4-5",
 					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true, StreamEvents: true,
 					AppendSystemPrompt: init.AppendSystemPrompt,
 				})
@@ -375,7 +375,7 @@ func TestServeRewindFiles(t *testing.T) {
 					return nil, nil, err
 				}
 				ag, err := agent.New(ctx, agent.Options{
-					Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k")), Model: "claude-sonnet-4-5",
+					Provider: anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k"}), Model: "claude-sonnet-4-5",
 					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true,
 				})
 				if err != nil {

@@ -122,7 +122,7 @@ func openFileAgent(ctx context.Context, srv *llmtest.Server, dir string, ch *cha
 		Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: file.Tools(file.Options{})},
 	}
 	o := agent.Options{
-		Provider:   anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
+		Provider:   anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test"}),
 		Model:      "claude-test",
 		NoEnvFacts: true,
 	}

@@ -23,7 +23,7 @@ import (
 // against the fake API server.
 func Example_agent() {
 	ctx := context.Background()
-	ag, err := openCLISession(ctx, ".", anthropic.New())
+	ag, err := openCLISession(ctx, ".", anthropic.New(anthropic.Options{}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestCLISession(t *testing.T) {
 		llmtest.TextReply("done"),
 	)
 	ctx := context.Background()
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test-key"))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
 	ag, err := openCLISession(ctx, dir, p)
 	if err != nil {
 		t.Fatal(err)

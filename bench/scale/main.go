@@ -207,10 +207,9 @@ func run(n int, h2, readme bool, budgetMB int, cpuProf string) error {
 		p.SetUnencryptedHTTP2(true)
 		tr.Protocols = &p
 	}
-	provider := anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"),
-		anthropic.WithHTTPClient(&http.Client{Transport: tr}))
+	provider := anthropic.New(anthropic.Options{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: tr}})
 	if readme {
-		provider = anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"))
+		provider = anthropic.New(anthropic.Options{BaseURL: url, APIKey: "k"})
 	}
 	reg, err := builtin.Registry(builtin.Options{})
 	if err != nil {

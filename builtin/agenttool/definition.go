@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -13,44 +12,22 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
+	"github.com/gantry-dev/gantry/internal/frontmatter"
 
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/toolset"
 )
 
 // frontMatter is the YAML header of a definition file. Tools lists may be
 // a YAML list or one comma-separated string, as in Claude Code's files.
 type frontMatter struct {
-	Name            string    `yaml:"name"`
-	Description     string    `yaml:"description"`
-	Tools           toolList  `yaml:"tools"`
-	DisallowedTools toolList  `yaml:"disallowedTools"`
-	Model           string    `yaml:"model"`
-	PermissionMode  tool.Mode `yaml:"permissionMode"`
-	MaxTurns        int       `yaml:"maxTurns"`
-	OutputSchema    any       `yaml:"outputSchema"`
-}
-
-type toolList []string
-
-func (l *toolList) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*l = toolset.SplitNames(n.Value)
-		return nil
-	case yaml.SequenceNode:
-		var items []string
-		if err := n.Decode(&items); err != nil {
-			return err
-		}
-		*l = nil
-		for _, it := range items {
-			*l = append(*l, toolset.SplitNames(it)...)
-		}
-		return nil
-	}
-	return fmt.Errorf("line %d: want a list of tool names", n.Line)
+	Name            string            `yaml:"name"`
+	Description     string            `yaml:"description"`
+	Tools           frontmatter.Names `yaml:"tools"`
+	DisallowedTools frontmatter.Names `yaml:"disallowedTools"`
+	Model           string            `yaml:"model"`
+	PermissionMode  tool.Mode         `yaml:"permissionMode"`
+	MaxTurns        int               `yaml:"maxTurns"`
+	OutputSchema    any               `yaml:"outputSchema"`
 }
 
 // maxDefinitionBytes bounds a definition file.
@@ -65,20 +42,10 @@ func ParseDefinition(data []byte, fallbackName string) (Definition, error) {
 	if len(data) > maxDefinitionBytes {
 		return Definition{}, fmt.Errorf("definition is larger than %d bytes", maxDefinitionBytes)
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	if strings.TrimRight(lines[0], " \t") != "---" {
-		return Definition{}, errors.New("no front matter: the file must start with a --- line")
-	}
-	end := slices.IndexFunc(lines[1:], func(l string) bool { return strings.TrimRight(l, " \t") == "---" })
-	if end < 0 {
-		return Definition{}, errors.New("front matter is not closed by a --- line")
-	}
-	head := strings.Join(lines[1:end+1], "\n")
-	body := strings.Join(lines[end+2:], "\n")
 	var fm frontMatter
-	if err := yaml.NewDecoder(strings.NewReader(head)).Decode(&fm); err != nil && !errors.Is(err, io.EOF) {
-		return Definition{}, fmt.Errorf("front matter: %w", err)
+	body, err := frontmatter.Parse(data, &fm)
+	if err != nil {
+		return Definition{}, err
 	}
 	d := Definition{
 		Name: fm.Name, Description: strings.TrimSpace(fm.Description), Tools: fm.Tools, DisallowedTools: fm.DisallowedTools,

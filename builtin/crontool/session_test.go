@@ -44,7 +44,7 @@ func TestSessionJobFiresBetweenTurns(t *testing.T) {
 		llmtest.Reply{Content: []llm.Block{llm.ToolUse("w1", "wait", json.RawMessage(`{}`))}},
 		llmtest.TextReply("the build is green"),
 	)
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test-key"))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
 	ws, err := workspace.Open(context.Background(), workspace.Options{
 		Dir: t.TempDir(), NoSettings: true, Services: services, NoAgentTool: true, NoAgentFiles: true,
 		Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: append(crontool.Tools(), wait)},

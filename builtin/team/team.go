@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -388,9 +390,4 @@ func firstLine(s string) string {
 	return clip(s)
 }
 
-func clip(s string) string {
-	if r := []rune(s); len(r) > 100 {
-		return string(r[:99]) + "…"
-	}
-	return s
-}
+func clip(s string) string { return textutil.Truncate(s, 100) }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gantry-dev/gantry/interaction"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/checkpoint"
@@ -175,11 +177,7 @@ func printCheckpoints(w io.Writer, infos []checkpoint.Info) {
 // visible shows s on one line of at most n runes, escapes visible.
 func visible(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.Trim(fmt.Sprintf("%q", s), `"`)
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
+	return interaction.OneLine(strings.Trim(fmt.Sprintf("%q", s), `"`), n)
 }
 
 type rewindFlags struct {
