@@ -23,7 +23,7 @@ import (
 // afterwards reaches the model at its next turn, once.
 func TestLateDiagnosticsNextTurn(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "fakels")
-	if out, err := exec.Command("go", "build", "-o", bin, "../builtin/lsp/testdata/fakels").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../internal/lsp/testdata/fakels").CombinedOutput(); err != nil {
 		t.Fatalf("build fakels: %v\n%s", err, out)
 	}
 	f := newFixture(t)

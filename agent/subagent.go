@@ -12,9 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gantry-dev/gantry/internal/textutil"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/textutil"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/subagent"
