@@ -135,7 +135,7 @@ var catalog = []group{
 		return one(t)
 	}},
 	{[]string{"Bash", "TaskOutput", "BashOutput", "AgentOutput", "TaskStop", "KillShell"}, func(o Options) ([]tool.Tool, error) { return shell.Tools(o.Shell), nil }},
-	{[]string{"ListMcpResources", "ReadMcpResource"}, func(Options) ([]tool.Tool, error) { return mcpres.Tools(), nil }},
+	{[]string{"ListMcpResources", "ListMcpResourcesTool", "ReadMcpResource", "ReadMcpResourceTool"}, func(Options) ([]tool.Tool, error) { return mcpres.Tools(), nil }},
 	{[]string{"WebFetch", "WebSearch"}, func(o Options) ([]tool.Tool, error) { return web.Tools(o.Web), nil }},
 	{[]string{"TodoWrite"}, func(Options) ([]tool.Tool, error) { return one(todo.New()) }},
 	{[]string{"TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}, func(Options) ([]tool.Tool, error) { return task.Tools(), nil }},

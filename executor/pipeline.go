@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -523,24 +525,13 @@ func cancelText(cause error, name string, started bool) (Kind, string) {
 	var se *siblingError
 	switch {
 	case errors.As(cause, &se):
-		return KindSiblingFailed, fmt.Sprintf("The call to %s %s because a parallel call (%s, id %s) failed: %s", name, what, se.name, se.id, truncate(se.text, 300))
+		return KindSiblingFailed, fmt.Sprintf("The call to %s %s because a parallel call (%s, id %s) failed: %s", name, what, se.name, se.id, textutil.Truncate(se.text, 300))
 	case errors.Is(cause, ErrInterrupted):
 		return KindCancelled, fmt.Sprintf("The call to %s %s: the run was stopped.", name, what)
 	case errors.Is(cause, ErrDiscarded):
 		return KindCancelled, fmt.Sprintf("The call to %s %s: the response was discarded.", name, what)
 	}
 	return KindCancelled, fmt.Sprintf("The call to %s %s: cancelled by the user.", name, what)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // replaceInput validates an input rewritten by a hook or a permission

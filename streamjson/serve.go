@@ -243,6 +243,9 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 		s.mu.Unlock()
 		cancel()
 	}()
+	if s.runCommand(tctx, ag, blocks) {
+		return
+	}
 	var res *agent.ResultEvent
 	var runErr error
 	for ev, err := range ag.RunMessage(tctx, blocks...) {
@@ -367,7 +370,7 @@ func (s *server) closeAgent() {
 
 // info is system/init's extra facts.
 func (s *server) info() Info {
-	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource}
+	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource, SlashCommands: commandNames(builtinCommands)}
 	if s.ws == nil {
 		return info
 	}
@@ -527,7 +530,7 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 	}
 	model := ag.Model()
 	resp := map[string]any{
-		"commands":                []any{},
+		"commands":                builtinCommands,
 		"agents":                  agents,
 		"output_style":            "default",
 		"available_output_styles": []string{"default"},

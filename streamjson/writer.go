@@ -3,6 +3,7 @@ package streamjson
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
-	"github.com/gantry-dev/gantry/tool"
 )
 
 // Info is what system/init says besides the run's own facts (session,
@@ -25,7 +25,7 @@ type Info struct {
 	MCPServers []MCPServer
 	// Agents are the agent types the Agent tool can start; Skills the
 	// skills the Skill tool can load; SlashCommands the commands a prompt
-	// may start with (Gantry has none of the reference agent's).
+	// may start with (the ones Serve runs itself, such as compact).
 	Agents, Skills, SlashCommands []string
 }
 
@@ -71,7 +71,8 @@ type Writer struct {
 	models   map[string]*ModelUsage
 	model    string // the last reply's model
 	denials  []PermissionDenial
-	results  map[string]*tool.Result // tool results by call id, until their message
+	results  map[string]*executor.Outcome // tool outcomes by call id, until their message
+	calls    map[string]*callFacts        // facts of the turn's tool calls by id, until their result
 	partial  partialState
 	err      error // the first error of emit
 }
@@ -109,7 +110,8 @@ func (w *Writer) Begin() {
 	w.apiDur = 0
 	w.models = map[string]*ModelUsage{}
 	w.denials = nil
-	w.results = map[string]*tool.Result{}
+	w.results = map[string]*executor.Outcome{}
+	w.calls = map[string]*callFacts{}
 	w.partial = partialState{}
 }
 
@@ -134,9 +136,9 @@ func (w *Writer) Event(ev agent.Event) {
 	case *agent.ToolResultEvent:
 		if o := e.Outcome; o != nil {
 			if w.results == nil {
-				w.results = map[string]*tool.Result{}
+				w.results = map[string]*executor.Outcome{}
 			}
-			w.results[o.ID] = o.Result
+			w.results[o.ID] = o
 			if o.Kind == executor.KindDenied || o.Kind == executor.KindBlocked {
 				in := o.Input
 				if len(in) == 0 {
@@ -165,7 +167,7 @@ func (w *Writer) Event(ev agent.Event) {
 	case *agent.NoticeEvent:
 		w.send(Informational{Type: "system", Subtype: "informational", Content: e.Text, Level: "notice", UUID: w.opts.NewUUID(), SessionID: w.session})
 	case *agent.CompactEvent:
-		w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: "auto", PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
+		w.CompactBoundary("auto", e)
 	case *agent.RetryEvent:
 		m := APIRetry{Type: "system", Subtype: "api_retry", Attempt: e.Attempt, MaxRetries: 2, Error: retryError(e.Err), UUID: w.opts.NewUUID(), SessionID: w.session}
 		if e.Err != nil {
@@ -246,8 +248,9 @@ func (w *Writer) message(m llm.Message, uuid string, reply *agent.ReplyInfo, par
 		u := User{Type: "user", Message: UserParam{Role: "user", Content: []Block{APIBlock(b)}}, ParentToolUseID: parent,
 			UUID: next(), SessionID: w.session}
 		if parent == nil {
-			u.ToolUseResult = toolUseResult(w.results[b.ToolUseID], b)
+			u.ToolUseResult = sdkToolResult(w.results[b.ToolUseID], w.calls[b.ToolUseID], b, w.opts.Now)
 			delete(w.results, b.ToolUseID)
+			delete(w.calls, b.ToolUseID)
 		}
 		w.send(u)
 	}
@@ -262,24 +265,6 @@ func (w *Writer) message(m llm.Message, uuid string, reply *agent.ReplyInfo, par
 	}
 }
 
-// toolUseResult is the tool_use_result of a tool result message: the
-// tool's structured result, else the result's text.
-func toolUseResult(r *tool.Result, b llm.Block) any {
-	if r != nil && r.Structured != nil {
-		return r.Structured
-	}
-	var sb strings.Builder
-	for _, c := range b.Content {
-		if c.Type == tool.TypeText {
-			sb.WriteString(c.Text)
-		}
-	}
-	if b.IsError {
-		return "Error: " + sb.String()
-	}
-	return sb.String()
-}
-
 func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string, next func() string) {
 	var info agent.ReplyInfo
 	if reply != nil {
@@ -289,6 +274,7 @@ func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string
 	if parent == nil && info.Model != "" {
 		w.model = info.Model
 	}
+	w.noteCalls(m, &info, parent)
 	id := info.ID
 	if id == "" {
 		id = "msg_" + strings.ReplaceAll(w.opts.NewUUID(), "-", "")
@@ -350,6 +336,11 @@ func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
 	} else {
 		r.Result = ptr(res.Text)
 		r.StructuredOutput = res.Structured
+		if len(res.Structured) > 0 {
+			// The reference agent's result is the structured answer as
+			// JSON text (programs JSON.parse(result.result)).
+			r.Result = ptr(string(res.Structured))
+		}
 	}
 	w.send(r)
 	return r
@@ -408,4 +399,48 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// noteCalls records the facts tool_use_result needs of the calls in an
+// assistant message: when each main-agent call was asked for, and for an
+// Agent call what its subagent did (calls, tokens, models).
+func (w *Writer) noteCalls(m llm.Message, info *agent.ReplyInfo, parent *string) {
+	if w.calls == nil {
+		w.calls = map[string]*callFacts{}
+	}
+	if parent != nil {
+		f := w.calls[*parent]
+		if f == nil {
+			return
+		}
+		f.usage.InputTokens += info.Usage.InputTokens
+		f.usage.OutputTokens += info.Usage.OutputTokens
+		f.usage.CacheReadInputTokens += info.Usage.CacheReadInputTokens
+		f.usage.CacheCreationInputTokens += info.Usage.CacheCreationInputTokens
+		if info.Model != "" && !slices.Contains(f.models, info.Model) {
+			f.models = append(f.models, info.Model)
+		}
+		for _, b := range m.Content {
+			if b.Type == llm.TypeToolUse {
+				f.toolUses++
+			}
+		}
+		return
+	}
+	var now time.Time
+	for _, b := range m.Content {
+		if b.Type == llm.TypeToolUse {
+			if now.IsZero() {
+				now = w.opts.Now()
+			}
+			w.calls[b.ID] = &callFacts{asked: now}
+		}
+	}
+}
+
+// CompactBoundary writes the system/compact_boundary message of a
+// compaction; trigger is "auto" (near the context limit) or "manual"
+// (/compact).
+func (w *Writer) CompactBoundary(trigger string, e *agent.CompactEvent) {
+	w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: trigger, PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
 }

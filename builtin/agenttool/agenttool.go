@@ -14,18 +14,29 @@ package agenttool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
 // Name is the tool's name; Task is its alias.
-const Name = "Agent"
+const Name = subagent.ToolName
+
+// The contract types live in package subagent (the loop imports it, never
+// this package); these aliases keep this package's names.
+type (
+	Definition = subagent.Definition
+	Request    = subagent.Request
+	Outcome    = subagent.Outcome
+	Worktree   = subagent.Worktree
+	Started    = subagent.Started
+	Runner     = subagent.Runner
+)
 
 // Input is the Agent tool's input (the reference agent's input shape, property for property).
 type Input struct {
@@ -74,71 +85,6 @@ func (in Input) apply(def Definition) Definition {
 		}
 	}
 	return def
-}
-
-// Request is what the tool asks a [Runner] to run.
-type Request struct {
-	// Definition is the agent type, looked up in the catalog.
-	Definition Definition
-	// Description, Prompt, Model, Name and Isolation are the call's.
-	Description string
-	Prompt      string
-	Model       string
-	Name        string
-	Isolation   string
-	// ToolUseID is the Agent call's id (the parent_tool_use_id of the
-	// child's messages).
-	ToolUseID string
-}
-
-// Outcome is the result of a subagent run.
-type Outcome struct {
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-	// Text is the child's final reply (or why it stopped, when IsError).
-	Text    string `json:"text"`
-	IsError bool   `json:"is_error,omitempty"`
-	// Structured is the child's final answer when its type declares an
-	// output schema (Definition.OutputSchema); it is then the tool
-	// result's text, as JSON.
-	Structured json.RawMessage `json:"structured_output,omitempty"`
-	// Subtype is how the child's run ended (success, error_max_turns, …).
-	Subtype string  `json:"subtype"`
-	Turns   int     `json:"num_turns"`
-	Tokens  int     `json:"total_tokens"`
-	CostUSD float64 `json:"total_cost_usd"`
-	// TranscriptPath is the child's transcript ("" without a store).
-	TranscriptPath string `json:"transcript_path,omitempty"`
-	// Worktree describes the worktree of an isolated child.
-	Worktree *Worktree `json:"worktree,omitempty"`
-}
-
-// Worktree is the git worktree an isolated child ran in.
-type Worktree struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch"`
-	// Kept is true when the child left changes (the worktree stays);
-	// false when it was removed.
-	Kept bool `json:"kept"`
-}
-
-// Started describes a background subagent.
-type Started struct {
-	TaskID     string `json:"task_id"`
-	AgentID    string `json:"agent_id"`
-	OutputPath string `json:"output_path"`
-}
-
-// Runner runs subagents. The agent loop provides one per agent in the
-// tools' services (tool.Provide[agenttool.Runner]); it builds the child on
-// the parent's permission engine and hooks with a narrowed pool.
-type Runner interface {
-	// RunAgent runs a child to its end (or until ctx is cancelled) and
-	// returns its outcome. An error is a failure to run at all (the tool
-	// turns it into an error result).
-	RunAgent(ctx context.Context, env *tool.Env, req Request) (*Outcome, error)
-	// StartAgent starts a child as a background task and returns at once.
-	StartAgent(ctx context.Context, env *tool.Env, req Request) (*Started, error)
 }
 
 const description = `Launches a subagent to handle a task on its own: a new agent with its own conversation and tools, which works until the task is done and replies with a report. Its reply is the result of this call; you see nothing else of its work, and it sees nothing of this conversation, so give it a complete prompt (goal, context, constraints, what to report back).

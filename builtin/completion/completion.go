@@ -7,9 +7,10 @@
 // [Handoff] value in [tool.Result.Structured], and the agent loop acts on it
 // after the batch's results are recorded (package agent: the run ends with
 // the result, or the conversation restarts from the hand-off). A tool never
-// reaches into the loop itself. The agent adds them to the pool when
-// agent.Options.CompletionTools is set (workspace.Options.CompletionTools for
-// a workspace opened by the caller).
+// reaches into the loop itself: the loop recognises the results'
+// structured values by their methods ([Completed.CompletionText],
+// [Handoff.HandoffContext]), not by this package's types. The workspace
+// adds the tools to the pool when workspace.Options.CompletionTools is set.
 package completion
 
 import (
@@ -39,15 +40,30 @@ type NewTaskInput struct {
 }
 
 // Completed is the Structured value of a successful attempt_completion.
+// The agent loop ends the run with its [Completed.CompletionText] (the
+// loop looks for the method, not this type).
 type Completed struct {
 	Result  string `json:"result"`
 	Command string `json:"command,omitempty"`
 }
 
-// Handoff is the Structured value of a successful new_task.
+// CompletionText is the run's result text: Result, and the command that
+// shows it when there is one.
+func (c Completed) CompletionText() string {
+	if c.Command == "" {
+		return c.Result
+	}
+	return c.Result + "\n\nTo see the result: " + c.Command
+}
+
+// Handoff is the Structured value of a successful new_task. The agent loop
+// replaces the conversation with its [Handoff.HandoffContext] and goes on.
 type Handoff struct {
 	Context string `json:"context"`
 }
+
+// HandoffContext is the context the fresh conversation starts from.
+func (h Handoff) HandoffContext() string { return h.Context }
 
 // Tools returns attempt_completion and new_task.
 func Tools() []tool.Tool {

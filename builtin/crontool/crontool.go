@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/store"
@@ -248,9 +250,5 @@ func Render(jobs []Job) string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 80 {
-		return string(r[:79]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 80)
 }

@@ -82,7 +82,13 @@ func (e *editor) call(ctx context.Context, env *tool.Env, in EditInput) (*tool.R
 			return failure(err), nil
 		}
 		diff, _, _ := renderDiff(t.path, string(t.content), string(data))
-		return changed(fmt.Sprintf("Created %s (%d bytes).", t.path, len(data)), diff), nil
+		r := changed(fmt.Sprintf("Created %s (%d bytes).", t.path, len(data)), diff)
+		out := EditOutput{FilePath: t.path, NewString: in.NewString, StructuredPatch: ParseHunks(diff), ReplaceAll: in.ReplaceAll}
+		if t.exists {
+			out.OriginalFile = ptrTo(string(t.content))
+		}
+		r.Structured = out
+		return r, nil
 	}
 	if !t.exists {
 		return failure(fmt.Errorf("file does not exist: %s. To create it, use an empty old_string or Write", t.path)), nil
@@ -110,7 +116,10 @@ func (e *editor) call(ctx context.Context, env *tool.Env, in EditInput) (*tool.R
 		what += " (matched after normalising curly quotes)"
 	}
 	msg := fmt.Sprintf("Edited %s: replaced %s. The edited region now reads:\n%s", t.path, what, snippetAround(out, ed.firstAt, ed.newLen))
-	return changed(msg, diff), nil
+	r := changed(msg, diff)
+	r.Structured = EditOutput{FilePath: t.path, OldString: in.OldString, NewString: in.NewString, OriginalFile: ptrTo(string(t.content)),
+		StructuredPatch: ParseHunks(diff), ReplaceAll: in.ReplaceAll}
+	return r, nil
 }
 
 // notFoundError is applyEdit's error when old_string does not occur.

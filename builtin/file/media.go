@@ -33,16 +33,19 @@ func (r *reader) readImage(f *os.File, info fs.FileInfo, path, key string, files
 		return failure(fmt.Errorf("%s grew past the %s image limit while it was read", path, humanSize(r.opts.MaxImageBytes))), nil
 	}
 	desc := fmt.Sprintf("Image %s (%s, %s", path, mime, humanSize(int64(len(data))))
+	out := ImageRead{Data: data, MIMEType: mime}
 	if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
 		desc += fmt.Sprintf(", %dx%d", cfg.Width, cfg.Height)
+		out.Width, out.Height = cfg.Width, cfg.Height
 	}
 	desc += ")"
 	if files != nil {
 		files.Put(readState(key, info, hashBytes(data), 0, 0, false, r.opts.Now()))
 	}
 	return &tool.Result{
-		Content: []tool.Content{tool.Text(desc), tool.Image(data, mime)},
-		Display: []tool.Content{tool.Text(EscapeDisplay(desc))},
+		Content:    []tool.Content{tool.Text(desc), tool.Image(data, mime)},
+		Display:    []tool.Content{tool.Text(EscapeDisplay(desc))},
+		Structured: out,
 	}, nil
 }
 

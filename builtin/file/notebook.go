@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -106,8 +109,8 @@ func (r *reader) readNotebook(f *os.File, info fs.FileInfo, path, key string, fi
 		for _, o := range c.Outputs {
 			text, img, mime := outputContent(o)
 			if text != "" {
-				if n := len([]rune(text)); n > maxOutputChars {
-					text = string([]rune(text)[:maxOutputChars]) + fmt.Sprintf("\n… [output cut: %d more characters]", n-maxOutputChars)
+				if head, cut := textutil.Head(text, maxOutputChars); cut {
+					text = head + fmt.Sprintf("\n… [output cut: %d more characters]", utf8.RuneCountInString(text)-maxOutputChars)
 				}
 				fmt.Fprintf(&b, "<output cell=%q type=%q>\n%s\n</output>\n", id, o.OutputType, strings.ToValidUTF8(text, "\uFFFD"))
 			}
@@ -131,7 +134,12 @@ func (r *reader) readNotebook(f *os.File, info fs.FileInfo, path, key string, fi
 		files.Put(readState(key, info, hashBytes(data), 1, 0, false, r.opts.Now()))
 	}
 	summary := fmt.Sprintf("Read notebook %s (%d cells)", path, len(nb.Cells))
-	return &tool.Result{Content: blocks, Display: []tool.Content{tool.Text(EscapeDisplay(summary))}}, nil
+	var raw struct {
+		Cells []json.RawMessage `json:"cells"`
+	}
+	_ = json.Unmarshal(data, &raw) // it parsed as a notebook above
+	return &tool.Result{Content: blocks, Display: []tool.Content{tool.Text(EscapeDisplay(summary))},
+		Structured: NotebookRead{FilePath: path, Cells: raw.Cells}}, nil
 }
 
 // outputContent returns the text of an output and, for a PNG, JPEG or GIF

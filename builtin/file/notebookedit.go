@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -104,5 +105,35 @@ func (e *notebookEditor) call(ctx context.Context, env *tool.Env, in NotebookEdi
 		return failure(err), nil
 	}
 	diff, _, _ := renderDiff(t.path, string(t.content), string(out))
-	return changed(fmt.Sprintf("%s in %s.", summary, t.path), diff), nil
+	r := changed(fmt.Sprintf("%s in %s.", summary, t.path), diff)
+	r.Structured = NotebookEditOutput{NewSource: in.NewSource, CellID: in.CellID, CellType: cmpOr(in.CellType, "code"),
+		Language: notebookLanguage(out), EditMode: cmpOr(in.EditMode, "replace"), NotebookPath: t.path,
+		OriginalFile: string(t.content), UpdatedFile: string(out)}
+	return r, nil
+}
+
+// notebookLanguage is the notebook's language (its language_info or
+// kernelspec metadata), "python" when it names none.
+func notebookLanguage(data []byte) string {
+	var nb struct {
+		Metadata struct {
+			LanguageInfo struct {
+				Name string `json:"name"`
+			} `json:"language_info"`
+			KernelSpec struct {
+				Language string `json:"language"`
+			} `json:"kernelspec"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &nb) // a notebook that does not say is python
+	return cmpOr(nb.Metadata.LanguageInfo.Name, nb.Metadata.KernelSpec.Language, "python")
+}
+
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

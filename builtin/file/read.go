@@ -19,6 +19,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -202,7 +204,8 @@ func (r *reader) readText(ctx context.Context, body io.Reader, info fs.FileInfo,
 			files.Put(readState(key, info, hashBytes(nil), 1, rng.limit, false, r.opts.Now()))
 		}
 		msg := fmt.Sprintf("The file %s exists but is empty (0 bytes).", path)
-		return &tool.Result{Content: []tool.Content{tool.Text(msg)}, Display: []tool.Content{tool.Text(EscapeDisplay(msg))}}, nil
+		return &tool.Result{Content: []tool.Content{tool.Text(msg)}, Display: []tool.Content{tool.Text(EscapeDisplay(msg))},
+			Structured: TextRead{FilePath: path, StartLine: 1}}, nil
 	}
 	whole := in.Offset == nil && in.Limit == nil
 	if whole && !in.AllowLarge && size > r.opts.MaxFileSize {
@@ -302,7 +305,12 @@ func (r *reader) readText(ctx context.Context, body io.Reader, info fs.FileInfo,
 	if known {
 		summary += fmt.Sprintf(" (%d lines)", total)
 	}
-	return &tool.Result{Content: content, Display: []tool.Content{tool.Text(EscapeDisplay(summary))}}, nil
+	totalLines := last
+	if known {
+		totalLines = total
+	}
+	return &tool.Result{Content: content, Display: []tool.Content{tool.Text(EscapeDisplay(summary))},
+		Structured: TextRead{FilePath: path, StartLine: first, NumLines: res.shown, TotalLines: totalLines, numbered: res.text}}, nil
 }
 
 func limitText(limit int) string {
@@ -429,16 +437,8 @@ func formatLine(line []byte, first, cut bool, maxChars int) formatted {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if cut || utf8.RuneCountInString(s) > maxChars {
-		n := 0
-		for i := range s {
-			if n == maxChars {
-				s = s[:i]
-				break
-			}
-			n++
-		}
-		return formatted{s + " … [line cut at " + strconv.Itoa(maxChars) + " characters]", true}
+	if head, over := textutil.Head(s, maxChars); cut || over {
+		return formatted{head + " … [line cut at " + strconv.Itoa(maxChars) + " characters]", true}
 	}
 	return formatted{s, false}
 }

@@ -65,7 +65,13 @@ func (w *writer) call(ctx context.Context, env *tool.Env, in WriteInput) (*tool.
 	} else {
 		msg = fmt.Sprintf("Created %s (%d lines, %d bytes).", t.path, lines, len(data))
 	}
-	return changed(msg, diff), nil
+	r := changed(msg, diff)
+	out := WriteOutput{Type: "create", FilePath: t.path, Content: in.Content, StructuredPatch: ParseHunks(diff)}
+	if t.exists {
+		out.Type, out.OriginalFile = "update", ptrTo(string(t.content))
+	}
+	r.Structured = out
+	return r, nil
 }
 
 // keepStyle applies an existing file's line endings and BOM to new content

@@ -107,6 +107,7 @@ var listTool = sync.OnceValue(func() tool.Tool {
 			return "List MCP resources of " + in.Server
 		}),
 		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "list resources of connected MCP servers"}),
+		tool.WithAliases("ListMcpResourcesTool"), // the reference agent's name
 	))
 })
 
@@ -133,6 +134,7 @@ var readTool = sync.OnceValue(func() tool.Tool {
 		}),
 		tool.DescribeFunc(func(in readInput) string { return "Read " + in.URI + " from " + in.Server }),
 		tool.WithDefer(tool.Deferral{ShouldDefer: true, SearchHint: "read a resource of an MCP server by uri"}),
+		tool.WithAliases("ReadMcpResourceTool"), // the reference agent's name
 	))
 })
 

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/internal/outbuf"
 	"github.com/gantry-dev/gantry/internal/shellparse"
 	"github.com/gantry-dev/gantry/sandbox"
@@ -135,10 +137,7 @@ func describeBash(in BashInput) string {
 	if s == "" {
 		s, _, _ = strings.Cut(strings.TrimSpace(in.Command), "\n")
 	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
-	}
-	return outbuf.EscapeDisplay(s)
+	return outbuf.EscapeDisplay(textutil.Truncate(s, 80))
 }
 
 // timeout is the call's deadline: the input's milliseconds capped at
@@ -379,9 +378,7 @@ func (b *bash) progress(env *tool.Env, p *proc) (stop func()) {
 				if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 					msg = msg[i+1:]
 				}
-				if r := []rune(msg); len(r) > 200 {
-					msg = string(r[:200])
-				}
+				msg, _ = textutil.Head(msg, 200)
 				env.ReportProgress(outbuf.EscapeDisplay(msg), Progress{Output: lines, Bytes: n})
 			}
 		}

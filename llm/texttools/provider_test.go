@@ -30,12 +30,10 @@ type provCase struct {
 
 var providers = []provCase{
 	{"anthropic", func(srv *llmtest.Server) llm.Provider {
-		return anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"), anthropic.WithHTTPClient(srv.Client()),
-			anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }), anthropic.WithModel("m"))
+		return anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k", HTTPClient: srv.Client(), LookupEnv: func(string) (string, bool) { return "", false }, Model: "m"})
 	}},
 	{"openai", func(srv *llmtest.Server) llm.Provider {
-		return openai.New(openai.WithBaseURL(srv.OpenAIURL()), openai.WithAPIKey("k"), openai.WithHTTPClient(srv.Client()),
-			openai.WithLookupEnv(func(string) (string, bool) { return "", false }), openai.WithModel("m"))
+		return openai.New(openai.Options{BaseURL: srv.OpenAIURL(), APIKey: "k", HTTPClient: srv.Client(), LookupEnv: func(string) (string, bool) { return "", false }, Model: "m"})
 	}},
 }
 

@@ -1,0 +1,110 @@
+package streamjson_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/llm/llmtest"
+)
+
+// TestAgentSDKParity runs testdata/sdk/parity.mjs, a program for the
+// official Agent SDK, against gantry: structured output's result.result
+// and the tool_use_result shapes of Read, Edit and Bash as the program
+// reads them.
+func TestAgentSDKParity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gantry and runs node")
+	}
+	node, sdkDir := agentSDK(t)
+	bin := buildGantry(t)
+	work := t.TempDir()
+	for name, content := range map[string]string{"a.txt": "alpha\nbeta\n", "edit.txt": "one\ntwo\nthree\n"} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	steps := map[string]int{}
+	compacted := false
+	srv := llmtest.NewServer(t, llmtest.WithResponder(func(req llmtest.Request) (llmtest.Reply, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(req.Messages) == 0 || len(req.Messages[0].Content) == 0 {
+			return llmtest.Reply{}, false
+		}
+		first := ""
+		for _, b := range req.Messages[0].Content {
+			first += b.Text
+		}
+		switch {
+		case strings.Contains(first, "structured:"):
+			answer := `{"name":"Ada","year":1843}`
+			if slices.Contains(req.ToolNames(), "StructuredOutput") && steps["s"] == 0 {
+				steps["s"]++
+				return llmtest.ToolReply(llmtest.ToolCall{ID: "so", Name: "StructuredOutput", Input: answer}), true
+			}
+			if req.OutputSchema != nil {
+				return llmtest.TextReply(answer), true
+			}
+			return llmtest.TextReply("done"), true
+		case strings.Contains(first, "compact:"):
+			// Four reads, an answer, then the summary /compact asks for.
+			i := steps["c"]
+			steps["c"]++
+			if i < 4 {
+				return llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "Read", Input: `{"file_path":"a.txt","offset":1,"limit":` + fmt.Sprint(i+1) + `}`}), true
+			}
+			if i == 4 {
+				return llmtest.TextReply("read them"), true
+			}
+			compacted = true
+			return llmtest.TextReply("Summary: the files a.txt was read."), true
+		case strings.Contains(first, "tools:"):
+			calls := []llmtest.ToolCall{
+				{ID: "r", Name: "Read", Input: `{"file_path":"a.txt"}`},
+				{ID: "r2", Name: "Read", Input: `{"file_path":"edit.txt"}`},
+				{ID: "e", Name: "Edit", Input: `{"file_path":"edit.txt","old_string":"two","new_string":"TWO"}`},
+				{ID: "b", Name: "Bash", Input: `{"command":"echo hi"}`},
+			}
+			i := steps["t"]
+			steps["t"]++
+			if i < len(calls) {
+				return llmtest.ToolReply(calls[i]), true
+			}
+			return llmtest.TextReply("done"), true
+		}
+		return llmtest.Reply{}, false
+	}))
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	program := filepath.Join("testdata", "sdk", "parity.mjs")
+	if _, err := os.ReadFile(program); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, program)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
+		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
+		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-PARITY-OK") {
+		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !compacted {
+		t.Error("/compact did not ask the model for a summary")
+	}
+}

@@ -1,0 +1,112 @@
+// A program written for Anthropic's Agent SDK the way its docs show,
+// run unchanged against gantry: what an SDK program reads besides the
+// message types — tool_use_result in the shapes sdk-tools.d.ts declares,
+// and result.result of a structured-output run as JSON text. The Go test
+// (streamjson/parity_test.go) scripts the model.
+//
+// Environment: GANTRY_BIN, SDK_DIR, WORK_DIR (holds a.txt and edit.txt),
+// ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import assert from 'node:assert/strict';
+
+const req = createRequire(join(process.env.SDK_DIR, 'package.json'));
+const { query } = await import(pathToFileURL(req.resolve('@anthropic-ai/claude-agent-sdk')).href);
+const log = (...a) => console.error('[sdk-parity]', ...a);
+const base = {
+  pathToClaudeCodeExecutable: process.env.GANTRY_BIN,
+  cwd: process.env.WORK_DIR,
+  model: 'claude-sonnet-4-5',
+  settingSources: [],
+  permissionMode: 'acceptEdits',
+  allowedTools: ['Read', 'Edit', 'Bash'],
+  stderr: (s) => log('gantry stderr:', s.trimEnd()),
+};
+
+// 1. Structured output: result.result is the answer as JSON text.
+let result;
+for await (const m of query({
+  prompt: 'structured: who wrote the first program?',
+  options: {
+    ...base,
+    outputFormat: {
+      type: 'json_schema',
+      schema: { type: 'object', properties: { name: { type: 'string' }, year: { type: 'number' } }, required: ['name', 'year'] },
+    },
+  },
+})) {
+  if (m.type === 'result') result = m;
+}
+assert.equal(result.subtype, 'success', JSON.stringify(result));
+assert.deepEqual(result.structured_output, { name: 'Ada', year: 1843 });
+assert.deepEqual(JSON.parse(result.result), { name: 'Ada', year: 1843 });
+
+// 2. Tool results as the SDK declares them.
+const byTool = {};
+const names = {};
+for await (const m of query({ prompt: 'tools: read, edit and run', options: base })) {
+  if (m.type === 'assistant') {
+    for (const b of m.message.content) if (b.type === 'tool_use') names[b.id] = b.name;
+  }
+  if (m.type === 'user' && m.parent_tool_use_id === null) {
+    for (const b of m.message.content) {
+      if (b.type === 'tool_result') byTool[names[b.tool_use_id]] ??= m.tool_use_result;
+    }
+  }
+}
+const read = byTool.Read;
+assert.equal(read.type, 'text', JSON.stringify(read));
+assert.equal(read.file.content, 'alpha\nbeta');
+assert.equal(read.file.numLines, 2);
+assert.equal(read.file.startLine, 1);
+assert.equal(read.file.totalLines, 2);
+assert.ok(read.file.filePath.endsWith('a.txt'));
+const edit = byTool.Edit;
+assert.equal(edit.oldString, 'two');
+assert.equal(edit.newString, 'TWO');
+assert.equal(edit.originalFile, 'one\ntwo\nthree\n');
+assert.equal(edit.replaceAll, false);
+assert.deepEqual(edit.structuredPatch[0].lines, [' one', '-two', '+TWO', ' three']);
+const bash = byTool.Bash;
+assert.equal(bash.stdout.trim(), 'hi');
+assert.equal(bash.stderr, '');
+assert.equal(bash.interrupted, false);
+
+// 3. Slash commands: /compact is listed and runs, with a compact_boundary.
+let next;
+async function* turns() {
+  for (const text of ['compact: read a few files', '/compact keep the file names']) {
+    const gate = new Promise((r) => (next = r));
+    yield { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' };
+    await gate;
+  }
+}
+const q = query({ prompt: turns(), options: base });
+const seen = [];
+let initCommands;
+const compactResults = [];
+for await (const m of q) {
+  seen.push(m.type + (m.subtype ? '/' + m.subtype : ''));
+  if (m.type === 'system' && m.subtype === 'init') initCommands = m.slash_commands;
+  if (m.type === 'system' && m.subtype === 'compact_boundary') {
+    assert.equal(m.compact_metadata.trigger, 'manual');
+    assert.equal(typeof m.compact_metadata.pre_tokens, 'number');
+  }
+  if (m.type === 'result') {
+    compactResults.push(m);
+    if (compactResults.length === 1) {
+      const cmds = await q.supportedCommands();
+      const compact = cmds.find((c) => c.name === 'compact');
+      assert.ok(compact, JSON.stringify(cmds));
+      assert.equal(typeof compact.description, 'string');
+      assert.equal(compact.argumentHint, '[instructions]');
+    }
+    next?.();
+  }
+}
+assert.ok(initCommands.includes('compact'), JSON.stringify(initCommands));
+assert.ok(seen.includes('system/compact_boundary'), seen.join(' '));
+assert.equal(compactResults.length, 2);
+assert.equal(compactResults[1].subtype, 'success', JSON.stringify(compactResults[1]));
+console.log('SDK-PARITY-OK');
