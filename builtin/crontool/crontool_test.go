@@ -151,13 +151,13 @@ func TestDurableJobs(t *testing.T) {
 // with one of them says which jobs it did not look at.
 func TestListSaysWhatItCannotSee(t *testing.T) {
 	list := NewList()
-	r := call(t, list, &tool.Env{Services: &tool.Services{}}, `{}`)
+	r := tooltest.Call(t, list, &tool.Env{Services: &tool.Services{}}, `{}`)
 	if !r.IsError || !strings.Contains(r.TextContent(), "Scheduling is not available") {
 		t.Errorf("nothing: %q", r.TextContent())
 	}
 	s := &tool.Services{}
 	tool.Provide(s, cron.NewSession(nil))
-	r = call(t, list, &tool.Env{Services: s}, `{}`)
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
 	if r.IsError || r.TextContent() != "No scheduled jobs.\n(Durable jobs are not listed: this session has no durable store.)" {
 		t.Errorf("session only: %q", r.TextContent())
 	}
@@ -168,7 +168,7 @@ func TestListSaysWhatItCannotSee(t *testing.T) {
 	defer st.Close()
 	s = &tool.Services{}
 	tool.Provide[store.CronJobs](s, st)
-	r = call(t, list, &tool.Env{Services: s}, `{}`)
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
 	if r.IsError || !strings.Contains(r.TextContent(), "only durable jobs are listed") {
 		t.Errorf("durable only: %q", r.TextContent())
 	}
