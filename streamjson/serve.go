@@ -243,7 +243,9 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 		s.mu.Unlock()
 		cancel()
 	}()
-	if s.runCommand(tctx, ag, blocks) {
+	blocks, undo, done := s.runCommand(tctx, ag, blocks)
+	defer undo()
+	if done {
 		return
 	}
 	var res *agent.ResultEvent
@@ -368,7 +370,7 @@ func (s *server) closeAgent() {
 
 // info is system/init's extra facts.
 func (s *server) info() Info {
-	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource, SlashCommands: commandNames(builtinCommands)}
+	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource, SlashCommands: commandNames(s.commands())}
 	if s.ws == nil {
 		return info
 	}
@@ -528,7 +530,7 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 	}
 	model := ag.Model()
 	resp := map[string]any{
-		"commands":                builtinCommands,
+		"commands":                slashCommands(s.commands()),
 		"agents":                  agents,
 		"output_style":            "default",
 		"available_output_styles": []string{"default"},

@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -464,10 +465,15 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	m.runBase.usage, m.runBase.cost = m.usage, m.cost
 	m.notice, m.logLine, m.errShown = "", "", false
 	ag := m.sess.Agent
+	undo := func() {}
+	if c, args := m.customCommand(prompt); c != nil {
+		prompt, undo = c.Expand(args), slash.Apply(ag, c)
+	}
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		defer cancel()
+		defer undo()
 		var last error
 		for ev, err := range ag.Run(ctx, prompt) {
 			if err != nil {

@@ -44,6 +44,7 @@ import (
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -124,6 +125,11 @@ type Options struct {
 	// NoAgentTool leaves the Agent tool out of the pool (for sessions
 	// without an agent loop, such as MCP serving).
 	NoAgentTool bool
+	// NoCommandFiles reads no custom slash command files. Otherwise the
+	// user's (~/.claude/commands, <Gantry home>/commands) are read, and the
+	// project's (.claude/commands, .gantry/commands) in a trusted folder
+	// (see package slash).
+	NoCommandFiles bool
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
@@ -212,6 +218,7 @@ type Workspace struct {
 	sandbox  *sandbox.Sandbox
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
+	commands *slash.Registry
 	pool     *toolset.Pool
 	poolOpts toolset.Options
 	// The workspace's own executor and session, made on first use (an
@@ -409,6 +416,20 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
+	// Slash commands.
+	var cmds []*slash.Command
+	if !opts.NoCommandFiles {
+		lo := slash.LoadOptions{UserHome: home, GantryHome: settings.GantryHome(getenv, home)}
+		if w.Trusted() {
+			lo.ProjectDir = dir
+		}
+		var problems []error
+		cmds, problems = slash.Load(lo)
+		for _, p := range problems {
+			w.warn(opts, fmt.Sprintf("slash commands: %v", p))
+		}
+	}
+	w.commands = slash.NewRegistry(cmds...)
 	for _, d := range opts.Agents {
 		if d.Source == "" {
 			d.Source = "sdk"
@@ -624,6 +645,9 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// Commands returns the session's slash commands (built-in and custom).
+func (w *Workspace) Commands() *slash.Registry { return w.commands }
 
 // Pool returns the session's tool pool.
 func (w *Workspace) Pool() *toolset.Pool { return w.pool }

@@ -83,26 +83,12 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	if len(data) > maxSkillBytes {
 		return nil, fmt.Errorf("%s is over %d KiB", FileName, maxSkillBytes>>10)
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
+	header, body, err := FrontMatter(data)
+	if errors.Is(err, ErrNoFrontMatter) {
 		return nil, errors.New("no front matter: the file must start with a --- line, then name and description, then ---")
 	}
-	rest := text[len("---\n"):]
-	end := strings.Index(rest, "\n---")
-	if end < 0 {
-		return nil, errors.New("the front matter is not closed by a --- line")
-	}
-	header, body := rest[:end], rest[end+len("\n---"):]
-	if i := strings.IndexByte(body, '\n'); i >= 0 {
-		if strings.TrimSpace(body[:i]) != "" {
-			return nil, errors.New("the front matter is not closed by a --- line")
-		}
-		body = body[i+1:]
-	} else if strings.TrimSpace(body) != "" {
-		return nil, errors.New("the front matter is not closed by a --- line")
-	} else {
-		body = ""
+	if err != nil {
+		return nil, err
 	}
 	var fm frontMatter
 	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
@@ -125,6 +111,45 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	s.AllowedTools = tools
 	return s, nil
 }
+
+// ErrNoFrontMatter is [FrontMatter]'s error for a file that does not
+// start with a --- line.
+var ErrNoFrontMatter = errors.New("no front matter: the file must start with a --- line")
+
+// FrontMatter splits a Markdown file that starts with a YAML header
+// between --- lines into the header (without the delimiters) and the body
+// (the text after the closing line). A leading byte-order mark is dropped
+// and CRLF read as LF. It is the front-matter reader of skills and of
+// slash command files (package slash).
+func FrontMatter(data []byte) (header, body string, err error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return "", "", ErrNoFrontMatter
+	}
+	rest := text[len("---\n"):]
+	end := strings.Index(rest, "\n---")
+	if end < 0 {
+		return "", "", errors.New("the front matter is not closed by a --- line")
+	}
+	header, body = rest[:end], rest[end+len("\n---"):]
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		if strings.TrimSpace(body[:i]) != "" {
+			return "", "", errors.New("the front matter is not closed by a --- line")
+		}
+		body = body[i+1:]
+	} else if strings.TrimSpace(body) != "" {
+		return "", "", errors.New("the front matter is not closed by a --- line")
+	} else {
+		body = ""
+	}
+	return header, body, nil
+}
+
+// ToolList reads an allowed-tools field: a YAML list, or a string of names
+// separated by commas or spaces (parentheses kept together:
+// "Bash(git diff:*), Read").
+func ToolList(n *yaml.Node) ([]string, error) { return toolList(n) }
 
 // toolList reads allowed-tools: a YAML list, or a string of names
 // separated by commas or spaces (parentheses kept together:

@@ -26,6 +26,7 @@ import (
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
@@ -295,6 +296,12 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 
 	out := newPrinter(a, f, s.model, s.ws)
 	s.rc.printer.Store(out)
+	if c, args := s.ws.Commands().Find(prompt); c != nil && !c.Builtin() {
+		// A custom slash command (package slash): its prompt, model and
+		// allowed-tools.
+		prompt = c.Expand(args)
+		defer slash.Apply(s.ag, c)()
+	}
 	var res *agent.ResultEvent
 	var runErr error
 	for ev, err := range s.ag.Run(ctx, prompt) {
