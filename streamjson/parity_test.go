@@ -18,8 +18,9 @@ import (
 
 // TestAgentSDKParity runs testdata/sdk/parity.mjs, a program for the
 // official Agent SDK, against gantry: structured output's result.result
-// and the tool_use_result shapes of Read, Edit and Bash as the program
-// reads them.
+// the tool_use_result shapes of Read, Edit and Bash as the program reads
+// them, /compact, and the session helpers (listSessions, getSessionInfo,
+// getSessionMessages) over a session and its resumption.
 func TestAgentSDKParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gantry and runs node")
@@ -68,6 +69,8 @@ func TestAgentSDKParity(t *testing.T) {
 			}
 			compacted = true
 			return llmtest.TextReply("Summary: the files a.txt was read."), true
+		case strings.Contains(first, "sessions:"):
+			return llmtest.TextReply("remembered"), true
 		case strings.Contains(first, "tools:"):
 			calls := []llmtest.ToolCall{
 				{ID: "r", Name: "Read", Input: `{"file_path":"a.txt"}`},
@@ -96,6 +99,7 @@ func TestAgentSDKParity(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
 		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
 		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude-config"),
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

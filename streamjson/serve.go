@@ -78,6 +78,10 @@ type Options struct {
 	// Warn receives problems with the input that do not end the session
 	// (nil discards).
 	Warn func(msg string)
+	// ClaudeConfigDir, if set, is where the session's conversation is
+	// mirrored in the reference agent's transcript format for the SDK's
+	// session helpers (see [Mirror]; "" = no mirror).
+	ClaudeConfigDir string
 }
 
 // initRequest is the initialize control request.
@@ -110,6 +114,7 @@ type server struct {
 	ag       *agent.Agent
 	ws       *workspace.Workspace
 	openErr  error
+	mirror   *Mirror // nil: none
 }
 
 // Serve runs a stream-json session: it reads the program's messages from
@@ -259,6 +264,7 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 			res = r
 			continue
 		}
+		s.mirror.Event(ev)
 		s.out.Event(ev)
 	}
 	s.out.Result(res, runErr)
@@ -357,6 +363,15 @@ func (s *server) open(ctx context.Context) (*agent.Agent, *workspace.Workspace, 
 			in.Interaction = &PermissionChannel{Conn: s.conn, SetMode: s.setMode}
 		}
 		s.ag, s.ws, s.openErr = s.opts.Open(context.WithoutCancel(ctx), in)
+		if s.openErr == nil && s.opts.ClaudeConfigDir != "" {
+			dir := ""
+			if s.ws != nil {
+				dir = s.ws.Dir()
+			} else {
+				dir, _ = os.Getwd()
+			}
+			s.mirror = &Mirror{ConfigDir: s.opts.ClaudeConfigDir, Dir: dir, Version: s.opts.Version, Warn: s.opts.Warn}
+		}
 	})
 	<-s.opened
 	return s.ag, s.ws, s.openErr
@@ -366,6 +381,7 @@ func (s *server) closeAgent() {
 	if s.ag != nil {
 		_ = s.ag.Close()
 	}
+	_ = s.mirror.Close()
 }
 
 // info is system/init's extra facts.

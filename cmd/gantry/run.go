@@ -353,6 +353,12 @@ const (
 // the Agent SDKs' protocol on stdin and stdout, until stdin ends.
 func serveStream(ctx context.Context, a *app, f *runFlags) error {
 	var sess *runSession
+	// The Agent SDK's session helpers read the reference's transcripts:
+	// mirror the conversation there unless nothing is to be kept.
+	claudeConfigDir := ""
+	if !f.noSessionSaved {
+		claudeConfigDir = streamjson.ClaudeConfigDir(a.getenv)
+	}
 	err := streamjson.Serve(ctx, streamjson.Options{
 		In: a.stdin, Out: a.stdout,
 		Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
@@ -370,6 +376,7 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 		APIKeySource:     apiKeySource(a, f.provider),
 		Getenv:           a.getenv,
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
+		ClaudeConfigDir:  claudeConfigDir,
 	})
 	if sess != nil && sess.done != nil {
 		sess.done() // Serve closed the agent

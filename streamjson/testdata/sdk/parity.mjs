@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import assert from 'node:assert/strict';
 
 const req = createRequire(join(process.env.SDK_DIR, 'package.json'));
-const { query } = await import(pathToFileURL(req.resolve('@anthropic-ai/claude-agent-sdk')).href);
+const { query, listSessions, getSessionMessages, getSessionInfo } = await import(pathToFileURL(req.resolve('@anthropic-ai/claude-agent-sdk')).href);
 const log = (...a) => console.error('[sdk-parity]', ...a);
 const base = {
   pathToClaudeCodeExecutable: process.env.GANTRY_BIN,
@@ -109,4 +109,29 @@ assert.ok(initCommands.includes('compact'), JSON.stringify(initCommands));
 assert.ok(seen.includes('system/compact_boundary'), seen.join(' '));
 assert.equal(compactResults.length, 2);
 assert.equal(compactResults[1].subtype, 'success', JSON.stringify(compactResults[1]));
+// 4. The session helpers see Gantry's sessions (CLAUDE_CONFIG_DIR is set
+// by the test for this program and gantry alike), resumed ones too.
+let sid;
+for await (const m of query({ prompt: 'sessions: remember the word heron', options: base })) {
+  if (m.type === 'result') sid = m.session_id;
+}
+for await (const m of query({ prompt: 'sessions: which word?', options: { ...base, resume: sid } })) {
+  if (m.type === 'result') assert.equal(m.subtype, 'success');
+}
+const sessions = await listSessions({ dir: process.env.WORK_DIR });
+const mine = sessions.find((x) => x.sessionId === sid);
+assert.ok(mine, `listSessions: ${JSON.stringify(sessions)}`);
+assert.equal(mine.firstPrompt, 'sessions: remember the word heron', JSON.stringify(mine));
+assert.equal(typeof mine.lastModified, 'number');
+const all = await listSessions();
+assert.ok(all.some((x) => x.sessionId === sid), 'listSessions() without dir');
+const info = await getSessionInfo(sid, { dir: process.env.WORK_DIR });
+assert.equal(info?.sessionId, sid);
+const msgs = await getSessionMessages(sid, { dir: process.env.WORK_DIR });
+assert.deepEqual(msgs.map((x) => x.type), ['user', 'assistant', 'user', 'assistant'], JSON.stringify(msgs));
+assert.equal(msgs[0].message.content, 'sessions: remember the word heron');
+assert.equal(msgs[1].message.content[0].text, 'remembered');
+assert.equal(msgs[2].message.content, 'sessions: which word?');
+assert.ok(msgs.every((x) => x.session_id === sid && x.parent_tool_use_id === null));
+
 console.log('SDK-PARITY-OK');
