@@ -71,6 +71,12 @@ type Writer struct {
 	calls    map[string]*callFacts        // facts of the turn's tool calls by id, until their result
 	partial  partialState
 	err      error // the first error of emit
+	// called holds the tool_use ids of the assistant messages written this
+	// turn; held the messages of subagents whose Agent call was not
+	// written yet (under streaming execution a subagent can start while
+	// its parent's reply still streams), by that call's id.
+	called map[string]bool
+	held   map[string][]*agent.MessageEvent
 }
 
 // NewWriter returns a Writer that hands every message to emit (which
@@ -109,6 +115,9 @@ func (w *Writer) Begin() {
 	w.results = map[string]*executor.Outcome{}
 	w.calls = map[string]*callFacts{}
 	w.partial = partialState{}
+	if w.called == nil {
+		w.called = map[string]bool{} // kept across turns: a background subagent outlives its turn
+	}
 }
 
 // Event writes the messages of one run event (none for most deltas and
@@ -146,6 +155,14 @@ func (w *Writer) Event(ev agent.Event) {
 	case *agent.SubagentEvent:
 		if m, ok := e.Event.(*agent.MessageEvent); ok {
 			id := e.ParentToolUseID
+			if !w.called[id] {
+				// Never before the message holding its Agent call.
+				if w.held == nil {
+					w.held = map[string][]*agent.MessageEvent{}
+				}
+				w.held[id] = append(w.held[id], m)
+				return
+			}
 			w.message(m.Message, m.UUID, m.Reply, &id)
 		}
 	case *agent.TurnEnd:
@@ -277,6 +294,36 @@ func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string
 		w.send(Assistant{Type: "assistant", Message: APIMessage{ID: id, Type: "message", Role: "assistant", Model: model,
 			Content: []Block{APIBlock(b)}, StopReason: stop, Usage: usageShape(info.Usage)},
 			ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+		if b.Type == llm.TypeToolUse {
+			w.release(b.ID)
+		}
+	}
+}
+
+// release marks the call id as written and writes the subagent messages
+// held for it.
+func (w *Writer) release(id string) {
+	if w.called == nil {
+		w.called = map[string]bool{}
+	}
+	w.called[id] = true
+	held := w.held[id]
+	delete(w.held, id)
+	for _, m := range held {
+		w.message(m.Message, m.UUID, m.Reply, &id)
+	}
+}
+
+// flushHeld writes subagent messages still held at the end of a turn
+// (their call was never written: nothing to order them after).
+func (w *Writer) flushHeld() {
+	ids := make([]string, 0, len(w.held))
+	for id := range w.held {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		w.release(id)
 	}
 }
 
@@ -286,6 +333,7 @@ func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
 	if w.models == nil {
 		w.Begin()
 	}
+	w.flushHeld()
 	r := Result{Type: "result", SessionID: w.session, DurationAPIMS: w.apiDur.Milliseconds(),
 		ModelUsage: map[string]ModelUsage{}, PermissionDenials: nonNil(w.denials), UUID: w.opts.NewUUID()}
 	r.DurationMS = w.opts.Now().Sub(w.start).Milliseconds()

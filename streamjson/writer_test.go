@@ -293,3 +293,40 @@ func TestMapSubtype(t *testing.T) {
 		}
 	}
 }
+
+// TestSubagentOrder: a subagent's messages never come before the
+// assistant message holding its Agent call, whatever order the events
+// arrive in (under streaming execution a subagent starts while its
+// parent's reply still streams — the order 2 of 8 SDK runs saw).
+func TestSubagentOrder(t *testing.T) {
+	call := llm.ToolUse("toolu_a", "Agent", json.RawMessage(`{"description":"look","prompt":"look","subagent_type":"Explore"}`))
+	child := func(text string) agent.Event {
+		return &agent.SubagentEvent{ParentToolUseID: "toolu_a", AgentType: "Explore", Event: &agent.MessageEvent{
+			Message: llm.AssistantMessage(llm.Text(text)), Reply: &agent.ReplyInfo{ID: "msg_c", Model: "claude-haiku-4-5"}}}
+	}
+	parent := &agent.MessageEvent{Message: llm.AssistantMessage(llm.Text("Delegating."), call), Reply: &agent.ReplyInfo{ID: "msg_p", StopReason: llm.StopToolUse}}
+	orders := map[string][]agent.Event{
+		"in order":            {parent, child("one"), child("two")},
+		"child first":         {child("one"), parent, child("two")},
+		"both children first": {child("one"), child("two"), parent},
+	}
+	for name, evs := range orders {
+		t.Run(name, func(t *testing.T) {
+			events := append([]agent.Event{&agent.InitEvent{SessionID: session, Model: "m"}}, evs...)
+			out := record(t, deterministic(), events, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: session}, nil)
+			var got []string
+			for _, m := range out {
+				if m["type"] != "assistant" {
+					continue
+				}
+				msg := m["message"].(map[string]any)
+				b := msg["content"].([]any)[0].(map[string]any)
+				got = append(got, fmt.Sprint(b["type"], ":", b["text"], b["id"]))
+			}
+			want := []string{"text:Delegating.<nil>", "tool_use:<nil>toolu_a", "text:one<nil>", "text:two<nil>"}
+			if !slices.Equal(got, want) {
+				t.Errorf("order = %q, want %q", got, want)
+			}
+		})
+	}
+}
