@@ -109,6 +109,9 @@ type User struct {
 	ToolUseResult any    `json:"tool_use_result,omitempty"`
 	UUID          string `json:"uuid"`
 	SessionID     string `json:"session_id"`
+	// IsReplay marks the prompt written back with ReplayUser (the SDK's
+	// SDKUserMessageReplay).
+	IsReplay bool `json:"isReplay,omitempty"`
 }
 
 // StreamEventMessage is a stream_event message: one raw event of the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -510,6 +511,11 @@ func rewindFiles(ctx context.Context, ag *agent.Agent, id string, dryRun bool) m
 		return map[string]any{"canRewind": false, "error": err.Error()}
 	}
 	changed := slices.Concat(rep.Restored, rep.Removed, rep.ModeChanged)
+	for i, p := range changed {
+		if !filepath.IsAbs(p) {
+			changed[i] = filepath.Join(ag.Env().WorkDir, p) // the SDK's paths are absolute
+		}
+	}
 	slices.Sort(changed)
 	if changed == nil {
 		changed = []string{}

@@ -265,7 +265,8 @@ func (w *Writer) message(m llm.Message, uuid string, reply *agent.ReplyInfo, par
 		return // the prompt, a reminder or a note Gantry added
 	}
 	if len(rest) > 0 {
-		w.send(User{Type: "user", Message: UserParam{Role: "user", Content: APIBlocks(rest)}, ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+		w.send(User{Type: "user", Message: UserParam{Role: "user", Content: APIBlocks(rest)}, ParentToolUseID: parent, UUID: next(), SessionID: w.session,
+			IsReplay: parent == nil && !hasResult})
 	}
 	if parent == nil && hasResult {
 		w.apiStart = w.opts.Now() // the next model request starts
