@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
@@ -76,7 +77,15 @@ type Writer struct {
 	// written yet (under streaming execution a subagent can start while
 	// its parent's reply still streams), by that call's id.
 	called map[string]bool
-	held   map[string][]*agent.MessageEvent
+	held   map[string][]func()
+	// tasks are the subagents started, by the id of their Agent call.
+	tasks map[string]*subTask
+}
+
+// subTask is what the Writer knows of a subagent's Agent call.
+type subTask struct {
+	id, description, subagentType, prompt string
+	background, started                   bool
 }
 
 // NewWriter returns a Writer that hands every message to emit (which
@@ -150,21 +159,13 @@ func (w *Writer) Event(ev agent.Event) {
 					in = json.RawMessage(`{}`)
 				}
 				w.denials = append(w.denials, PermissionDenial{ToolName: o.Name, ToolUseID: o.ID, ToolInput: in})
+				w.denied(o, "")
 			}
+			w.taskEnded(o)
 		}
 	case *agent.SubagentEvent:
-		if m, ok := e.Event.(*agent.MessageEvent); ok {
-			id := e.ParentToolUseID
-			if !w.called[id] {
-				// Never before the message holding its Agent call.
-				if w.held == nil {
-					w.held = map[string][]*agent.MessageEvent{}
-				}
-				w.held[id] = append(w.held[id], m)
-				return
-			}
-			w.message(m.Message, m.UUID, m.Reply, &id)
-		}
+		// Never before the message holding its Agent call.
+		w.after(e.ParentToolUseID, func() { w.subagent(e) })
 	case *agent.TurnEnd:
 		if !w.apiStart.IsZero() {
 			w.apiDur += w.opts.Now().Sub(w.apiStart)
@@ -296,6 +297,7 @@ func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string
 			Content: []Block{APIBlock(b)}, StopReason: stop, Usage: usageShape(info.Usage)},
 			ParentToolUseID: parent, UUID: next(), SessionID: w.session})
 		if b.Type == llm.TypeToolUse {
+			w.noteTask(b)
 			w.release(b.ID)
 		}
 	}
@@ -310,9 +312,118 @@ func (w *Writer) release(id string) {
 	w.called[id] = true
 	held := w.held[id]
 	delete(w.held, id)
-	for _, m := range held {
-		w.message(m.Message, m.UUID, m.Reply, &id)
+	for _, f := range held {
+		f()
 	}
+}
+
+// after runs f once the assistant message holding call id was written
+// (at once if it was).
+func (w *Writer) after(id string, f func()) {
+	if w.called[id] {
+		f()
+		return
+	}
+	if w.held == nil {
+		w.held = map[string][]func(){}
+	}
+	w.held[id] = append(w.held[id], f)
+}
+
+// subagent writes what a subagent's event shows: its task_started (on its
+// first event), its messages and its denied calls.
+func (w *Writer) subagent(e *agent.SubagentEvent) {
+	id := e.ParentToolUseID
+	t := w.tasks[id]
+	if t == nil {
+		t = &subTask{}
+		if w.tasks == nil {
+			w.tasks = map[string]*subTask{}
+		}
+		w.tasks[id] = t
+	}
+	if !t.started {
+		t.started, t.id = true, cmpOr(e.AgentID, id)
+		w.send(TaskStarted{Type: "system", Subtype: "task_started", TaskID: t.id, ToolUseID: id, Description: t.description,
+			SubagentType: cmpOr(e.AgentType, t.subagentType), IsBackgrounded: t.background, TaskType: "local_agent", Prompt: t.prompt,
+			UUID: w.opts.NewUUID(), SessionID: w.session})
+	}
+	switch ev := e.Event.(type) {
+	case *agent.MessageEvent:
+		w.message(ev.Message, ev.UUID, ev.Reply, &id)
+	case *agent.ToolResultEvent:
+		w.denied(ev.Outcome, e.AgentID)
+	}
+}
+
+// denied writes the permission_denied message of a denied or blocked
+// call.
+func (w *Writer) denied(o *executor.Outcome, agentID string) {
+	if o == nil || (o.Kind != executor.KindDenied && o.Kind != executor.KindBlocked) {
+		return
+	}
+	m := PermissionDenied{Type: "system", Subtype: "permission_denied", ToolName: o.Name, ToolUseID: o.ID, AgentID: agentID,
+		UUID: w.opts.NewUUID(), SessionID: w.session}
+	if o.Result != nil {
+		m.Message = o.Result.TextContent()
+	}
+	switch {
+	case o.Kind == executor.KindBlocked:
+		m.DecisionReasonType = "hook"
+	case o.Decision != nil:
+		m.DecisionReasonType = o.Decision.Source
+		if o.Decision.Rule != "" {
+			m.DecisionReasonType = "rule"
+		}
+	}
+	if o.Decision != nil {
+		m.DecisionReason = o.Decision.Reason
+	}
+	w.send(m)
+}
+
+// taskEnded writes the task_notification of a foreground subagent whose
+// Agent call returned.
+func (w *Writer) taskEnded(o *executor.Outcome) {
+	t := w.tasks[o.ID]
+	if t == nil || !t.started || t.background {
+		return
+	}
+	delete(w.tasks, o.ID)
+	status := "completed"
+	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
+		status = "failed"
+	}
+	n := TaskNotification{Type: "system", Subtype: "task_notification", TaskID: t.id, ToolUseID: o.ID, Status: status,
+		Summary: t.description, UUID: w.opts.NewUUID(), SessionID: w.session}
+	if o.Duration > 0 {
+		n.Usage = &TaskUsage{DurationMS: o.Duration.Milliseconds()}
+	}
+	w.send(n)
+}
+
+// noteTask records an Agent call's description, type and prompt for its
+// task_* messages.
+func (w *Writer) noteTask(b llm.Block) {
+	if b.Type != llm.TypeToolUse || (b.Name != agenttool.Name && b.Name != "Task") {
+		return
+	}
+	var in struct {
+		Description  string `json:"description"`
+		Prompt       string `json:"prompt"`
+		SubagentType string `json:"subagent_type"`
+		Background   bool   `json:"run_in_background"`
+	}
+	_ = json.Unmarshal(b.Input, &in) // a bad input fails the call; the task shows what it can
+	if w.tasks == nil {
+		w.tasks = map[string]*subTask{}
+	}
+	t := w.tasks[b.ID]
+	if t == nil {
+		t = &subTask{}
+		w.tasks[b.ID] = t
+	}
+	t.description, t.prompt, t.subagentType, t.background = in.Description, in.Prompt, in.SubagentType, in.Background
 }
 
 // flushHeld writes subagent messages still held at the end of a turn

@@ -79,7 +79,8 @@ func record(t *testing.T, opts streamjson.WriterOptions, events []agent.Event, r
 func aTurn() []agent.Event {
 	use1 := llm.ToolUse("toolu_1", "Read", json.RawMessage(`{"file_path":"a.go"}`))
 	use2 := llm.ToolUse("toolu_2", "Bash", json.RawMessage(`{"command":"rm -rf /"}`))
-	reply := llm.AssistantMessage(llm.Thinking("let me look", "sig"), llm.Text("Reading."), use1, use2)
+	use0 := llm.ToolUse("toolu_0", "Agent", json.RawMessage(`{"description":"look around","prompt":"look","subagent_type":"Explore"}`))
+	reply := llm.AssistantMessage(llm.Thinking("let me look", "sig"), llm.Text("Reading."), use0, use1, use2)
 	okRes := &tool.Result{Content: []tool.Content{tool.Text("package a")}, Structured: map[string]any{"lines": 1}}
 	denied := &tool.Result{Content: []tool.Content{tool.Text("the user denied this call")}, IsError: true}
 	img := &tool.Result{Content: []tool.Content{tool.Text("a picture"), tool.Image([]byte{1, 2, 3}, "image/png")}}
@@ -100,6 +101,7 @@ func aTurn() []agent.Event {
 		&agent.SubagentEvent{ParentToolUseID: "toolu_0", AgentType: "Explore", Event: &agent.MessageEvent{
 			Message: llm.AssistantMessage(llm.Text("child")), Reply: &agent.ReplyInfo{ID: "msg_c", Model: "claude-haiku-4-5", StopReason: llm.StopEndTurn}}},
 		&agent.ToolStatus{},
+		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_0", Name: "Agent", Result: &tool.Result{Content: []tool.Content{tool.Text("looked")}}, Duration: 1500 * time.Millisecond}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_1", Name: "Read", Result: okRes}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_2", Name: "Bash", Input: json.RawMessage(`{"command":"rm -rf /"}`), Result: denied, Kind: executor.KindDenied}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_3", Name: "Screenshot", Result: img}},
@@ -181,6 +183,12 @@ var sdkShapes = map[string]struct{ required, optional []string }{
 		required: []string{"type", "subtype", "attempt", "max_retries", "retry_delay_ms", "error_status", "error", "uuid", "session_id"},
 	},
 	"system/status": {required: []string{"type", "subtype", "status", "uuid", "session_id"}, optional: []string{"permissionMode"}},
+	"system/permission_denied": {required: []string{"type", "subtype", "tool_name", "tool_use_id", "message", "uuid", "session_id"},
+		optional: []string{"agent_id", "decision_reason_type", "decision_reason"}},
+	"system/task_started": {required: []string{"type", "subtype", "task_id", "description", "uuid", "session_id"},
+		optional: []string{"run_id", "tool_use_id", "subagent_type", "is_backgrounded", "spawn_depth", "parent_task_id", "task_type", "workflow_name", "prompt", "skip_transcript", "ambient"}},
+	"system/task_notification": {required: []string{"type", "subtype", "task_id", "status", "output_file", "summary", "uuid", "session_id"},
+		optional: []string{"run_id", "tool_use_id", "reason", "usage", "resource_links", "skip_transcript", "ambient"}},
 }
 
 // apiMessageKeys are the keys of a Messages API message (BetaMessage).

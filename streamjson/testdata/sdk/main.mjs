@@ -93,8 +93,10 @@ const kinds = new Set();
 let streamEvents = 0;
 let interrupted = false;
 const seenToolResults = [];
+const deniedMessages = [];
 for await (const m of q) {
   kinds.add(m.type + (m.subtype ? '/' + m.subtype : ''));
+  if (m.type === 'system' && m.subtype === 'permission_denied') deniedMessages.push(m);
   assert.match(m.uuid, uuidRE, `uuid on ${m.type}`);
   assert.match(m.session_id, uuidRE, `session_id on ${m.type}`);
   switch (m.type) {
@@ -176,6 +178,11 @@ const bashResult = seenToolResults.find((b) => String(b.content).includes('no Ba
 assert.ok(bashResult && bashResult.is_error, 'the denial reached the model');
 const writeResult = seenToolResults.find((b) => String(b.content).includes('blocked by the hook'));
 assert.ok(writeResult && writeResult.is_error, 'the hook block reached the model');
+// Each denial is also a system/permission_denied message.
+assert.deepEqual(deniedMessages.map((d) => d.tool_name), ['Bash', 'Write'], JSON.stringify(deniedMessages));
+assert.ok(deniedMessages[0].message.includes('no Bash here'), JSON.stringify(deniedMessages[0]));
+assert.equal(deniedMessages[1].decision_reason_type, 'hook');
+assert.ok(deniedMessages[1].message.includes('blocked by the hook'), JSON.stringify(deniedMessages[1]));
 // Turn three: interrupted while streaming, in the mode set between turns.
 assert.equal(inits.length, 3, 'system/init opens each turn');
 assert.equal(inits[2].permissionMode, 'acceptEdits');
