@@ -3,6 +3,7 @@ package streamjson_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
@@ -69,6 +71,16 @@ func TestAgentSDKParity(t *testing.T) {
 			}
 			compacted = true
 			return llmtest.TextReply("Summary: the files a.txt was read."), true
+		case strings.Contains(first, "subtask:"):
+			return llmtest.TextReply("three files"), true
+		case strings.Contains(first, "agents:"):
+			// The Agent call streams slowly after its block starts, so the
+			// subagent can run while the reply still streams.
+			if len(req.Messages) == 1 {
+				return llmtest.Reply{Content: []llm.Block{llm.Text("Delegating."), llm.ToolUse("ag", "Agent",
+					json.RawMessage(`{"description":"count the files","prompt":"subtask: count the files","subagent_type":"general-purpose"}`))}, ChunkSize: 8}, true
+			}
+			return llmtest.TextReply("done"), true
 		case strings.Contains(first, "sessions:"):
 			return llmtest.TextReply("remembered"), true
 		case strings.Contains(first, "tools:"):
@@ -100,6 +112,7 @@ func TestAgentSDKParity(t *testing.T) {
 		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
 		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude-config"),
+		"ORDER_RUNS=" + os.Getenv("GANTRY_ORDER_RUNS"), // default 10
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

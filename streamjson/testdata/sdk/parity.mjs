@@ -134,4 +134,34 @@ assert.equal(msgs[1].message.content[0].text, 'remembered');
 assert.equal(msgs[2].message.content, 'sessions: which word?');
 assert.ok(msgs.every((x) => x.session_id === sid && x.parent_tool_use_id === null));
 
+// 5. Subagents with partial messages, over several runs: task_started and
+// task_notification with the Agent call's metadata, and no subagent
+// message before the assistant message holding its Agent call.
+const runs = Number(process.env.ORDER_RUNS || 10);
+for (let run = 0; run < runs; run++) {
+  const seenCalls = new Set();
+  let started, notified;
+  for await (const m of query({ prompt: `agents: delegate run ${run}`, options: { ...base, includePartialMessages: true } })) {
+    if (m.type === 'assistant') {
+      if (m.parent_tool_use_id !== null) assert.ok(seenCalls.has(m.parent_tool_use_id), `run ${run}: a subagent message before its Agent call`);
+      for (const b of m.message.content) if (b.type === 'tool_use') seenCalls.add(b.id);
+    }
+    if (m.type === 'user' && m.parent_tool_use_id !== null) assert.ok(seenCalls.has(m.parent_tool_use_id), `run ${run}: a subagent message before its Agent call`);
+    if (m.type === 'system' && m.subtype === 'task_started') {
+      assert.ok(seenCalls.has(m.tool_use_id), `run ${run}: task_started before its Agent call`);
+      started = m;
+    }
+    if (m.type === 'system' && m.subtype === 'task_notification') notified = m;
+    if (m.type === 'result') assert.equal(m.subtype, 'success', JSON.stringify(m));
+  }
+  assert.ok(started, `run ${run}: no task_started`);
+  assert.equal(started.description, 'count the files');
+  assert.equal(started.subagent_type, 'general-purpose');
+  assert.equal(started.task_type, 'local_agent');
+  assert.ok(notified, `run ${run}: no task_notification`);
+  assert.equal(notified.status, 'completed');
+  assert.equal(notified.task_id, started.task_id);
+  assert.equal(notified.tool_use_id, started.tool_use_id);
+}
+
 console.log('SDK-PARITY-OK');
