@@ -279,7 +279,11 @@ type Agent struct {
 	model     string  // the model of the runs (opts.Model outside a run)
 	baseModel string  // the model New was given
 	nextModel *string // set by SetModel, taken by the next run
-	notify    chan struct{}
+	// nextThinking is set by SetThinkingBudget, taken by the next run;
+	// baseThinking is the budget New was given.
+	nextThinking *int
+	baseThinking int
+	notify       chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -320,7 +324,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model}
+	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model, baseThinking: opts.ThinkingBudget}
 	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now
@@ -610,6 +614,21 @@ func (a *Agent) takeModel() {
 	if a.nextModel != nil {
 		a.opts.Model, a.model, a.nextModel = *a.nextModel, *a.nextModel, nil
 	}
+	if a.nextThinking != nil {
+		a.opts.ThinkingBudget, a.nextThinking = *a.nextThinking, nil
+	}
+}
+
+// SetThinkingBudget changes the extended-thinking budget (Options.
+// ThinkingBudget) of the next runs; a negative n means the budget the
+// agent was created with, 0 turns thinking off.
+func (a *Agent) SetThinkingBudget(n int) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if n < 0 {
+		n = a.baseThinking
+	}
+	a.nextThinking = &n
 }
 
 // SetMode changes the permission mode for the next calls.

@@ -38,6 +38,7 @@ func TestAgentSDKParity(t *testing.T) {
 	var mu sync.Mutex
 	steps := map[string]int{}
 	compacted := false
+	var thinking []int // the thinking budgets of the control section's second turn
 	srv := llmtest.NewServer(t, llmtest.WithResponder(func(req llmtest.Request) (llmtest.Reply, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -81,6 +82,11 @@ func TestAgentSDKParity(t *testing.T) {
 					json.RawMessage(`{"description":"count the files","prompt":"subtask: count the files","subagent_type":"general-purpose"}`))}, ChunkSize: 8}, true
 			}
 			return llmtest.TextReply("done"), true
+		case strings.Contains(first, "control:"):
+			if len(req.Messages) > 1 {
+				thinking = append(thinking, req.ThinkingBudget)
+			}
+			return llmtest.Reply{Content: []llm.Block{llm.Text("ok")}, Usage: llm.Usage{InputTokens: 120, OutputTokens: 30}}, true
 		case strings.Contains(first, "sessions:"):
 			return llmtest.TextReply("remembered"), true
 		case strings.Contains(first, "tools:"):
@@ -124,4 +130,8 @@ func TestAgentSDKParity(t *testing.T) {
 	if !compacted {
 		t.Error("/compact did not ask the model for a summary")
 	}
+	if !slices.Equal(thinking, []int{2048}) {
+		t.Errorf("thinking budgets after setMaxThinkingTokens(2048) = %v, want [2048]", thinking)
+	}
+	t.Logf("%s", stderr.String()[max(0, strings.LastIndex(stderr.String(), "order runs:")):])
 }

@@ -71,8 +71,10 @@ type Options struct {
 	// that mode).
 	AllowBypass bool
 	// Version is Gantry's version; APIKeySource where the model key came
-	// from (system/init).
-	Version, APIKeySource string
+	// from (system/init). APIProvider is accountInfo()'s apiProvider
+	// ("firstParty" for Anthropic's API, "gateway" for another provider;
+	// "" = not said).
+	Version, APIKeySource, APIProvider string
 	// Getenv looks up the environment for the root check of
 	// bypassPermissions (nil = os.Getenv).
 	Getenv func(string) string
@@ -116,6 +118,9 @@ type server struct {
 	ws       *workspace.Workspace
 	openErr  error
 	mirror   *Mirror // nil: none
+	// ctxTokens is the size of the main agent's last model exchange
+	// (prompt and output tokens), for get_context_usage.
+	ctxTokens int
 }
 
 // Serve runs a stream-json session: it reads the program's messages from
@@ -264,6 +269,11 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 		if r, ok := ev.(*agent.ResultEvent); ok {
 			res = r
 			continue
+		}
+		if m, ok := ev.(*agent.MessageEvent); ok && m.Reply != nil {
+			s.mu.Lock()
+			s.ctxTokens = m.Reply.Usage.PromptTokens() + m.Reply.Usage.OutputTokens
+			s.mu.Unlock()
 		}
 		s.mirror.Event(ev)
 		s.out.Event(ev)
@@ -481,6 +491,32 @@ func (s *server) handle(ctx context.Context, req *ControlRequest) (any, error) {
 		}
 		ag.SetModel(model)
 		return map[string]any{}, nil
+	case "set_max_thinking_tokens":
+		var r struct {
+			Max *int `json:"max_thinking_tokens"`
+		}
+		if err := json.Unmarshal(req.Request, &r); err != nil {
+			return nil, err
+		}
+		ag, _, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		n := -1 // null: the session's own budget
+		if r.Max != nil {
+			if *r.Max < 0 {
+				return nil, fmt.Errorf("max_thinking_tokens must not be negative (got %d)", *r.Max)
+			}
+			n = *r.Max
+		}
+		ag.SetThinkingBudget(n)
+		return map[string]any{}, nil
+	case "get_context_usage":
+		ag, _, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.contextUsage(ag), nil
 	case "mcp_status":
 		if _, _, err := s.open(ctx); err != nil {
 			return nil, err
@@ -501,6 +537,50 @@ func (s *server) handle(ctx context.Context, req *ControlRequest) (any, error) {
 		return rewindFiles(ctx, ag, r.UserMessageID, r.DryRun), nil
 	}
 	return nil, fmt.Errorf("unsupported control request %q", req.Subtype())
+}
+
+// contextUsage answers get_context_usage in the SDK's shape. Gantry knows
+// the size of the last model exchange as the provider counted it (system
+// prompt, tools and messages together), not a breakdown: one "used"
+// category and the free space of the context window.
+func (s *server) contextUsage(ag *agent.Agent) map[string]any {
+	s.mu.Lock()
+	used := s.ctxTokens
+	s.mu.Unlock()
+	window := agent.DefaultContextWindow
+	free := max(window-used, 0)
+	pct := 0.0
+	if window > 0 {
+		pct = float64(used) * 100 / float64(window)
+	}
+	type category struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Tokens int    `json:"tokens"`
+		Color  string `json:"color"`
+		Kind   string `json:"kind"`
+	}
+	agents := []map[string]any{}
+	if s.ws != nil && s.ws.Agents() != nil {
+		for _, d := range s.ws.Agents().List() {
+			agents = append(agents, map[string]any{"agentType": d.Name, "source": d.Source, "tokens": 0})
+		}
+	}
+	return map[string]any{
+		"categories": []category{
+			{ID: "messages", Name: "Conversation (system prompt, tools and messages)", Tokens: used, Color: "purple", Kind: "used"},
+			{ID: "free_space", Name: "Free space", Tokens: free, Color: "promptBorder", Kind: "free"},
+		},
+		"totalTokens":  used,
+		"maxTokens":    window,
+		"rawMaxTokens": window,
+		"percentage":   pct,
+		"gridRows":     [][]any{},
+		"model":        ag.Model(),
+		"memoryFiles":  []any{},
+		"mcpTools":     []any{},
+		"agents":       agents,
+	}
 }
 
 // rewindFiles answers rewind_files through Agent.RewindFiles (the one
@@ -557,7 +637,7 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 		"output_style":            "default",
 		"available_output_styles": []string{"default"},
 		"models":                  []map[string]string{{"value": model, "displayName": model, "description": "the session's model"}},
-		"account":                 map[string]string{"apiKeySource": s.opts.APIKeySource},
+		"account":                 s.account(),
 		"claude_code_version":     s.opts.Version,
 		"pid":                     os.Getpid(),
 	}
@@ -565,6 +645,16 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 		resp["hooks_applied"] = true
 	}
 	return resp, nil
+}
+
+// account is initialize's account (the SDK's accountInfo()): where the
+// key came from and which kind of provider serves the session.
+func (s *server) account() map[string]string {
+	acc := map[string]string{"apiKeySource": s.opts.APIKeySource}
+	if p := s.opts.APIProvider; p != "" {
+		acc["apiProvider"] = p
+	}
+	return acc
 }
 
 func (s *server) mcpStatusResponse() any {

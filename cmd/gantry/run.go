@@ -374,6 +374,7 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
 		Version:          buildVersion(),
 		APIKeySource:     apiKeySource(a, f.provider),
+		APIProvider:      apiProvider(f.provider),
 		Getenv:           a.getenv,
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
 		ClaudeConfigDir:  claudeConfigDir,
@@ -593,6 +594,16 @@ func apiKeySource(a *app, provider string) string {
 		return "OPENAI_API_KEY"
 	}
 	return "none"
+}
+
+// apiProvider is the Agent SDK's accountInfo().apiProvider for
+// --provider: Anthropic's API is "firstParty"; any other provider is a
+// "gateway" to the SDK.
+func apiProvider(provider string) string {
+	if provider == "" || provider == "anthropic" {
+		return "firstParty"
+	}
+	return "gateway"
 }
 
 func cmpOr(a, b string) string {

@@ -164,4 +164,41 @@ for (let run = 0; run < runs; run++) {
   assert.equal(notified.tool_use_id, started.tool_use_id);
 }
 
+log('order runs:', runs);
+
+// 6. Control requests: getContextUsage, setMaxThinkingTokens, accountInfo,
+// supportedModels.
+{
+  let next;
+  async function* two() {
+    for (const text of ['control: first', 'control: second']) {
+      const gate = new Promise((r) => (next = r));
+      yield { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' };
+      await gate;
+    }
+  }
+  const q = query({ prompt: two(), options: base });
+  let n = 0;
+  for await (const m of q) {
+    if (m.type !== 'result') continue;
+    assert.equal(m.subtype, 'success', JSON.stringify(m));
+    if (++n === 1) {
+      const usage = await q.getContextUsage();
+      assert.equal(usage.totalTokens, 150, JSON.stringify(usage)); // the fake server's 120 in + 30 out
+      assert.equal(usage.maxTokens, 200000);
+      assert.ok(usage.percentage > 0 && usage.percentage < 1);
+      assert.deepEqual(usage.categories.map((c) => c.kind), ['used', 'free']);
+      assert.equal(usage.model, 'claude-sonnet-4-5');
+      await q.setMaxThinkingTokens(2048);
+      const account = await q.accountInfo();
+      assert.equal(account.apiKeySource, 'ANTHROPIC_API_KEY');
+      assert.equal(account.apiProvider, 'firstParty');
+      const models = await q.supportedModels();
+      assert.ok(models.length >= 1 && models.every((x) => x.value && x.displayName), JSON.stringify(models));
+    }
+    next();
+  }
+  assert.equal(n, 2);
+}
+
 console.log('SDK-PARITY-OK');
