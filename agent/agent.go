@@ -488,7 +488,41 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 			xo.Hooks = a.opts.Hooks
 		}
 	}
+	if inner := xo.Hooks; inner != nil {
+		// The executor builds the tool events' input from the tool
+		// environment, which has no transcript: add it, as a.hook does.
+		xo.Hooks = transcriptHooks{inner: inner, a: a}
+	}
 	a.exec = executor.New(a.resolver, xo)
+}
+
+// transcriptHooks fills a hook input's transcript_path.
+type transcriptHooks struct {
+	inner hook.Runner
+	a     *Agent
+}
+
+func (h transcriptHooks) Run(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = h.a.transcriptPath()
+	}
+	return h.inner.Run(ctx, in)
+}
+
+// Handles implements [hook.EventFilter] as the wrapped runner does.
+func (h transcriptHooks) Handles(ev hook.Event) bool { return hook.Handles(h.inner, ev) }
+
+// transcriptPath is the transcript hooks are told about: the session's,
+// or for a subagent its parent's ("" without one).
+func (a *Agent) transcriptPath() string {
+	s := a
+	if a.sub != nil {
+		s = a.sub.parent
+	}
+	if s.sess == nil {
+		return ""
+	}
+	return s.sess.Path
 }
 
 func (a *Agent) openSession() error {

@@ -49,6 +49,7 @@ async function* prompts() {
 
 const asked = [];
 const hookCalls = [];
+const hookInputs = [];
 const q = query({
   prompt: prompts(),
   options: {
@@ -72,6 +73,7 @@ const q = query({
             async (input) => {
               hookCalls.push(input.tool_name);
               assert.equal(input.hook_event_name, 'PreToolUse');
+              hookInputs.push(input);
               return {
                 hookSpecificOutput: {
                   hookEventName: 'PreToolUse',
@@ -172,6 +174,8 @@ assert.equal(results[0].result, 'the sum is 5');
 // Turn two: canUseTool denied Bash, the hook blocked Write.
 assert.deepEqual(asked, ['mcp__calc__add', 'Bash']);
 assert.deepEqual(hookCalls, ['Write']);
+// The hook input names the session's transcript (declared required).
+assert.ok(hookInputs.every((i) => typeof i.transcript_path === 'string' && i.transcript_path.endsWith('.jsonl')), JSON.stringify(hookInputs));
 assert.equal(results[1].subtype, 'success');
 assert.deepEqual(results[1].permission_denials.map((d) => d.tool_name), ['Bash', 'Write']);
 const bashResult = seenToolResults.find((b) => String(b.content).includes('no Bash here'));
