@@ -433,6 +433,7 @@ func mcpFlag(a *app, vals []string) (files []string, servers map[string]mcptool.
 // openSession assembles the agent of a run; init is what an Agent SDK
 // program registered (nil outside stream-json input).
 func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init) (*runSession, error) {
+	sdk := init != nil
 	if init == nil {
 		init = &streamjson.Init{}
 	}
@@ -556,6 +557,9 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		// Headless: background agents report before the run ends (in the
 		// terminal they report at the next turn).
 		WaitForBackground: f.chat == nil,
+		// An SDK program's deny messages and hook reasons reach the model
+		// as the program gave them.
+		ExecutorOptions: executor.Options{DenialsAsGiven: sdk},
 	}
 	if !f.noSessionSaved {
 		home, err := session.DefaultHome(a.getenv)

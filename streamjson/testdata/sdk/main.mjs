@@ -182,6 +182,10 @@ const bashResult = seenToolResults.find((b) => String(b.content).includes('no Ba
 assert.ok(bashResult && bashResult.is_error, 'the denial reached the model');
 const writeResult = seenToolResults.find((b) => String(b.content).includes('blocked by the hook'));
 assert.ok(writeResult && writeResult.is_error, 'the hook block reached the model');
+// The deny message and the hook's reason reach the model as given.
+const text = (b) => (typeof b.content === 'string' ? b.content : b.content.map((c) => c.text ?? '').join(''));
+assert.equal(text(bashResult), 'no Bash here');
+assert.equal(text(writeResult), 'writes are blocked by the hook');
 // Each denial is also a system/permission_denied message.
 assert.deepEqual(deniedMessages.map((d) => d.tool_name), ['Bash', 'Write'], JSON.stringify(deniedMessages));
 assert.ok(deniedMessages[0].message.includes('no Bash here'), JSON.stringify(deniedMessages[0]));
