@@ -229,8 +229,12 @@ type Status struct {
 	Subtype        string    `json:"subtype"` // "status"
 	Status         *string   `json:"status"`
 	PermissionMode tool.Mode `json:"permissionMode,omitempty"`
-	UUID           string    `json:"uuid"`
-	SessionID      string    `json:"session_id"`
+	// CompactResult ("success", "failed") and CompactError end a
+	// "compacting" status.
+	CompactResult string `json:"compact_result,omitempty"`
+	CompactError  string `json:"compact_error,omitempty"`
+	UUID          string `json:"uuid"`
+	SessionID     string `json:"session_id"`
 }
 
 // PermissionDenied is the system message written when a tool call was

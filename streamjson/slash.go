@@ -2,6 +2,7 @@ package streamjson
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/gantry-dev/gantry/agent"
@@ -72,7 +73,16 @@ func (s *server) runCommand(ctx context.Context, ag *agent.Agent, blocks []llm.B
 	}
 	switch c.Name {
 	case "compact":
+		s.out.Compacting(false, nil)
 		ev, err := ag.Compact(ctx, args)
+		switch {
+		case err != nil:
+			s.out.Compacting(true, err)
+		case ev == nil:
+			s.out.Compacting(true, errors.New("not enough messages to compact"))
+		default:
+			s.out.Compacting(true, nil)
+		}
 		res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: ag.SessionID()}
 		switch {
 		case err != nil:

@@ -588,6 +588,22 @@ func (w *Writer) noteCalls(m llm.Message, info *agent.ReplyInfo, parent *string)
 	}
 }
 
+// Compacting writes the status messages around a manual compaction:
+// "compacting" when it starts (done false), then a null status with the
+// compaction's result (err nil: success).
+func (w *Writer) Compacting(done bool, err error) {
+	m := Status{Type: "system", Subtype: "status", UUID: w.opts.NewUUID(), SessionID: w.session}
+	switch {
+	case !done:
+		m.Status = ptr("compacting")
+	case err != nil:
+		m.CompactResult, m.CompactError = "failed", err.Error()
+	default:
+		m.CompactResult = "success"
+	}
+	w.send(m)
+}
+
 // CompactBoundary writes the system/compact_boundary message of a
 // compaction; trigger is "auto" (near the context limit) or "manual"
 // (/compact).

@@ -182,7 +182,7 @@ var sdkShapes = map[string]struct{ required, optional []string }{
 	"system/api_retry": {
 		required: []string{"type", "subtype", "attempt", "max_retries", "retry_delay_ms", "error_status", "error", "uuid", "session_id"},
 	},
-	"system/status": {required: []string{"type", "subtype", "status", "uuid", "session_id"}, optional: []string{"permissionMode"}},
+	"system/status": {required: []string{"type", "subtype", "status", "uuid", "session_id"}, optional: []string{"permissionMode", "compact_result", "compact_error"}},
 	"system/permission_denied": {required: []string{"type", "subtype", "tool_name", "tool_use_id", "message", "uuid", "session_id"},
 		optional: []string{"agent_id", "decision_reason_type", "decision_reason"}},
 	"system/task_started": {required: []string{"type", "subtype", "task_id", "description", "uuid", "session_id"},

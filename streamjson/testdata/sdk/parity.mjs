@@ -86,9 +86,11 @@ const q = query({ prompt: turns(), options: base });
 const seen = [];
 let initCommands;
 const compactResults = [];
+const statuses = [];
 for await (const m of q) {
   seen.push(m.type + (m.subtype ? '/' + m.subtype : ''));
   if (m.type === 'system' && m.subtype === 'init') initCommands = m.slash_commands;
+  if (m.type === 'system' && m.subtype === 'status') statuses.push(m);
   if (m.type === 'system' && m.subtype === 'compact_boundary') {
     assert.equal(m.compact_metadata.trigger, 'manual');
     assert.equal(typeof m.compact_metadata.pre_tokens, 'number');
@@ -107,6 +109,7 @@ for await (const m of q) {
 }
 assert.ok(initCommands.includes('compact'), JSON.stringify(initCommands));
 assert.ok(seen.includes('system/compact_boundary'), seen.join(' '));
+assert.deepEqual(statuses.map((x) => [x.status, x.compact_result ?? null]), [['compacting', null], [null, 'success']], JSON.stringify(statuses));
 assert.equal(compactResults.length, 2);
 assert.equal(compactResults[1].subtype, 'success', JSON.stringify(compactResults[1]));
 // 4. The session helpers see Gantry's sessions (CLAUDE_CONFIG_DIR is set
