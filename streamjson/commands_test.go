@@ -32,6 +32,8 @@ func TestAgentSDKCommands(t *testing.T) {
 		filepath.Join(work, "a.txt"):                                           "alpha\n",
 		filepath.Join(work, ".claude", "commands", "greet.md"):                 greet,
 		filepath.Join(work, ".claude", "commands", "frontend", "component.md"): "Make the component $ARGUMENTS.\n",
+		filepath.Join(work, ".claude", "commands", "status.md"):                "---\nallowed-tools: Bash, Read\n---\nTag: !`echo tagged-$1`\nSee @a.txt please.\n",
+		filepath.Join(work, ".claude", "commands", "fetch.md"):                 "Fetched: !`curl -s https://example.invalid/x`\n",
 		filepath.Join(home, ".claude", "commands", "hello.md"):                 "---\ndescription: say hello\n---\nHello.\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
@@ -42,7 +44,7 @@ func TestAgentSDKCommands(t *testing.T) {
 		}
 	}
 	srv := llmtest.NewServer(t)
-	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"))
+	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"), llmtest.TextReply("status seen"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	program := filepath.Join("testdata", "sdk", "commands.mjs")
@@ -61,8 +63,8 @@ func TestAgentSDKCommands(t *testing.T) {
 		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("model requests = %d, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("model requests = %d, want 3 (/fetch fails before asking the model)", len(reqs))
 	}
 	first := func(r llmtest.Request) string {
 		var s string
@@ -80,6 +82,9 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	if got := first(reqs[1]); !strings.Contains(got, "/greet Ada") {
 		t.Errorf("untrusted /greet reached the model as %q", got)
+	}
+	if got := first(reqs[2]); !strings.Contains(got, "Tag: tagged-x\n") || !strings.Contains(got, "<file path=\"a.txt\">") || !strings.Contains(got, "alpha") {
+		t.Errorf("/status's prompt = %q, want the echo's output and a.txt's content", got)
 	}
 	if names := reqs[1].ToolNames(); !slices.Contains(names, "Bash") {
 		t.Errorf("the untrusted run's tools = %v", names)

@@ -69,7 +69,14 @@ func (s *server) runCommand(ctx context.Context, ag *agent.Agent, blocks []llm.B
 		return blocks, func() {}, false
 	}
 	if !c.Builtin() {
-		return []llm.Block{llm.Text(c.Expand(args))}, slash.Apply(ag, c), false
+		undo := slash.Apply(ag, c)
+		text, err := c.Prepare(ctx, ag, args)
+		if err != nil {
+			undo()
+			s.out.Result(nil, err)
+			return nil, func() {}, true
+		}
+		return []llm.Block{llm.Text(text)}, undo, false
 	}
 	switch c.Name {
 	case "compact":

@@ -465,15 +465,19 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	m.runBase.usage, m.runBase.cost = m.usage, m.cost
 	m.notice, m.logLine, m.errShown = "", "", false
 	ag := m.sess.Agent
-	undo := func() {}
-	if c, args := m.customCommand(prompt); c != nil {
-		prompt, undo = c.Expand(args), slash.Apply(ag, c)
-	}
+	c, args := m.customCommand(prompt)
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		defer cancel()
-		defer undo()
+		if c != nil {
+			defer slash.Apply(ag, c)()
+			var err error
+			if prompt, err = c.Prepare(ctx, ag, args); err != nil {
+				m.bus.send(runDoneMsg{gen: gen, err: err})
+				return
+			}
+		}
 		var last error
 		for ev, err := range ag.Run(ctx, prompt) {
 			if err != nil {

@@ -299,8 +299,10 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	if c, args := s.ws.Commands().Find(prompt); c != nil && !c.Builtin() {
 		// A custom slash command (package slash): its prompt, model and
 		// allowed-tools.
-		prompt = c.Expand(args)
 		defer slash.Apply(s.ag, c)()
+		if prompt, err = c.Prepare(ctx, s.ag, args); err != nil {
+			return &exitError{code: 1, err: err}
+		}
 	}
 	var res *agent.ResultEvent
 	var runErr error

@@ -66,4 +66,13 @@ assert.ok(!u.init.slash_commands.includes('greet'), JSON.stringify(u.init.slash_
 assert.ok(u.init.slash_commands.includes('hello'), JSON.stringify(u.init.slash_commands));
 assert.ok(!u.supported.some((c) => c.name === 'greet'));
 
+// 3. Pre-execution and file inclusion run through the permission
+// pipeline: an allowed echo and Read, then a network command nobody
+// approved (no canUseTool here), which fails the command.
+const st = await run('/status x', base);
+assert.equal(st.result.subtype, 'success', JSON.stringify(st.result));
+const fe = await run('/fetch', base);
+assert.equal(fe.result.is_error, true, JSON.stringify(fe.result));
+assert.ok(JSON.stringify(fe.result.errors).includes('/fetch'), JSON.stringify(fe.result));
+
 console.log('SDK-COMMANDS-OK');
