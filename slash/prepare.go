@@ -42,6 +42,11 @@ func (c *Command) Prepare(ctx context.Context, call Caller, args string) (string
 	if call == nil {
 		return text, nil
 	}
+	// The calls get their own file-state cache: what they read is in the
+	// prompt, not in a result the model saw (and a failed command's reads
+	// never reach it), so a later Read by the model reads again.
+	env := *call.Env()
+	env.Files = tool.NewFileCache(0)
 	n := 0
 	run := func(name string, input map[string]any) (string, error) {
 		n++
@@ -49,7 +54,7 @@ func (c *Command) Prepare(ctx context.Context, call Caller, args string) (string
 		if err != nil {
 			return "", err
 		}
-		b, err := call.Executor().Run(ctx, executor.NewSession(call.Env()), []executor.Call{{ID: fmt.Sprintf("slash_%s_%d", c.Name, n), Name: name, Input: in}})
+		b, err := call.Executor().Run(ctx, executor.NewSession(&env), []executor.Call{{ID: fmt.Sprintf("slash_%s_%d", c.Name, n), Name: name, Input: in}})
 		if err != nil {
 			return "", err
 		}
@@ -84,6 +89,12 @@ func (c *Command) Prepare(ctx context.Context, call Caller, args string) (string
 		}
 		sub := atRE().FindStringSubmatch(m)
 		lead, path := sub[1], sub[2]
+		// "see @notes.txt." : sentence punctuation is not the path's.
+		trimmed := strings.TrimRight(path, ".,;:!?)]'\"")
+		tail := path[len(trimmed):]
+		if path = trimmed; path == "" {
+			return m
+		}
 		abs := path
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(call.Env().WorkDir, path)
@@ -93,7 +104,7 @@ func (c *Command) Prepare(ctx context.Context, call Caller, args string) (string
 			firstErr = err
 			return m
 		}
-		return lead + "@" + path + "\n\n<file path=\"" + path + "\">\n" + strings.TrimRight(out, "\n") + "\n</file>\n"
+		return lead + "@" + path + tail + "\n\n<file path=\"" + path + "\">\n" + strings.TrimRight(out, "\n") + "\n</file>\n"
 	})
 	if firstErr != nil {
 		return "", firstErr
