@@ -296,7 +296,9 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 
 	out := newPrinter(a, f, s.model, s.ws)
 	s.rc.printer.Store(out)
-	if c, args := s.ws.Commands().Find(prompt); c != nil && !c.Builtin() {
+	if c, args := s.ws.Commands().Find(prompt); c != nil && c.Builtin() && c.Name == "compact" {
+		return compactRun(ctx, s, out, args)
+	} else if c != nil && !c.Builtin() {
 		// A custom slash command (package slash): its prompt, model and
 		// allowed-tools.
 		defer slash.Apply(s.ag, c)()
@@ -337,6 +339,30 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 		// may not be done. Each denial was reported on stderr (text) or
 		// is in the result's permission_denials (json).
 		return &exitError{code: exitDenied, err: errors.New("")}
+	}
+	return nil
+}
+
+// compactRun runs /compact [instructions] as the run (it makes sense
+// with --resume or --continue): the session compacts now, and the result
+// says so, or why not.
+func compactRun(ctx context.Context, s *runSession, out *printer, instructions string) error {
+	ev, err := s.ag.Compact(ctx, instructions)
+	if err != nil {
+		out.finish(nil, err)
+		return &exitError{code: 1, err: err}
+	}
+	res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: s.ag.SessionID(),
+		Text: "Compacted the conversation."}
+	if ev == nil {
+		res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, "Not enough messages to compact."
+	} else {
+		out.w.CompactBoundary("manual", ev)
+		res.Text = fmt.Sprintf("Compacted the conversation: %d messages became %d.", ev.Before, ev.After)
+	}
+	out.finish(res, nil)
+	if res.IsError {
+		return &exitError{code: 1, err: errors.New("")}
 	}
 	return nil
 }
