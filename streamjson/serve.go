@@ -15,6 +15,7 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
@@ -586,7 +587,7 @@ func (s *server) contextUsage(ag *agent.Agent) map[string]any {
 // rewindFiles answers rewind_files through Agent.RewindFiles (the one
 // rewind of every front end), in the SDK's RewindFilesResult shape.
 func rewindFiles(ctx context.Context, ag *agent.Agent, id string, dryRun bool) map[string]any {
-	rep, err := ag.RewindFiles(ctx, id, checkpoint.RewindOptions{DryRun: dryRun})
+	rep, err := ag.RewindFiles(ctx, id, checkpoint.RewindOptions{DryRun: dryRun, CountLines: file.LineChanges})
 	if err != nil {
 		return map[string]any{"canRewind": false, "error": err.Error()}
 	}
@@ -600,7 +601,7 @@ func rewindFiles(ctx context.Context, ag *agent.Agent, id string, dryRun bool) m
 	if changed == nil {
 		changed = []string{}
 	}
-	return map[string]any{"canRewind": true, "filesChanged": changed}
+	return map[string]any{"canRewind": true, "filesChanged": changed, "insertions": rep.Insertions, "deletions": rep.Deletions}
 }
 
 // initialize answers the initialize request once the session is open.
