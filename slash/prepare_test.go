@@ -2,11 +2,13 @@ package slash_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -56,5 +58,61 @@ func TestPrepare(t *testing.T) {
 	}
 	if got, _ := c.Prepare(ctx, nil, ""); got != "!`touch made.txt`" {
 		t.Errorf("without a caller: %q", got)
+	}
+}
+
+// TestSlashCommandTool: a trusted project's commands the model may run
+// are in the pool as SlashCommand; running one gives its prompt; a
+// command that pre-executes, or disables model invocation, is refused.
+func TestSlashCommandTool(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	for name, body := range map[string]string{
+		"greet.md":   "---\ndescription: greet someone\nargument-hint: <name>\n---\nSay hello to $1.",
+		"run.md":     "---\ndescription: runs a command first\n---\nStatus: !`git status`",
+		"private.md": "---\ndescription: for people only\ndisable-model-invocation: true\n---\nSecret steps.",
+	} {
+		p := filepath.Join(dir, ".claude", "commands", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	ctx := context.Background()
+	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, Trusted: true, Getenv: getenv, UserHome: home, PolicyPath: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var desc string
+	for _, s := range ws.Pool().Specs() {
+		if s.Name == slash.ToolName {
+			desc = s.Description
+		}
+	}
+	if !strings.Contains(desc, "/greet <name>: greet someone") || strings.Contains(desc, "/run") || strings.Contains(desc, "/private") {
+		t.Fatalf("SlashCommand's description = %q", desc)
+	}
+	call := func(command string) *executor.Outcome {
+		b, err := ws.Executor().Run(ctx, executor.NewSession(ws.Env()), []executor.Call{{ID: "s", Name: slash.ToolName, Input: json.RawMessage(`{"command":"` + command + `"}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Outcomes[0]
+	}
+	if o := call("/greet Ada"); o.Kind != executor.KindOK || !strings.Contains(o.Result.TextContent(), "Say hello to Ada.") {
+		t.Errorf("/greet: %q %q", o.Kind, o.Result.TextContent())
+	}
+	for _, c := range []string{"/run", "/private", "/compact", "/nope"} {
+		if o := call(c); o.Kind == executor.KindOK {
+			t.Errorf("%s ran: %q", c, o.Result.TextContent())
+		}
 	}
 }

@@ -466,6 +466,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
 		po.Tools = append(po.Tools, agenttool.New(w.agents))
 	}
+	if slices.ContainsFunc(w.commands.List(), (*slash.Command).Invocable) {
+		po.Tools = append(po.Tools, slash.NewTool(w.commands))
+	}
 	po.Deny = slices.Concat(po.Deny, eng.HiddenTools())
 	if w.mcp == nil {
 		po.Deny = append(po.Deny, "ListMcpResources", "ReadMcpResource")
