@@ -85,7 +85,8 @@ type Writer struct {
 // subTask is what the Writer knows of a subagent's Agent call.
 type subTask struct {
 	id, description, subagentType, prompt string
-	background, started                   bool
+	background, started, notified         bool
+	toolUses                              int // the calls of its replies
 }
 
 // NewWriter returns a Writer that hands every message to emit (which
@@ -350,10 +351,38 @@ func (w *Writer) subagent(e *agent.SubagentEvent) {
 	}
 	switch ev := e.Event.(type) {
 	case *agent.MessageEvent:
+		if ev.Message.Role == llm.RoleAssistant {
+			for _, b := range ev.Message.Content {
+				if b.Type == llm.TypeToolUse {
+					t.toolUses++
+				}
+			}
+		}
 		w.message(ev.Message, ev.UUID, ev.Reply, &id)
 	case *agent.ToolResultEvent:
 		w.denied(ev.Outcome, e.AgentID)
+	case *agent.ResultEvent:
+		// The subagent's run ended (a background one too).
+		status := "completed"
+		if ev.IsError {
+			status = "failed"
+		}
+		t.notified = true
+		w.send(TaskNotification{Type: "system", Subtype: "task_notification", TaskID: t.id, ToolUseID: id, Status: status,
+			Summary: cmpOr(summaryText(ev.Text), t.description),
+			Usage:   &TaskUsage{TotalTokens: ev.Usage.PromptTokens() + ev.Usage.OutputTokens, ToolUses: t.toolUses, DurationMS: ev.Duration.Milliseconds()},
+			UUID:    w.opts.NewUUID(), SessionID: w.session})
 	}
+}
+
+// summaryText is a task's result as task_notification's summary: at most
+// 1,000 characters.
+func summaryText(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 1000 {
+		s = string(r[:999]) + "…"
+	}
+	return s
 }
 
 // denied writes the permission_denied message of a denied or blocked
@@ -386,8 +415,8 @@ func (w *Writer) denied(o *executor.Outcome, agentID string) {
 // Agent call returned.
 func (w *Writer) taskEnded(o *executor.Outcome) {
 	t := w.tasks[o.ID]
-	if t == nil || !t.started || t.background {
-		return
+	if t == nil || !t.started || t.background || t.notified {
+		return // a subagent's own result said it (or it runs on)
 	}
 	delete(w.tasks, o.ID)
 	status := "completed"

@@ -338,3 +338,42 @@ func TestSubagentOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskMessages: a background subagent's task_started says so, its
+// Agent call's quick result writes no notification, and its own result
+// later writes task_notification with its summary and usage.
+func TestTaskMessages(t *testing.T) {
+	call := llm.ToolUse("toolu_b", "Agent", json.RawMessage(`{"description":"watch","prompt":"watch it","subagent_type":"Explore","run_in_background":true}`))
+	sub := func(ev agent.Event) agent.Event {
+		return &agent.SubagentEvent{ParentToolUseID: "toolu_b", AgentID: "agent-1", AgentType: "Explore", Event: ev}
+	}
+	events := []agent.Event{
+		&agent.InitEvent{SessionID: session, Model: "m"},
+		&agent.MessageEvent{Message: llm.AssistantMessage(call), Reply: &agent.ReplyInfo{ID: "msg_p", StopReason: llm.StopToolUse}},
+		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_b", Name: "Agent", Result: &tool.Result{Content: []tool.Content{tool.Text("started in the background")}}}},
+		sub(&agent.MessageEvent{Message: llm.AssistantMessage(llm.ToolUse("c1", "Read", json.RawMessage(`{}`))), Reply: &agent.ReplyInfo{ID: "msg_c"}}),
+		sub(&agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "all quiet", Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}, Duration: 2 * time.Second}),
+	}
+	out := record(t, deterministic(), events, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: session}, nil)
+	var started, notes []map[string]any
+	for _, m := range out {
+		switch m["subtype"] {
+		case "task_started":
+			started = append(started, m)
+		case "task_notification":
+			notes = append(notes, m)
+		}
+	}
+	if len(started) != 1 || started[0]["is_backgrounded"] != true || started[0]["task_id"] != "agent-1" || started[0]["description"] != "watch" {
+		t.Fatalf("task_started = %v", started)
+	}
+	if len(notes) != 1 {
+		t.Fatalf("task_notification = %v, want one", notes)
+	}
+	n := notes[0]
+	u, _ := n["usage"].(map[string]any)
+	if n["status"] != "completed" || n["summary"] != "all quiet" || n["task_id"] != "agent-1" ||
+		u["total_tokens"] != float64(120) || u["tool_uses"] != float64(1) || u["duration_ms"] != float64(2000) {
+		t.Errorf("task_notification = %v", n)
+	}
+}
