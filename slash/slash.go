@@ -42,6 +42,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/toolset"
 )
 
@@ -50,6 +51,7 @@ const (
 	SourceBuiltin = "builtin"
 	SourceUser    = "user"
 	SourceProject = "project"
+	SourcePlugin  = "plugin"
 )
 
 // maxFileBytes bounds a command file.
@@ -213,6 +215,9 @@ type LoadOptions struct {
 	// UserHome is the user's home ("" = no ~/.claude/commands);
 	// GantryHome is Gantry's ("" = no <Gantry home>/commands).
 	UserHome, GantryHome string
+	// Plugins are plugins whose commands/ are read, each command named
+	// "plugin:command" (see package plugins).
+	Plugins []*plugins.Plugin
 }
 
 // Load reads the custom commands LoadOptions name, sorted by name, and
@@ -236,6 +241,14 @@ func Load(opts LoadOptions) ([]*Command, []error) {
 	if opts.ProjectDir != "" {
 		add(filepath.Join(opts.ProjectDir, ".claude", "commands"), SourceProject)
 		add(filepath.Join(opts.ProjectDir, ".gantry", "commands"), SourceProject)
+	}
+	for _, p := range opts.Plugins {
+		cmds, errs := loadDir(p.CommandsDir(), SourcePlugin)
+		problems = append(problems, errs...)
+		for _, c := range cmds {
+			c.Name = p.Name + ":" + c.Name
+			byName[c.Name] = c
+		}
 	}
 	out := make([]*Command, 0, len(byName))
 	for _, c := range byName {

@@ -24,7 +24,7 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	node, sdkDir := agentSDK(t)
 	bin := buildGantry(t)
-	work, untrusted, home := t.TempDir(), t.TempDir(), t.TempDir()
+	work, untrusted, home, plugin := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	greet := "---\ndescription: Greet someone by name\n" +
 		"argument-hint: [name] [greeting]\nallowed-tools: Read, Grep\n---\nSay $2 to $1 and read a.txt.\n"
 	for name, content := range map[string]string{
@@ -34,6 +34,8 @@ func TestAgentSDKCommands(t *testing.T) {
 		filepath.Join(work, ".claude", "commands", "frontend", "component.md"): "Make the component $ARGUMENTS.\n",
 		filepath.Join(work, ".claude", "commands", "status.md"):                "---\nallowed-tools: Bash, Read\n---\nTag: !`echo tagged-$1`\nSee @a.txt please.\n",
 		filepath.Join(work, ".claude", "commands", "fetch.md"):                 "Fetched: !`curl -s https://example.invalid/x`\n",
+		filepath.Join(plugin, ".claude-plugin", "plugin.json"):                 `{"name":"tools","version":"1.0.0"}`,
+		filepath.Join(plugin, "commands", "hello.md"):                          "---\ndescription: greets from the plugin\n---\nPlugin says hi to $1.\n",
 		filepath.Join(home, ".claude", "commands", "hello.md"):                 "---\ndescription: say hello\n---\nHello.\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
@@ -44,7 +46,7 @@ func TestAgentSDKCommands(t *testing.T) {
 		}
 	}
 	srv := llmtest.NewServer(t)
-	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"), llmtest.TextReply("status seen"))
+	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"), llmtest.TextReply("status seen"), llmtest.TextReply("plugged"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	program := filepath.Join("testdata", "sdk", "commands.mjs")
@@ -54,7 +56,7 @@ func TestAgentSDKCommands(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, program)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
-		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work, "UNTRUSTED_DIR=" + untrusted,
+		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work, "UNTRUSTED_DIR=" + untrusted, "PLUGIN_DIR=" + plugin,
 		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
 	}
 	var stdout, stderr bytes.Buffer
@@ -63,9 +65,10 @@ func TestAgentSDKCommands(t *testing.T) {
 		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("model requests = %d, want 3 (/fetch fails before asking the model)", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("model requests = %d, want 4 (/fetch fails before asking the model)", len(reqs))
 	}
+
 	first := func(r llmtest.Request) string {
 		var s string
 		for _, b := range r.Messages[len(r.Messages)-1].Content {
@@ -85,6 +88,9 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	if got := first(reqs[2]); !strings.Contains(got, "Tag: tagged-x\n") || !strings.Contains(got, "<file path=\"a.txt\">") || !strings.Contains(got, "alpha") {
 		t.Errorf("/status's prompt = %q, want the echo's output and a.txt's content", got)
+	}
+	if got := first(reqs[3]); !strings.Contains(got, "Plugin says hi to Ada.") {
+		t.Errorf("the plugin command's prompt = %q", got)
 	}
 	if names := reqs[1].ToolNames(); !slices.Contains(names, "Bash") {
 		t.Errorf("the untrusted run's tools = %v", names)

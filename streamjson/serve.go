@@ -403,6 +403,9 @@ func (s *server) info() Info {
 		return info
 	}
 	info.MCPServers = s.mcpServers()
+	for _, p := range s.ws.Plugins() {
+		info.Plugins = append(info.Plugins, Plugin{Name: p.Name, Path: p.Dir})
+	}
 	if c := s.ws.Agents(); c != nil {
 		info.Agents = c.Names()
 	}

@@ -28,6 +28,8 @@ type Info struct {
 	// skills the Skill tool can load; SlashCommands the commands a prompt
 	// may start with (the ones Serve runs itself, such as compact).
 	Agents, Skills, SlashCommands []string
+	// Plugins are the plugins loaded.
+	Plugins []Plugin
 }
 
 // WriterOptions configure a [Writer]. The zero value writes the core
@@ -206,7 +208,7 @@ func (w *Writer) init(e *agent.InitEvent) {
 		MCPServers: nonNil(info.MCPServers), Model: model, PermissionMode: e.Mode,
 		SlashCommands: nonNil(info.SlashCommands), APIKeySource: cmpOr(info.APIKeySource, "none"),
 		ClaudeCodeVersion: info.Version, OutputStyle: "default", Agents: nonNil(info.Agents),
-		Skills: nonNil(info.Skills), Plugins: []Plugin{}, UUID: w.opts.NewUUID(), GantryVersion: info.Version,
+		Skills: nonNil(info.Skills), Plugins: nonNil(info.Plugins), UUID: w.opts.NewUUID(), GantryVersion: info.Version,
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -42,6 +43,7 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/slash"
@@ -130,6 +132,11 @@ type Options struct {
 	// project's (.claude/commands, .gantry/commands) in a trusted folder
 	// (see package slash).
 	NoCommandFiles bool
+	// PluginDirs are plugin directories to load (the CLI's --plugin-dir,
+	// the Agent SDK's plugins): their commands and skills join the
+	// session's; their agents, hooks and MCP servers are not loaded yet
+	// (Warn says so). Named explicitly, they need no trust.
+	PluginDirs []string
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
@@ -219,6 +226,7 @@ type Workspace struct {
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
 	commands *slash.Registry
+	plugins  []*plugins.Plugin
 	pool     *toolset.Pool
 	poolOpts toolset.Options
 	// The workspace's own executor and session, made on first use (an
@@ -416,11 +424,27 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
+	// Plugins.
+	for _, d := range opts.PluginDirs {
+		p, err := plugins.Load(d)
+		if err != nil {
+			w.warn(opts, err.Error())
+			continue
+		}
+		if parts := p.Unloaded(); len(parts) > 0 {
+			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands and skills only)", p.Name, strings.Join(parts, ", ")))
+		}
+		w.plugins = append(w.plugins, p)
+	}
+
 	// Slash commands.
 	var cmds []*slash.Command
-	if !opts.NoCommandFiles {
-		lo := slash.LoadOptions{UserHome: home, GantryHome: settings.GantryHome(getenv, home)}
-		if w.Trusted() {
+	if !opts.NoCommandFiles || len(w.plugins) > 0 {
+		lo := slash.LoadOptions{Plugins: w.plugins}
+		if !opts.NoCommandFiles {
+			lo.UserHome, lo.GantryHome = home, settings.GantryHome(getenv, home)
+		}
+		if w.Trusted() && !opts.NoCommandFiles {
 			lo.ProjectDir = dir
 		}
 		var problems []error
@@ -510,6 +534,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 // builtinOptions completes opts.Builtin (see [Options.Builtin]).
 func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, home string) builtin.Options {
 	bo := opts.Builtin
+	for _, p := range w.plugins {
+		bo.Skill.Dirs = append(slices.Clip(bo.Skill.Dirs), p.SkillsDir())
+	}
 	if bo.File.JournalDir == "" {
 		bo.File.JournalDir = filepath.Join(settings.GantryHome(getenv, home), "tmp")
 		if removed, err := file.SweepTemp(bo.File.JournalDir); err == nil && len(removed) > 0 {
@@ -648,6 +675,9 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// Plugins returns the plugins loaded (see Options.PluginDirs).
+func (w *Workspace) Plugins() []*plugins.Plugin { return w.plugins }
 
 // Commands returns the session's slash commands (built-in and custom).
 func (w *Workspace) Commands() *slash.Registry { return w.commands }

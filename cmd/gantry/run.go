@@ -57,6 +57,8 @@ type runFlags struct {
 	mcpConfig      []string
 	strictMCP      bool
 	settingSources string
+	// pluginDirs are --plugin-dir (and --plugin-dir-no-mcp) values.
+	pluginDirs []string
 	// settingSourcesSet: --setting-sources was given (its empty value
 	// means no settings files).
 	settingSourcesSet bool
@@ -109,6 +111,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringArrayVar(&f.mcpConfig, "mcp-config", nil, "MCP servers: a configuration file (.mcp.json format) or the same as inline JSON (repeatable)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the servers of --mcp-config (not the project's .mcp.json)")
 	fl.StringVar(&f.settingSources, "setting-sources", "", "settings files to read: a comma-separated subset of user, project, local (default all; empty: none but the managed policy)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "load the plugin in this directory (.claude-plugin/plugin.json): its commands and skills (repeatable)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir-no-mcp", nil, "as --plugin-dir (a plugin's MCP servers are not started either way)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
@@ -549,6 +553,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
 		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
 		o.SettingScopes = scopes
+		o.PluginDirs = f.pluginDirs
 		if po := f.poolOptions(); po != nil {
 			o.Pool = po
 		}

@@ -7,7 +7,7 @@
 // The Go test (streamjson/commands_test.go) scripts the model and checks
 // what it was sent.
 //
-// Environment: GANTRY_BIN, SDK_DIR, WORK_DIR, UNTRUSTED_DIR (holds the
+// Environment: GANTRY_BIN, SDK_DIR, WORK_DIR, PLUGIN_DIR, UNTRUSTED_DIR (holds the
 // same commands; --trust records WORK_DIR as trusted), ANTHROPIC_BASE_URL,
 // ANTHROPIC_API_KEY.
 import { createRequire } from 'node:module';
@@ -74,5 +74,13 @@ assert.equal(st.result.subtype, 'success', JSON.stringify(st.result));
 const fe = await run('/fetch', base);
 assert.equal(fe.result.is_error, true, JSON.stringify(fe.result));
 assert.ok(JSON.stringify(fe.result.errors).includes('/fetch'), JSON.stringify(fe.result));
+
+// 4. A plugin (the SDK's plugins option, --plugin-dir for gantry): listed
+// in system/init, its command namespaced by the plugin's name.
+const pl = await run('/tools:hello Ada', { ...base, plugins: [{ type: 'local', path: process.env.PLUGIN_DIR }] });
+assert.equal(pl.result.subtype, 'success', JSON.stringify(pl.result));
+assert.deepEqual(pl.init.plugins.map((p) => p.name), ['tools'], JSON.stringify(pl.init.plugins));
+assert.ok(pl.init.slash_commands.includes('tools:hello'), JSON.stringify(pl.init.slash_commands));
+assert.ok(pl.supported.some((c) => c.name === 'tools:hello' && c.description === 'greets from the plugin'));
 
 console.log('SDK-COMMANDS-OK');
