@@ -98,7 +98,7 @@ func GatherEnvFacts(ctx context.Context, cwd string, now time.Time) EnvFacts {
 // mayBeGitRepo reports whether git could find a repository for dir: a
 // .git entry (directory, or file for worktrees and submodules) in dir or
 // one of its parents, or GIT_DIR in the environment. False spares the
-// fork and exec of git (~10 ms of wall time on a loaded machine).
+// fork and exec of git.
 func mayBeGitRepo(dir string) bool {
 	if os.Getenv("GIT_DIR") != "" {
 		return true

@@ -6,19 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the process's user + system CPU time: on a shared machine
-// the wall time of a benchmark depends on the other load, its CPU time
-// much less. Benchmarks report it as cpu-ms/op.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/gantry-dev/gantry/internal/benchcpu"
+)
 
 // project writes n files of about 1 KiB in directories of 50, dated an
 // hour ago (a project's files are older than the agent's session).
@@ -57,11 +49,12 @@ func BenchmarkCheckpoint10k(b *testing.B) {
 	for b.Loop() {
 		i++
 		os.WriteFile(changed, []byte("package p // "+strconv.Itoa(i)), 0o644)
-		c0 := cpuTime()
+		c0, _ := benchcpu.Now()
 		if _, err := s.Create(ctx, Meta{}); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		c1, _ := benchcpu.Now()
+		cpu += c1 - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
@@ -90,12 +83,13 @@ func BenchmarkRewind100(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		c0 := cpuTime()
+		c0, _ := benchcpu.Now()
 		rep, err := s.Rewind(ctx, "base", RewindOptions{})
 		if err != nil || len(rep.Restored) != 100 {
 			b.Fatal(err, rep)
 		}
-		cpu += cpuTime() - c0
+		c1, _ := benchcpu.Now()
+		cpu += c1 - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
@@ -119,11 +113,12 @@ func BenchmarkEditFlow1k(b *testing.B) {
 		i++
 		os.WriteFile(changed, []byte("package p // "+strconv.Itoa(i)), 0o644)
 		b.StartTimer()
-		c0 := cpuTime()
+		c0, _ := benchcpu.Now()
 		if _, err := s.Create(ctx, Meta{Kind: KindTool}); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		c1, _ := benchcpu.Now()
+		cpu += c1 - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
@@ -142,7 +137,7 @@ func BenchmarkReadOnlyRun200(b *testing.B) {
 	b.ReportAllocs()
 	var cpu time.Duration
 	for b.Loop() {
-		c0 := cpuTime()
+		c0, _ := benchcpu.Now()
 		s, err := Open(Options{Dir: dir, StoreDir: storeDir})
 		if err != nil {
 			b.Fatal(err)
@@ -153,7 +148,8 @@ func BenchmarkReadOnlyRun200(b *testing.B) {
 		if err := s.Record(ctx); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		c1, _ := benchcpu.Now()
+		cpu += c1 - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

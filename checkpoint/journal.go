@@ -18,8 +18,8 @@ import (
 // The journal: what a Store records goes into one append-only file of its
 // own (journal/<random>.log, created at its first recording) instead of a
 // file per object, manifest and checkpoint record. Creating a file costs
-// ~350 µs of CPU on an ext4 volume (allocating the inode, the directory
-// entry) where appending to an open one costs a few µs, and a checkpoint
+// far more CPU than appending to an open one (allocating the inode, the
+// directory entry; BenchmarkCheckpoint10k, docs/scale.md), and a checkpoint
 // before an edit stored three new files (the changed file's object, the
 // manifest, the record).
 //

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -111,7 +112,12 @@ func TestGoroutinesPerRunningCall(t *testing.T) {
 // A stream's call that ignores its cancellation is abandoned: its outcome
 // is given, the next call runs and Wait returns while the tool still runs
 // on the call's goroutine (which ends when the tool returns).
-func TestStreamAbandonsStubbornCall(t *testing.T) {
+// TestStreamAbandonsStubbornCall runs in a synctest bubble: the timeouts
+// and sleeps run on the fake clock, and the stubborn tool returns only
+// when the test has stopped running.
+func TestStreamAbandonsStubbornCall(t *testing.T) { synctest.Test(t, testStreamAbandonsStubbornCall) }
+
+func testStreamAbandonsStubbornCall(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 10 * time.Millisecond, AbandonAfter: 10 * time.Millisecond})
 	st := e.Stream(context.Background(), session())
@@ -127,8 +133,11 @@ func TestStreamAbandonsStubbornCall(t *testing.T) {
 	if o := b.Outcomes[1]; o.Kind != KindOK || text(o) != "wrote w in /w" {
 		t.Errorf("next call: %s %s", o.Kind, text(o))
 	}
-	// Let the abandoned call end before goleak looks.
-	if !eventually(func() bool { return k.ignored.Load() == 1 }) {
-		t.Fatal("the stubborn tool never returned")
+	// The stubborn tool returns when its own sleep ends, on the fake
+	// clock: then, and only then, its goroutine is gone.
+	time.Sleep(1500 * time.Millisecond)
+	synctest.Wait()
+	if k.ignored.Load() != 1 {
+		t.Fatal("the stubborn tool did not return when its sleep ended")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -177,7 +178,13 @@ func TestInterruptEveryCallGetsAResult(t *testing.T) {
 	}
 }
 
+// TestInterruptBlockToolRunsUntilItsDeadline runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
 func TestInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
+	synctest.Test(t, testInterruptBlockToolRunsUntilItsDeadline)
+}
+
+func testInterruptBlockToolRunsUntilItsDeadline(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll(), DefaultTimeout: 40 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -219,7 +226,11 @@ func TestStopOnInterruptDecision(t *testing.T) {
 	}
 }
 
-func TestStatsAndSignals(t *testing.T) {
+// TestStatsAndSignals runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
+func TestStatsAndSignals(t *testing.T) { synctest.Test(t, testStatsAndSignals) }
+
+func testStatsAndSignals(t *testing.T) {
 	k := newKit(t)
 	var mu sync.Mutex
 	var got []Signal

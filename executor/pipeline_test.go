@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gantry-dev/gantry/hook"
@@ -421,8 +422,10 @@ func TestPermission(t *testing.T) {
 	}
 }
 
+// TestTimeouts runs each case in a synctest bubble: the deadlines and the
+// tools' sleeps run on the fake clock, and the durations in the results
+// are exact.
 func TestTimeouts(t *testing.T) {
-	k := newKit(t)
 	tests := []struct {
 		name     string
 		opts     Options
@@ -440,18 +443,26 @@ func TestTimeouts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			xo := tc.opts
-			xo.Decider = allowAll()
-			e := New(k.resolver(t), xo)
-			o := run(t, e, tc.c).Outcomes[0]
-			if o.Kind != tc.kind || !strings.Contains(text(o), tc.contains) {
-				t.Fatalf("kind %q: %s", o.Kind, text(o))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				k := newKit(t)
+				xo := tc.opts
+				xo.Decider = allowAll()
+				e := New(k.resolver(t), xo)
+				o := run(t, e, tc.c).Outcomes[0]
+				if o.Kind != tc.kind || !strings.Contains(text(o), tc.contains) {
+					t.Fatalf("kind %q: %s", o.Kind, text(o))
+				}
+				if tc.c.Name == "Stubborn" {
+					// The abandoned call returns when its sleep ends on the
+					// fake clock; the bubble may end only after it.
+					time.Sleep(time.Second)
+					synctest.Wait()
+					if k.ignored.Load() != 1 {
+						t.Fatal("the abandoned call did not return when its sleep ended")
+					}
+				}
+			})
 		})
-	}
-	// Let the abandoned call end before goleak looks.
-	for k.ignored.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 )
 
 // reservoirSize is how many recent durations per tool the percentiles are
@@ -33,7 +35,8 @@ type toolStats struct {
 	ran            int
 	// ring holds the last min(n, reservoirSize) durations; it grows as
 	// they come (a session's executor records a few calls per tool, and
-	// a full reservoir per tool was 2 KiB of every session).
+	// a full reservoir per tool, allocated up front, weighed on every
+	// session).
 	ring []time.Duration
 	n    int // durations recorded
 }
@@ -156,7 +159,7 @@ func (s *Stats) record(o *Outcome) []Signal {
 		s.sigs[key]++
 		if c := s.sigs[key]; c >= s.errN {
 			sigs = append(sigs, Signal{Kind: SignalRepeatedError, Tool: o.Tool, Count: c, Signature: sig, ToolUseID: o.ID,
-				Message: "tool " + o.Tool + " returned the same error " + itoa(c) + " times: " + truncate(sig, 200)})
+				Message: "tool " + o.Tool + " returned the same error " + itoa(c) + " times: " + textutil.Truncate(sig, 200)})
 			delete(s.sigs, key)
 		}
 	}
@@ -213,7 +216,7 @@ func normalizeError(s string) string {
 			break
 		}
 	}
-	return truncate(b.String(), 500)
+	return textutil.Truncate(b.String(), 500)
 }
 
 func isHexID(w string) bool {

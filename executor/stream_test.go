@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -35,7 +35,11 @@ func TestStreamSafeCallStartsBeforeStreamEnds(t *testing.T) {
 	}
 }
 
-func TestStreamUnsafeWaitsForRunning(t *testing.T) {
+// TestStreamUnsafeWaitsForRunning runs in a synctest bubble: synctest.Wait
+// lets every call that could start start, where a sleep could only guess.
+func TestStreamUnsafeWaitsForRunning(t *testing.T) { synctest.Test(t, testStreamUnsafeWaitsForRunning) }
+
+func testStreamUnsafeWaitsForRunning(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())
@@ -43,7 +47,7 @@ func TestStreamUnsafeWaitsForRunning(t *testing.T) {
 	<-k.gateIn
 	st.Add(call("w", "Store", `{"id":"w"}`))
 	st.Add(call("s", "Sleep", `{"id":"s"}`)) // safe, but must not overtake w
-	time.Sleep(10 * time.Millisecond)
+	synctest.Wait()
 	k.probe.mu.Lock()
 	started := strings.Join(k.probe.started, ",")
 	k.probe.mu.Unlock()
@@ -59,7 +63,11 @@ func TestStreamUnsafeWaitsForRunning(t *testing.T) {
 	}
 }
 
-func TestStreamResultsInOrder(t *testing.T) {
+// TestStreamResultsInOrder runs in a synctest bubble: the timeouts and sleeps run on the
+// fake clock.
+func TestStreamResultsInOrder(t *testing.T) { synctest.Test(t, testStreamResultsInOrder) }
+
+func testStreamResultsInOrder(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll()})
 	st := e.Stream(context.Background(), session())

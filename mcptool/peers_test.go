@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,16 +38,6 @@ func peerBin(t *testing.T, name string) string {
 		t.Skip("node not found")
 	}
 	return p
-}
-
-func call(t *testing.T, m *Manager, name, input string) *tool.Result {
-	t.Helper()
-	tl := findTool(t, m, name)
-	r, err := tl.Call(context.Background(), &tool.Env{}, json.RawMessage(input))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r
 }
 
 func TestPeerEverything(t *testing.T) {
@@ -72,13 +64,13 @@ func TestPeerEverything(t *testing.T) {
 	}
 
 	t.Run("calls", func(t *testing.T) {
-		if r := call(t, m, "mcp__everything__echo", `{"message":"hi"}`); r.IsError || !strings.Contains(r.TextContent(), "hi") {
+		if r := tooltest.Call(t, findTool(t, m, "mcp__everything__echo"), &tool.Env{}, `{"message":"hi"}`); r.IsError || !strings.Contains(r.TextContent(), "hi") {
 			t.Errorf("echo: %+v", r)
 		}
-		if r := call(t, m, "mcp__everything__get-sum", `{"a":2,"b":3}`); !strings.Contains(r.TextContent(), "5") {
+		if r := tooltest.Call(t, findTool(t, m, "mcp__everything__get-sum"), &tool.Env{}, `{"a":2,"b":3}`); !strings.Contains(r.TextContent(), "5") {
 			t.Errorf("get-sum: %q", r.TextContent())
 		}
-		r := call(t, m, "mcp__everything__get-tiny-image", `{}`)
+		r := tooltest.Call(t, findTool(t, m, "mcp__everything__get-tiny-image"), &tool.Env{}, `{}`)
 		var img bool
 		for _, c := range r.Content {
 			img = img || c.Type == tool.TypeImage && len(c.Data) > 0 && c.MIMEType == "image/png"
@@ -86,10 +78,10 @@ func TestPeerEverything(t *testing.T) {
 		if !img {
 			t.Errorf("get-tiny-image: no image in %+v", r.Content)
 		}
-		if r := call(t, m, "mcp__everything__get-structured-content", `{"location":"New York"}`); r.Structured == nil {
+		if r := tooltest.Call(t, findTool(t, m, "mcp__everything__get-structured-content"), &tool.Env{}, `{"location":"New York"}`); r.Structured == nil {
 			t.Errorf("get-structured-content: no structured content: %+v", r)
 		}
-		if r := call(t, m, "mcp__everything__get-resource-links", `{"count":2}`); !hasType(r, tool.TypeResourceLink) {
+		if r := tooltest.Call(t, findTool(t, m, "mcp__everything__get-resource-links"), &tool.Env{}, `{"count":2}`); !hasType(r, tool.TypeResourceLink) {
 			t.Errorf("get-resource-links: %+v", r.Content)
 		}
 		// The server rejects an input of the wrong type.
@@ -151,7 +143,7 @@ func TestPeerEverything(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if r := call(t, m, "mcp__everything__echo", `{"message":"again"}`); !strings.Contains(r.TextContent(), "again") {
+		if r := tooltest.Call(t, findTool(t, m, "mcp__everything__echo"), &tool.Env{}, `{"message":"again"}`); !strings.Contains(r.TextContent(), "again") {
 			t.Errorf("after reconnect: %q", r.TextContent())
 		}
 	})
@@ -221,20 +213,20 @@ func TestPeerFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) }
-	if r := call(t, m, "mcp__fs__read_text_file", in(map[string]any{"path": filepath.Join(dir, "hello.txt")})); r.IsError || !strings.Contains(r.TextContent(), "hello from disk") {
+	if r := tooltest.Call(t, findTool(t, m, "mcp__fs__read_text_file"), &tool.Env{}, in(map[string]any{"path": filepath.Join(dir, "hello.txt")})); r.IsError || !strings.Contains(r.TextContent(), "hello from disk") {
 		t.Errorf("read: %+v", r)
 	}
-	if r := call(t, m, "mcp__fs__write_file", in(map[string]any{"path": filepath.Join(dir, "new.txt"), "content": "written"})); r.IsError {
+	if r := tooltest.Call(t, findTool(t, m, "mcp__fs__write_file"), &tool.Env{}, in(map[string]any{"path": filepath.Join(dir, "new.txt"), "content": "written"})); r.IsError {
 		t.Errorf("write: %s", r.TextContent())
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "new.txt")); err != nil || string(b) != "written" {
 		t.Errorf("written file: %q %v", b, err)
 	}
 	// Outside the allowed directory: the server refuses with isError.
-	if r := call(t, m, "mcp__fs__read_text_file", in(map[string]any{"path": "/etc/hostname"})); !r.IsError {
+	if r := tooltest.Call(t, findTool(t, m, "mcp__fs__read_text_file"), &tool.Env{}, in(map[string]any{"path": "/etc/hostname"})); !r.IsError {
 		t.Errorf("outside read allowed: %s", r.TextContent())
 	}
-	if r := call(t, m, "mcp__fs__list_directory", in(map[string]any{"path": dir})); !strings.Contains(r.TextContent(), "hello.txt") {
+	if r := tooltest.Call(t, findTool(t, m, "mcp__fs__list_directory"), &tool.Env{}, in(map[string]any{"path": dir})); !strings.Contains(r.TextContent(), "hello.txt") {
 		t.Errorf("list: %s", r.TextContent())
 	}
 	write := findTool(t, m, "mcp__fs__write_file")

@@ -16,8 +16,8 @@ import (
 
 // The seccomp filter is assembled here from the system call numbers of
 // golang.org/x/sys/unix (seccompNumber, per architecture): a general filter
-// library carried the tables of every architecture (built at package init,
-// 165 KB in every gantry process) for the few dozen calls we name.
+// library carried the tables of every architecture (built at package init
+// in every gantry process) for the few dozen calls we name.
 
 // condOp is a comparison of a 64-bit system call argument with a value.
 type condOp int

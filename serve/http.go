@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/runqueue"
+	"github.com/gantry-dev/gantry/serve/console"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/trigger"
@@ -33,9 +36,37 @@ const maxBody = 1 << 20
 const keepAlive = 15 * time.Second
 
 // Handler returns the HTTP API (see the OpenAPI document at
-// /openapi.json). Every path but /openapi.json and /v1/health needs the
-// bearer token when the server has one.
-func (s *Server) Handler() http.Handler {
+// /openapi.json) and, unless Options.NoConsole, the web console at "/"
+// (package console). Every API path but /openapi.json and /v1/health
+// needs the bearer token when the server has one; the console has its own
+// login (the token, exchanged for a session cookie).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) newHandler() (http.Handler, error) {
+	api := s.apiMux()
+	if s.o.NoConsole {
+		return s.auth(api, false), nil
+	}
+	hosts := slices.Clone(s.o.ConsoleHosts)
+	if s.o.Listener != nil {
+		if ap, err := netip.ParseAddrPort(s.o.Listener.Addr().String()); err == nil && !ap.Addr().IsUnspecified() {
+			hosts = append(hosts, ap.Addr().String())
+		}
+	}
+	con, err := console.New(console.Options{API: api, Token: s.o.Token, Hosts: hosts, Secure: s.o.TLS != nil,
+		Logger: s.log, Now: s.now})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api)
+	mux.Handle("/openapi.json", api)
+	mux.Handle("/", con)
+	return s.auth(mux, true), nil
+}
+
+// apiMux returns the API's routes, without the token check.
+func (s *Server) apiMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -66,7 +97,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("DELETE /v1/triggers/{id}", s.deleteTrigger)
 	mux.HandleFunc("POST /v1/triggers/{id}/run", s.runTrigger)
 	mux.HandleFunc("GET /v1/triggers/{id}/runs", s.triggerRuns)
-	return s.auth(mux)
+	return mux
 }
 
 // authorized reports whether r carries the bearer token (or the server
@@ -75,10 +106,13 @@ func (s *Server) authorized(r *http.Request) bool {
 	return s.o.Token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.o.Token)) == 1
 }
 
-// auth requires the bearer token (when the server has one).
-func (s *Server) auth(next http.Handler) http.Handler {
+// auth requires the bearer token (when the server has one), except for
+// the console's paths (everything outside /v1/ when it is served: they
+// have their own login).
+func (s *Server) auth(next http.Handler, console bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		open := r.URL.Path == "/openapi.json" || r.URL.Path == "/v1/health"
+		open := r.URL.Path == "/openapi.json" || r.URL.Path == "/v1/health" ||
+			console && !strings.HasPrefix(r.URL.Path, "/v1/")
 		if !open && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gantry"`)
 			writeError(w, http.StatusUnauthorized, serveapi.CodeUnauthorized, "a valid bearer token is required")

@@ -378,7 +378,7 @@ func TestTokenRequiredOffLoopback(t *testing.T) {
 		if _, err := serve.New(serve.Options{Store: st, Runner: script, Listener: fake}); err == nil || !strings.Contains(err.Error(), "token is required") {
 			t.Errorf("%s without a token: %v", a, err)
 		}
-		if _, err := serve.New(serve.Options{Store: st, Runner: script, Listener: fake, Token: "t"}); err != nil {
+		if _, err := serve.New(serve.Options{Store: st, Runner: script, Listener: fake, Token: "t", InsecureConsole: true}); err != nil {
 			t.Errorf("%s with a token: %v", a, err)
 		}
 	}

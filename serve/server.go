@@ -14,6 +14,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,8 +32,10 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/gantry-dev/gantry/cron"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/sandbox"
+	"github.com/gantry-dev/gantry/serve/console"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 )
@@ -78,6 +81,10 @@ type Options struct {
 	// defaults).
 	MaxRunning int
 	AskTimeout time.Duration
+	// Notify, when set, is called with each notification a local run
+	// sends, after its event line (runqueue.LocalOptions.Notify); the CLI
+	// sets it from --notify-webhook.
+	Notify func(ctx context.Context, runID string, n *interaction.NotificationRequest) error
 	// Lease is how long a run or fire stays leased to this process without
 	// a renewal (renewed every third of it; 0 = DefaultLease). A run whose
 	// lease ran out is lost.
@@ -95,8 +102,22 @@ type Options struct {
 	MaxConns    int
 	IdleTimeout time.Duration
 	// Token is the API's bearer token. It is required unless the listener
-	// is on a loopback address.
+	// is on a loopback address. The web console's login takes it too.
 	Token string
+	// TLS, when set, serves the API and the console over TLS on Listener.
+	TLS *tls.Config
+	// NoConsole serves no web console: only the API (then every path but
+	// the API's answers 401 without the token, else 404).
+	NoConsole bool
+	// ConsoleHosts are the names (host or host:port) the console answers
+	// to besides the loopback names and the listener's own address: a
+	// request whose Host header names another is refused (DNS rebinding).
+	ConsoleHosts []string
+	// InsecureConsole serves the console on a non-loopback listener
+	// without TLS. Without it (or TLS, or NoConsole) New refuses such a
+	// listener: the console's login would cross the network in clear
+	// text.
+	InsecureConsole bool
 	// Home, when set, is the Gantry home where the server records its URL
 	// ([serveapi.StateFile]) for local clients while it runs; TokenFile is
 	// recorded with it.
@@ -117,14 +138,15 @@ type Options struct {
 // Server is one serve process. Create it with [New]; [Server.Run] runs
 // it until its context ends.
 type Server struct {
-	o      Options
-	log    *slog.Logger
-	now    func() time.Time
-	local  *runqueue.Local
-	engine runqueue.Engine // *Engine, or Options.Engine
-	sched  *cron.Scheduler
-	kick   chan struct{} // a slot freed up or a run was queued: claim now
-	url    string        // the API's URL once listening
+	o       Options
+	log     *slog.Logger
+	now     func() time.Time
+	local   *runqueue.Local
+	engine  runqueue.Engine // *Engine, or Options.Engine
+	sched   *cron.Scheduler
+	kick    chan struct{} // a slot freed up or a run was queued: claim now
+	url     string        // the API's URL once listening
+	handler http.Handler  // the API and the console
 }
 
 // New returns a server; nothing runs until [Server.Run].
@@ -159,13 +181,18 @@ func New(o Options) (*Server, error) {
 	if o.Listener != nil && o.Token == "" && !Loopback(o.Listener.Addr()) {
 		return nil, fmt.Errorf("serve: the API listens on %s, which is not a loopback address: a token is required", o.Listener.Addr())
 	}
+	if o.Listener != nil && !o.NoConsole {
+		if err := console.CheckListen(o.Listener.Addr(), o.TLS != nil, o.InsecureConsole); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
 	s := &Server{o: o, log: o.Logger, now: o.Now, kick: make(chan struct{}, 1)}
 	if o.Engine != nil {
 		s.engine = o.Engine
 	} else {
 		j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
 		local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
-			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded, OnFree: s.wake})
+			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded, OnFree: s.wake, Notify: o.Notify})
 		if err != nil {
 			return nil, err
 		}
@@ -175,6 +202,9 @@ func New(o Options) (*Server, error) {
 		s.engine = &waker{&Engine{local: local, runs: o.Store, poll: 250 * time.Millisecond}, s.wake}
 	}
 	var err error
+	if s.handler, err = s.newHandler(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	s.sched, err = cron.NewScheduler(cron.Options{Store: o.Store, Runs: o.Store, Engine: s.engine,
 		Owner: o.Owner, Now: o.Now, Lease: o.Lease, Logger: o.Logger})
 	if err != nil {
@@ -219,10 +249,17 @@ func (s *Server) Run(ctx context.Context) error {
 			WriteTimeout: WriteTimeout, IdleTimeout: idle, MaxHeaderBytes: 64 << 10,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 		ln := netutil.LimitListener(s.o.Listener, maxConns)
+		scheme := "http"
+		if s.o.TLS != nil {
+			ln, scheme = tls.NewListener(ln, s.o.TLS), "https"
+		}
 		go func() { httpDone <- srv.Serve(ln) }()
-		url := "http://" + s.o.Listener.Addr().String()
+		url := scheme + "://" + s.o.Listener.Addr().String()
 		s.url = url
 		s.log.Info("serve: API listening", "url", url, "auth", s.o.Token != "")
+		if !s.o.NoConsole {
+			s.log.Info("serve: console", "url", url+"/", "login", "the API token")
+		}
 		if err := s.writeState(url); err != nil {
 			s.log.Warn("serve: recording the URL", "err", err)
 		}

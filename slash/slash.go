@@ -19,8 +19,8 @@
 // and is also reachable as /frontend:component — the only name it has
 // when another command of its scope is called component.
 //
-// The optional front matter (the skill files' reader,
-// [skill.FrontMatter]) holds description, argument-hint, allowed-tools,
+// The optional front matter (internal/frontmatter, the reader of skills
+// and agent definitions too) holds description, argument-hint, allowed-tools,
 // model and disable-model-invocation. The body is the prompt: $ARGUMENTS
 // is replaced by the command's arguments, $1, $2 … by single arguments
 // (split like shell words, quotes kept together); a body with no
@@ -41,7 +41,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/internal/frontmatter"
 	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -105,11 +105,11 @@ func Builtins() []*Command {
 
 // frontMatter is a command file's YAML header.
 type frontMatter struct {
-	Description            string    `yaml:"description"`
-	ArgumentHint           yaml.Node `yaml:"argument-hint"`
-	AllowedTools           yaml.Node `yaml:"allowed-tools"`
-	Model                  string    `yaml:"model"`
-	DisableModelInvocation bool      `yaml:"disable-model-invocation"`
+	Description            string            `yaml:"description"`
+	ArgumentHint           yaml.Node         `yaml:"argument-hint"`
+	AllowedTools           frontmatter.Names `yaml:"allowed-tools"`
+	Model                  string            `yaml:"model"`
+	DisableModelInvocation bool              `yaml:"disable-model-invocation"`
 }
 
 // validNameRE: a command name as the file name gives it.
@@ -125,9 +125,9 @@ func ParseFile(data []byte, name string) (*Command, error) {
 		return nil, fmt.Errorf("invalid command name %q (letters, digits, - _ ., at most 64)", name)
 	}
 	c := &Command{Name: name}
-	header, body, err := skill.FrontMatter(data)
+	header, body, err := frontmatter.Split(data)
 	switch {
-	case errors.Is(err, skill.ErrNoFrontMatter):
+	case errors.Is(err, frontmatter.ErrMissing):
 		body = strings.ReplaceAll(strings.TrimPrefix(string(data), "\xef\xbb\xbf"), "\r\n", "\n")
 	case err != nil:
 		return nil, err
@@ -146,9 +146,7 @@ func ParseFile(data []byte, name string) (*Command, error) {
 			// reference shows the text as written.
 			c.ArgumentHint = hintText(&fm.ArgumentHint)
 		}
-		if c.AllowedTools, err = skill.ToolList(&fm.AllowedTools); err != nil {
-			return nil, fmt.Errorf("allowed-tools: %w", err)
-		}
+		c.AllowedTools = fm.AllowedTools
 		c.Description, c.Model = strings.TrimSpace(fm.Description), strings.TrimSpace(fm.Model)
 		c.DisableModelInvocation = fm.DisableModelInvocation
 	}

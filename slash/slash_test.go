@@ -55,7 +55,7 @@ func TestParseFile(t *testing.T) {
 		{name: "crlf", in: "\xef\xbb\xbf---\r\ndescription: d\r\n---\r\nx\r\n", want: Command{Name: "crlf", Description: "d", Body: "x"}},
 		{name: "unclosed", in: "---\ndescription: d\nbody", wantErr: "not closed"},
 		{name: "badyaml", in: "---\ndescription: [\n---\nbody", wantErr: "front matter"},
-		{name: "badtools", in: "---\nallowed-tools: {a: b}\n---\nbody", wantErr: "allowed-tools"},
+		{name: "badtools", in: "---\nallowed-tools: {a: b}\n---\nbody", wantErr: "tool names"},
 		{name: "bad name!", in: "x", wantErr: "invalid command name"},
 	}
 	for _, tt := range tests {

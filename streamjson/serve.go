@@ -372,7 +372,9 @@ func (s *server) open(ctx context.Context) (*agent.Agent, *workspace.Workspace, 
 			in = &Init{}
 		}
 		if s.opts.PermissionPrompt {
-			in.Interaction = &PermissionChannel{Conn: s.conn, SetMode: s.setMode}
+			// PushNotification's notifications are system/notification
+			// messages of the stream.
+			in.Interaction = NotifyStream(s.conn, &PermissionChannel{Conn: s.conn, SetMode: s.setMode})
 		}
 		s.ag, s.ws, s.openErr = s.opts.Open(context.WithoutCancel(ctx), in)
 		if s.openErr == nil && s.opts.ClaudeConfigDir != "" {

@@ -42,9 +42,13 @@ type WriterOptions struct {
 	// names none.
 	Model string
 	// Partial writes stream_event messages for the model's raw stream
-	// events (the SDK's includePartialMessages); they need the agent's
-	// Options.StreamEvents.
+	// events (the SDK's includePartialMessages; they need the agent's
+	// Options.StreamEvents).
 	Partial bool
+	// ToolProgress writes a tool_progress message for each status of a
+	// tool call: WAIT with the partial input, DOING with its progress,
+	// SUCCESS, ERROR (the CLI sets it with --include-partial-messages).
+	ToolProgress bool
 	// ReplayUser writes the prompt of each run as a user message too,
 	// with its transcript uuid (the id of the checkpoint recorded before
 	// it, if any): the CLI's --replay-user-messages.
@@ -166,9 +170,17 @@ func (w *Writer) Event(ev agent.Event) {
 			}
 			w.taskEnded(o)
 		}
+	case *agent.ToolStatus:
+		w.toolProgress(e.Status, nil)
 	case *agent.SubagentEvent:
 		// Never before the message holding its Agent call.
-		w.after(e.ParentToolUseID, func() { w.subagent(e) })
+		w.after(e.ParentToolUseID, func() {
+			w.subagent(e)
+			if st, ok := subagentStatus(e.Event); ok {
+				id := e.ParentToolUseID
+				w.toolProgress(st, &id)
+			}
+		})
 	case *agent.TurnEnd:
 		if !w.apiStart.IsZero() {
 			w.apiDur += w.opts.Now().Sub(w.apiStart)

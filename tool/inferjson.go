@@ -18,10 +18,10 @@ import (
 // reports false, having appended nothing, if s or a subschema uses any
 // other keyword; the caller then marshals s with encoding/json.
 //
-// Marshalling through the library allocates ~12 KB per tool schema (it
-// copies the schema struct at every level and marshals each property on
-// its own): about 0.5 MB for the built-in tools, which every process that
-// builds them pays at start-up.
+// Marshalling through the library allocates much more (it copies the
+// schema struct at every level and marshals each property on its own),
+// for every tool schema, which every process that builds the built-in
+// tools pays at start-up.
 func appendInferred(b []byte, s *jsonschema.Schema) ([]byte, bool) {
 	start := len(b)
 	out, ok := appendSchema(b, s)

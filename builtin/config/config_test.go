@@ -1,12 +1,13 @@
 package config
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -17,19 +18,6 @@ func setup(t *testing.T) (tool.Tool, *tool.Env, string, string) {
 	project := t.TempDir()
 	opts := Options{Getenv: func(string) string { return "" }, UserHome: home, GantryHome: filepath.Join(home, ".gantry"), PolicyPath: "-"}
 	return New(opts), &tool.Env{WorkDir: project}, filepath.Join(home, ".gantry", "settings.json"), project
-}
-
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in map[string]any) (string, bool) {
-	t.Helper()
-	raw, _ := json.Marshal(in)
-	if err := tl.(tool.InputValidator).ValidateInput(context.Background(), env, raw); err != nil {
-		return err.Error(), true
-	}
-	res, err := tl.Call(context.Background(), env, raw)
-	if err != nil {
-		return err.Error(), true
-	}
-	return res.TextContent(), res.IsError
 }
 
 func TestGetSet(t *testing.T) {
@@ -56,7 +44,8 @@ func TestGetSet(t *testing.T) {
 		{map[string]any{"setting": "model", "value": "m", "scope": "policy"}, "unknown scope", true},
 	}
 	for i, s := range steps {
-		got, isErr := call(t, tl, env, s.in)
+		r := tooltest.Call(t, tl, env, s.in)
+		got, isErr := r.TextContent(), r.IsError
 		if isErr != s.err || !strings.Contains(got, s.want) {
 			t.Fatalf("step %d %v: got (error %v) %s\nwant %q", i, s.in, isErr, got, s.want)
 		}
@@ -89,7 +78,8 @@ func TestProtectedKeys(t *testing.T) {
 			if v != nil {
 				in["value"] = v
 			}
-			got, isErr := call(t, tl, env, in)
+			r := tooltest.Call(t, tl, env, in)
+			got, isErr := r.TextContent(), r.IsError
 			if !isErr || !(strings.Contains(got, "cannot be changed with Config") || strings.Contains(got, "is not a setting Config can")) {
 				t.Errorf("%q = %v: got (error %v) %s", key, v, isErr, got)
 			}

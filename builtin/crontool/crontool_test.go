@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -71,19 +73,10 @@ func newEnv(t *testing.T, mode tool.Mode, durable bool) (*tool.Env, *cron.Sessio
 	return &tool.Env{SessionID: "sess-1", WorkDir: t.TempDir(), Mode: mode, Services: s}, sess, st
 }
 
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
-	t.Helper()
-	r, err := tl.Call(context.Background(), env, json.RawMessage(in))
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tl.Spec().Name, in, err)
-	}
-	return r
-}
-
 func TestSessionJobs(t *testing.T) {
 	env, sess, _ := newEnv(t, tool.ModeDefault, false)
 	create, del, list := NewCreate(), NewDelete(), NewList()
-	r := call(t, create, env, `{"cron":"*/5 * * * *","prompt":"check CI"}`)
+	r := tooltest.Call(t, create, env, `{"cron":"*/5 * * * *","prompt":"check CI"}`)
 	if r.IsError || !strings.Contains(r.TextContent(), "Recurring session-only job") {
 		t.Fatal(r.TextContent())
 	}
@@ -91,26 +84,26 @@ func TestSessionJobs(t *testing.T) {
 	if got := sess.List(); len(got) != 1 || got[0].CreatedBy != "sess-1" || got[0].Dir != env.WorkDir || !got[0].Recurring {
 		t.Fatalf("session jobs %+v", got)
 	}
-	r = call(t, create, env, `{"cron":"0 9 * * *","prompt":"standup","recurring":false}`)
+	r = tooltest.Call(t, create, env, `{"cron":"0 9 * * *","prompt":"standup","recurring":false}`)
 	if r.IsError || !strings.Contains(r.TextContent(), "One-shot") {
 		t.Fatal(r.TextContent())
 	}
-	if txt := call(t, list, env, `{}`).TextContent(); !strings.Contains(txt, "check CI") || !strings.Contains(txt, "standup") {
+	if txt := tooltest.Call(t, list, env, `{}`).TextContent(); !strings.Contains(txt, "check CI") || !strings.Contains(txt, "standup") {
 		t.Fatal(txt)
 	}
 	for _, bad := range []string{`{"cron":"* * * *","prompt":"x"}`, `{"cron":"99 * * * *","prompt":"x"}`, `{"cron":"* * * * *","prompt":""}`} {
-		if r := call(t, create, env, bad); !r.IsError {
+		if r := tooltest.Call(t, create, env, bad); !r.IsError {
 			t.Errorf("%s accepted", bad)
 		}
 	}
-	if r := call(t, del, env, `{"id":"`+j.ID+`"}`); r.IsError {
+	if r := tooltest.Call(t, del, env, `{"id":"`+j.ID+`"}`); r.IsError {
 		t.Fatal(r.TextContent())
 	}
-	if r := call(t, del, env, `{"id":"`+j.ID+`"}`); !r.IsError {
+	if r := tooltest.Call(t, del, env, `{"id":"`+j.ID+`"}`); !r.IsError {
 		t.Fatal("deleted twice")
 	}
 	// Durable without a durable store: a clear error.
-	if r := call(t, create, env, `{"cron":"0 9 * * *","prompt":"x","durable":true}`); !r.IsError || !strings.Contains(r.TextContent(), "durable store") {
+	if r := tooltest.Call(t, create, env, `{"cron":"0 9 * * *","prompt":"x","durable":true}`); !r.IsError || !strings.Contains(r.TextContent(), "durable store") {
 		t.Fatal(r.TextContent())
 	}
 }
@@ -127,7 +120,7 @@ func TestDurableJobs(t *testing.T) {
 	if p := create.(tool.PermissionChecker).CheckPermission(context.Background(), env, json.RawMessage(`{"cron":"0 3 * * *","prompt":"x"}`)); p.Behavior != tool.Allow {
 		t.Fatalf("session create permission %v", p)
 	}
-	r := call(t, create, env, string(in))
+	r := tooltest.Call(t, create, env, string(in))
 	if r.IsError {
 		t.Fatal(r.TextContent())
 	}
@@ -140,15 +133,43 @@ func TestDurableJobs(t *testing.T) {
 	if err != nil || req.Dir != env.WorkDir || req.Options.Mode != tool.ModeAcceptEdits || req.Origin.Kind != runqueue.OriginCron {
 		t.Fatalf("request %+v %v", req, err)
 	}
-	if txt := call(t, list, env, `{}`).TextContent(); !strings.Contains(txt, "durable") {
+	if txt := tooltest.Call(t, list, env, `{}`).TextContent(); !strings.Contains(txt, "durable") {
 		t.Fatal(txt)
 	}
-	if r := call(t, del, env, `{"id":"`+jobs[0].ID+`"}`); r.IsError || !strings.Contains(r.TextContent(), "durable") {
+	if r := tooltest.Call(t, del, env, `{"id":"`+jobs[0].ID+`"}`); r.IsError || !strings.Contains(r.TextContent(), "durable") {
 		t.Fatal(r.TextContent())
 	}
 	// bypassPermissions sessions cannot create durable jobs.
 	env.Mode = tool.ModeBypassPermissions
-	if r := call(t, create, env, string(in)); !r.IsError || !strings.Contains(r.TextContent(), "bypassPermissions") {
+	if r := tooltest.Call(t, create, env, string(in)); !r.IsError || !strings.Contains(r.TextContent(), "bypassPermissions") {
 		t.Fatal(r.TextContent())
+	}
+}
+
+// TestListSaysWhatItCannotSee: CronList without a scheduler and a store
+// says scheduling is not available instead of "No scheduled jobs.", and
+// with one of them says which jobs it did not look at.
+func TestListSaysWhatItCannotSee(t *testing.T) {
+	list := NewList()
+	r := tooltest.Call(t, list, &tool.Env{Services: &tool.Services{}}, `{}`)
+	if !r.IsError || !strings.Contains(r.TextContent(), "Scheduling is not available") {
+		t.Errorf("nothing: %q", r.TextContent())
+	}
+	s := &tool.Services{}
+	tool.Provide(s, cron.NewSession(nil))
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
+	if r.IsError || r.TextContent() != "No scheduled jobs.\n(Durable jobs are not listed: this session has no durable store.)" {
+		t.Errorf("session only: %q", r.TextContent())
+	}
+	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "g.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s = &tool.Services{}
+	tool.Provide[store.CronJobs](s, st)
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
+	if r.IsError || !strings.Contains(r.TextContent(), "only durable jobs are listed") {
+		t.Errorf("durable only: %q", r.TextContent())
 	}
 }

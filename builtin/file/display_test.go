@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 )
 
 // TestDisplayEscaped covers the terminal-escape case of docs/security.md: terminal escapes and
@@ -38,23 +40,23 @@ func TestDisplayEscaped(t *testing.T) {
 
 	dir, env := testEnv(t)
 	p := writeFile(t, filepath.Join(dir, "evil\x1b[1m.txt"), "line one\n"+hostile)
-	r := call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
+	r := tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
 	if !strings.Contains(r.TextContent(), "\x1b]0;pwned") {
 		t.Errorf("model channel is not faithful")
 	}
 	checkClean(t, "Read display", displayText(r))
 
-	r = call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "line one", NewString: "line 1 \x1b[5m"})
+	r = tooltest.Call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "line one", NewString: "line 1 \x1b[5m"})
 	mustOK(t, r)
 	d := displayText(r)
 	checkClean(t, "Edit display", d)
 	if !strings.Contains(d, `+line 1 \x1b[5m`) {
 		t.Errorf("diff lacks the escaped change: %s", d)
 	}
-	r = call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: hostile + "more\n"})
+	r = tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: hostile + "more\n"})
 	mustOK(t, r)
 	checkClean(t, "Write display", displayText(r))
-	r = call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "not there \u202e", NewString: "x"})
+	r = tooltest.Call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "not there \u202e", NewString: "x"})
 	checkClean(t, "error display", displayText(r))
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -57,10 +59,10 @@ func TestEdit(t *testing.T) {
 				name = "f.txt"
 			}
 			p := writeFile(t, filepath.Join(dir, name), tt.content)
-			mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+			mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 			in := tt.in
 			in.FilePath = p
-			r := call(t, NewEdit(Options{}), env, in)
+			r := tooltest.Call(t, NewEdit(Options{}), env, in)
 			if tt.wantErr != nil {
 				mustErr(t, r, tt.wantErr...)
 				if readFile(t, p) != tt.content {
@@ -88,23 +90,23 @@ func TestEditCreateAndPreconditions(t *testing.T) {
 	dir, env := testEnv(t)
 	ed := NewEdit(Options{})
 	// Empty old_string on a missing file creates it (with parents).
-	mustOK(t, call(t, ed, env, EditInput{FilePath: "new/dir/f.go", NewString: "package f\n"}))
+	mustOK(t, tooltest.Call(t, ed, env, EditInput{FilePath: "new/dir/f.go", NewString: "package f\n"}))
 	p := filepath.Join(dir, "new/dir/f.go")
 	if readFile(t, p) != "package f\n" {
 		t.Fatal("not created")
 	}
 	// Then editable without a Read (the write is recorded).
-	mustOK(t, call(t, ed, env, EditInput{FilePath: p, OldString: "f", NewString: "g"}))
+	mustOK(t, tooltest.Call(t, ed, env, EditInput{FilePath: p, OldString: "f", NewString: "g"}))
 	// Missing file with old_string.
-	mustErr(t, call(t, ed, env, EditInput{FilePath: "nope.txt", OldString: "a", NewString: "b"}), "does not exist")
+	mustErr(t, tooltest.Call(t, ed, env, EditInput{FilePath: "nope.txt", OldString: "a", NewString: "b"}), "does not exist")
 	// Not read.
 	q := writeFile(t, filepath.Join(dir, "q.txt"), "abc\n")
-	mustErr(t, call(t, ed, env, EditInput{FilePath: q, OldString: "abc", NewString: "x"}), "has not been read")
+	mustErr(t, tooltest.Call(t, ed, env, EditInput{FilePath: q, OldString: "abc", NewString: "x"}), "has not been read")
 	// A partial read is enough for Edit.
-	mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: q, Limit: num(1)}))
+	mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: q, Limit: num(1)}))
 	// Changed since the read.
 	writeFile(t, q, "abd\n")
-	mustErr(t, call(t, ed, env, EditInput{FilePath: q, OldString: "abd", NewString: "x"}), "has changed since it was last read", "Read it again")
+	mustErr(t, tooltest.Call(t, ed, env, EditInput{FilePath: q, OldString: "abd", NewString: "x"}), "has changed since it was last read", "Read it again")
 }
 
 // TestConcurrentEdits: two calls (two subagents with their own file caches)
@@ -117,7 +119,7 @@ func TestConcurrentEdits(t *testing.T) {
 		ed := Tools(Options{})[2]
 		envs := []*tool.Env{{WorkDir: dir, Files: tool.NewFileCache(0)}, {WorkDir: dir, Files: tool.NewFileCache(0)}}
 		for _, e := range envs {
-			mustOK(t, call(t, NewRead(Options{}), e, ReadInput{FilePath: p}))
+			mustOK(t, tooltest.Call(t, NewRead(Options{}), e, ReadInput{FilePath: p}))
 		}
 		edits := []EditInput{{FilePath: p, OldString: "alpha", NewString: "ALPHA"}, {FilePath: p, OldString: "beta", NewString: "BETA"}}
 		results := make([]*tool.Result, 2)
@@ -155,7 +157,7 @@ func TestConcurrentEdits(t *testing.T) {
 	dir, env := testEnv(t)
 	p := writeFile(t, filepath.Join(dir, "shared.txt"), "alpha\nbeta\n")
 	tools := Tools(Options{})
-	mustOK(t, call(t, tools[0], env, ReadInput{FilePath: p}))
+	mustOK(t, tooltest.Call(t, tools[0], env, ReadInput{FilePath: p}))
 	var wg sync.WaitGroup
 	for _, e := range []EditInput{{FilePath: p, OldString: "alpha", NewString: "ALPHA"}, {FilePath: p, OldString: "beta", NewString: "BETA"}} {
 		wg.Go(func() {

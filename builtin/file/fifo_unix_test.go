@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 )
 
 // TestReadFIFO: a named pipe is refused without blocking on it.
@@ -15,6 +17,6 @@ func TestReadFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustErr(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: fifo}), "named pipe")
-	mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: fifo, Content: "x"}), "named pipe")
+	mustErr(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: fifo}), "named pipe")
+	mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: fifo, Content: "x"}), "named pipe")
 }

@@ -1,8 +1,6 @@
 package file
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,22 +21,6 @@ func testEnv(t testing.TB) (string, *tool.Env) {
 		dir = r
 	}
 	return dir, &tool.Env{WorkDir: dir, Files: tool.NewFileCache(0)}
-}
-
-func call(t testing.TB, tl tool.Tool, env *tool.Env, in any) *tool.Result {
-	t.Helper()
-	raw, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := tl.Call(context.Background(), env, raw)
-	if err != nil {
-		t.Fatalf("%s: Go error %v (want a result)", tl.Spec().Name, err)
-	}
-	if r == nil {
-		t.Fatalf("%s: nil result", tl.Spec().Name)
-	}
-	return r
 }
 
 func mustOK(t testing.TB, r *tool.Result) string {

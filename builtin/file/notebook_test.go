@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 )
 
 // nbFixture is a notebook as Jupyter writes it (indent 1, sorted keys,
@@ -60,7 +62,7 @@ const nbFixture = `{
 func TestReadNotebook(t *testing.T) {
 	dir, env := testEnv(t)
 	p := writeFile(t, filepath.Join(dir, "n.ipynb"), nbFixture)
-	r := call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
+	r := tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
 	got := mustOK(t, r)
 	for _, w := range []string{`<cell id="m0" index="0" type="markdown">`, "# Title <b>\ntext", `<cell id="c1" index="1" type="code" execution_count="3">`,
 		"print('hello')", "hello\n", "<Figure>", "image/png"} {
@@ -77,7 +79,7 @@ func TestReadNotebook(t *testing.T) {
 	if images != 1 {
 		t.Errorf("%d image blocks", images)
 	}
-	mustErr(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: writeFile(t, filepath.Join(dir, "bad.ipynb"), "{nope")}), "not a valid Jupyter notebook")
+	mustErr(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: writeFile(t, filepath.Join(dir, "bad.ipynb"), "{nope")}), "not a valid Jupyter notebook")
 }
 
 func TestNotebookEdit(t *testing.T) {
@@ -144,11 +146,11 @@ func TestNotebookEdit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, env := testEnv(t)
 			p := writeFile(t, filepath.Join(dir, "n.ipynb"), nbFixture)
-			mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+			mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 			in := tt.in
 			in.NotebookPath = p
 			ids = 0
-			r := call(t, NewNotebookEdit(opts), env, in)
+			r := tooltest.Call(t, NewNotebookEdit(opts), env, in)
 			if tt.wantErr != nil {
 				mustErr(t, r, tt.wantErr...)
 				return

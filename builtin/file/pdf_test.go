@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata files")
@@ -104,7 +106,7 @@ func TestReadPDF(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := call(t, NewRead(Options{}), env, tt.in)
+			r := tooltest.Call(t, NewRead(Options{}), env, tt.in)
 			if tt.wantErr != nil {
 				mustErr(t, r, tt.wantErr...)
 				return

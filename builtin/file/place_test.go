@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 )
 
 // TestCheckedTargetIsWritten: with env.Checked (the permission decision's
@@ -18,24 +20,24 @@ func TestCheckedTargetIsWritten(t *testing.T) {
 	// Checked while l pointed at in/; it points outside now.
 	os.Symlink(outside, filepath.Join(dir, "l"))
 	env.Checked = map[string]string{"l/f.txt": filepath.Join(dir, "in", "f.txt"), "l/new/g.txt": filepath.Join(dir, "in", "new", "g.txt")}
-	mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/f.txt", Content: "hi\n"}))
-	mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/new/g.txt", Content: "hi\n"}))
+	mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/f.txt", Content: "hi\n"}))
+	mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/new/g.txt", Content: "hi\n"}))
 	if got := readFile(t, filepath.Join(dir, "in", "f.txt")); got != "hi\n" {
 		t.Fatalf("in/f.txt = %q", got)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("landed outside: %v", ents)
 	}
-	mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "l/f.txt"}))
-	mustOK(t, call(t, NewEdit(Options{}), env, EditInput{FilePath: "l/f.txt", OldString: "hi", NewString: "ho"}))
+	mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "l/f.txt"}))
+	mustOK(t, tooltest.Call(t, NewEdit(Options{}), env, EditInput{FilePath: "l/f.txt", OldString: "hi", NewString: "ho"}))
 	if got := readFile(t, filepath.Join(dir, "in", "f.txt")); got != "ho\n" {
 		t.Fatalf("in/f.txt = %q", got)
 	}
 	// A checked target whose path has since gained a link is refused.
 	os.Rename(filepath.Join(dir, "in"), filepath.Join(dir, "in2"))
 	os.Symlink(outside, filepath.Join(dir, "in"))
-	mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/f.txt", Content: "x"}), "symbolic link")
-	mustErr(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "l/f.txt"}), "symbolic link")
+	mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "l/f.txt", Content: "x"}), "symbolic link")
+	mustErr(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "l/f.txt"}), "symbolic link")
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("landed outside: %v", ents)
 	}
@@ -49,15 +51,15 @@ func TestWritesOutsideTheProject(t *testing.T) {
 	elsewhere, _ := filepath.EvalSymlinks(t.TempDir())
 	env.AdditionalDirs = []string{extra}
 	for _, p := range []string{filepath.Join(extra, "a", "x.txt"), filepath.Join(elsewhere, "y.txt"), filepath.Join(dir, "z.txt")} {
-		mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "ok"}))
+		mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "ok"}))
 		if readFile(t, p) != "ok" {
 			t.Fatalf("%s not written", p)
 		}
 	}
 	// A legitimate link inside the project is still written through.
 	os.Symlink("z.txt", filepath.Join(dir, "zl"))
-	mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "zl"}))
-	mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "zl", Content: "via link"}))
+	mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "zl"}))
+	mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "zl", Content: "via link"}))
 	if readFile(t, filepath.Join(dir, "z.txt")) != "via link" {
 		t.Fatal("not written through the link")
 	}
@@ -73,18 +75,18 @@ func TestReadProcFiles(t *testing.T) {
 	}
 	_, env := testEnv(t)
 	for _, p := range []string{"/proc/self/status", "/proc/cpuinfo", "/proc/self/cmdline"} {
-		r := call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
+		r := tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
 		txt := mustOK(t, r)
 		if strings.Contains(txt, "is empty") || len(txt) < 10 {
 			t.Errorf("%s: %q", p, txt)
 		}
 	}
-	txt := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "/proc/self/status"}))
+	txt := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "/proc/self/status"}))
 	if !strings.Contains(txt, "Pid:") {
 		t.Fatalf("status without Pid: %s", txt)
 	}
 	// Read again: synthetic files are never "unchanged since your last read".
-	txt = mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "/proc/self/status"}))
+	txt = mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "/proc/self/status"}))
 	if !strings.Contains(txt, "Pid:") {
 		t.Fatalf("second read: %s", txt)
 	}
@@ -96,6 +98,6 @@ func TestLinkIntoDevRefused(t *testing.T) {
 	dir, env := testEnv(t)
 	os.Symlink("/dev/null", filepath.Join(dir, "null"))
 	os.Symlink("/dev/shm", filepath.Join(dir, "shm"))
-	mustErr(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "null"}), "/dev")
-	mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "shm/x.txt", Content: "x"}), "/dev")
+	mustErr(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "null"}), "/dev")
+	mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "shm/x.txt", Content: "x"}), "/dev")
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -69,7 +71,7 @@ func TestReadText(t *testing.T) {
 			p := writeFile(t, filepath.Join(dir, "f.txt"), tt.content)
 			in := tt.in
 			in.FilePath = p
-			r := call(t, NewRead(tt.opts), env, in)
+			r := tooltest.Call(t, NewRead(tt.opts), env, in)
 			if tt.wantErr != nil {
 				mustErr(t, r, tt.wantErr...)
 				return
@@ -114,12 +116,12 @@ func TestReadErrors(t *testing.T) {
 			if tt.name == "pages on text" {
 				in.Pages = "1"
 			}
-			r := call(t, NewRead(Options{}), env, in)
+			r := tooltest.Call(t, NewRead(Options{}), env, in)
 			mustErr(t, r, tt.want...)
 		})
 	}
 	// A relative path without a working directory.
-	r := call(t, NewRead(Options{}), &tool.Env{}, ReadInput{FilePath: "rel.txt"})
+	r := tooltest.Call(t, NewRead(Options{}), &tool.Env{}, ReadInput{FilePath: "rel.txt"})
 	mustErr(t, r, "no working directory")
 }
 
@@ -127,7 +129,7 @@ func TestReadRelativeAndNoCache(t *testing.T) {
 	dir, _ := testEnv(t)
 	writeFile(t, filepath.Join(dir, "sub", "a.go"), "package a\n")
 	env := &tool.Env{WorkDir: dir} // no file cache: Read still works
-	got := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: "sub/a.go"}))
+	got := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: "sub/a.go"}))
 	if !strings.Contains(got, "package a") {
 		t.Fatal(got)
 	}
@@ -136,19 +138,19 @@ func TestReadRelativeAndNoCache(t *testing.T) {
 func TestReadEmptyAndBinary(t *testing.T) {
 	dir, env := testEnv(t)
 	empty := writeFile(t, filepath.Join(dir, "empty"), "")
-	got := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: empty}))
+	got := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: empty}))
 	if !strings.Contains(got, "exists but is empty") {
 		t.Fatal(got)
 	}
 	bin := writeFile(t, filepath.Join(dir, "prog"), "\x7fELF\x02\x01\x01\x00\x00\x00\x00garbage\x00\x01\x02")
-	r := call(t, NewRead(Options{}), env, ReadInput{FilePath: bin})
+	r := tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: bin})
 	got = mustOK(t, r)
 	if !strings.Contains(got, "binary file") || strings.Contains(got, "ELF") || strings.ContainsRune(got, 0) {
 		t.Fatalf("binary read: %q", got)
 	}
 	// Mostly invalid UTF-8 without NUL: binary too.
 	noise := writeFile(t, filepath.Join(dir, "noise"), strings.Repeat("\xff\xfe\x80", 100))
-	if got := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: noise})); !strings.Contains(got, "binary file") {
+	if got := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: noise})); !strings.Contains(got, "binary file") {
 		t.Fatal(got)
 	}
 }
@@ -168,7 +170,7 @@ func TestReadHugeLine(t *testing.T) {
 	}
 	f.WriteString("\nsecond\n")
 	f.Close()
-	got := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Limit: num(2)}))
+	got := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Limit: num(2)}))
 	if !strings.Contains(got, "[line cut at 2000 characters]") || !strings.Contains(got, "     2\tsecond") {
 		t.Fatalf("%.300s", got)
 	}
@@ -181,25 +183,25 @@ func TestReadUnchanged(t *testing.T) {
 	dir, env := testEnv(t)
 	p := writeFile(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
 	rd := NewRead(Options{})
-	first := mustOK(t, call(t, rd, env, ReadInput{FilePath: p}))
-	second := mustOK(t, call(t, rd, env, ReadInput{FilePath: p}))
+	first := mustOK(t, tooltest.Call(t, rd, env, ReadInput{FilePath: p}))
+	second := mustOK(t, tooltest.Call(t, rd, env, ReadInput{FilePath: p}))
 	if !strings.Contains(second, "unchanged since your last read") || strings.Contains(second, "one") {
 		t.Fatalf("second read: %q", second)
 	}
 	// Another range is read in full.
-	if got := mustOK(t, call(t, rd, env, ReadInput{FilePath: p, Offset: num(2)})); !strings.Contains(got, "two") {
+	if got := mustOK(t, tooltest.Call(t, rd, env, ReadInput{FilePath: p, Offset: num(2)})); !strings.Contains(got, "two") {
 		t.Fatal(got)
 	}
 	// A changed file is read again.
 	writeFile(t, p, "one\ntwo\nthree\n")
 	os.Chtimes(p, time.Now(), time.Now().Add(time.Second))
-	if got := mustOK(t, call(t, rd, env, ReadInput{FilePath: p})); !strings.Contains(got, "three") {
+	if got := mustOK(t, tooltest.Call(t, rd, env, ReadInput{FilePath: p})); !strings.Contains(got, "three") {
 		t.Fatal(got)
 	}
 	_ = first
 	// After an Edit (whose state is a write, not a read) Read shows the content.
-	mustOK(t, call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "three", NewString: "drei"}))
-	if got := mustOK(t, call(t, rd, env, ReadInput{FilePath: p})); !strings.Contains(got, "drei") {
+	mustOK(t, tooltest.Call(t, NewEdit(Options{}), env, EditInput{FilePath: p, OldString: "three", NewString: "drei"}))
+	if got := mustOK(t, tooltest.Call(t, rd, env, ReadInput{FilePath: p})); !strings.Contains(got, "drei") {
 		t.Fatal(got)
 	}
 }
@@ -208,7 +210,7 @@ func TestReadRecordsState(t *testing.T) {
 	dir, env := testEnv(t)
 	content := lines(50, func(i int) string { return fmt.Sprint(i) })
 	p := writeFile(t, filepath.Join(dir, "a.txt"), content)
-	mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Offset: num(10), Limit: num(5)}))
+	mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Offset: num(10), Limit: num(5)}))
 	st, ok := env.Files.Get(p)
 	if !ok {
 		t.Fatal("no state")
@@ -216,7 +218,7 @@ func TestReadRecordsState(t *testing.T) {
 	if st.Offset != 10 || st.Limit != 5 || !st.Partial || st.Size != int64(len(content)) || st.Hash != hashBytes([]byte(content)) {
 		t.Fatalf("state %+v", st)
 	}
-	mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+	mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 	if st, _ := env.Files.Get(p); st.Partial || st.Offset != 1 {
 		t.Fatalf("full read state %+v", st)
 	}
@@ -237,7 +239,7 @@ func TestReadImage(t *testing.T) {
 	data := pngBytes(t, 3, 2)
 	for _, name := range []string{"pic.png", "pic.dat"} { // by content, not extension
 		p := writeFile(t, filepath.Join(dir, name), string(data))
-		r := call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
+		r := tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p})
 		mustOK(t, r)
 		var img *tool.Content
 		for i := range r.Content {
@@ -259,12 +261,12 @@ func TestReadImage(t *testing.T) {
 	}
 	// A .png that is text is read as text.
 	p := writeFile(t, filepath.Join(dir, "fake.png"), "not an image\n")
-	if got := mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p})); !strings.Contains(got, "not an image") {
+	if got := mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p})); !strings.Contains(got, "not an image") {
 		t.Fatal(got)
 	}
 	// Too large.
 	big := writeFile(t, filepath.Join(dir, "big.png"), string(data)+strings.Repeat("x", 100))
-	mustErr(t, call(t, NewRead(Options{MaxImageBytes: 50}), env, ReadInput{FilePath: big}), "over the 50 bytes limit")
+	mustErr(t, tooltest.Call(t, NewRead(Options{MaxImageBytes: 50}), env, ReadInput{FilePath: big}), "over the 50 bytes limit")
 	// Other formats by magic bytes.
 	for mime, head := range map[string]string{
 		"image/jpeg": "\xff\xd8\xff\xe0rest", "image/gif": "GIF89a....", "image/webp": "RIFF\x10\x00\x00\x00WEBPVP8 ",

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/internal/safefs"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -16,7 +18,7 @@ import (
 func TestWrite(t *testing.T) {
 	t.Run("creates with parents", func(t *testing.T) {
 		dir, env := testEnv(t)
-		r := call(t, NewWrite(Options{}), env, WriteInput{FilePath: "a/b/c.txt", Content: "hi\n"})
+		r := tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "a/b/c.txt", Content: "hi\n"})
 		if got := mustOK(t, r); !strings.Contains(got, "Created") {
 			t.Fatal(got)
 		}
@@ -34,12 +36,12 @@ func TestWrite(t *testing.T) {
 	t.Run("overwrite needs a read", func(t *testing.T) {
 		dir, env := testEnv(t)
 		p := writeFile(t, filepath.Join(dir, "x.txt"), "old\n")
-		mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "has not been read")
+		mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "has not been read")
 		if readFile(t, p) != "old\n" {
 			t.Fatal("overwritten")
 		}
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
-		r := call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"})
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+		r := tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"})
 		mustOK(t, r)
 		if readFile(t, p) != "new\n" {
 			t.Fatal("not written")
@@ -48,20 +50,20 @@ func TestWrite(t *testing.T) {
 			t.Errorf("diff: %s", d)
 		}
 		// Written state counts as read: write again.
-		mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "newer\n"}))
+		mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "newer\n"}))
 	})
 	t.Run("partial read is not enough", func(t *testing.T) {
 		dir, env := testEnv(t)
 		p := writeFile(t, filepath.Join(dir, "x.txt"), "1\n2\n3\n")
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Limit: num(1)}))
-		mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "only part")
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p, Limit: num(1)}))
+		mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "only part")
 	})
 	t.Run("changed since read", func(t *testing.T) {
 		dir, env := testEnv(t)
 		p := writeFile(t, filepath.Join(dir, "x.txt"), "old\n")
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 		writeFile(t, p, "OLD\n") // same size, maybe same mtime: the hash tells
-		mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "has changed since it was last read")
+		mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}), "has changed since it was last read")
 		if readFile(t, p) != "OLD\n" {
 			t.Fatal("overwritten")
 		}
@@ -69,19 +71,19 @@ func TestWrite(t *testing.T) {
 	t.Run("touched but unchanged", func(t *testing.T) {
 		dir, env := testEnv(t)
 		p := writeFile(t, filepath.Join(dir, "x.txt"), "same\n")
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 		later := time.Now().Add(time.Hour)
 		if err := os.Chtimes(p, later, later); err != nil {
 			t.Fatal(err)
 		}
-		mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}))
+		mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "new\n"}))
 	})
 	t.Run("keeps mode, CRLF and BOM", func(t *testing.T) {
 		dir, env := testEnv(t)
 		p := writeFile(t, filepath.Join(dir, "run.sh"), "\ufeffecho a\r\necho b\r\n")
 		os.Chmod(p, 0o750)
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
-		mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "echo c\necho d\n"}))
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+		mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "echo c\necho d\n"}))
 		if got := readFile(t, p); got != "\ufeffecho c\r\necho d\r\n" {
 			t.Fatalf("%q", got)
 		}
@@ -96,8 +98,8 @@ func TestWrite(t *testing.T) {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
 		}
-		mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: link}))
-		mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: link, Content: "b\n"}))
+		mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: link}))
+		mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: link, Content: "b\n"}))
 		if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
 			t.Fatal("the link was replaced by a file")
 		}
@@ -108,9 +110,9 @@ func TestWrite(t *testing.T) {
 	t.Run("no file cache", func(t *testing.T) {
 		dir, _ := testEnv(t)
 		env := &tool.Env{WorkDir: dir}
-		mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "n.txt", Content: "x"}), "no file-state cache")
-		mustErr(t, call(t, NewEdit(Options{}), env, EditInput{FilePath: "n.txt", NewString: "x"}), "no file-state cache")
-		mustErr(t, call(t, NewNotebookEdit(Options{}), env, NotebookEditInput{NotebookPath: "n.ipynb", CellID: "a"}), "no file-state cache")
+		mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "n.txt", Content: "x"}), "no file-state cache")
+		mustErr(t, tooltest.Call(t, NewEdit(Options{}), env, EditInput{FilePath: "n.txt", NewString: "x"}), "no file-state cache")
+		mustErr(t, tooltest.Call(t, NewNotebookEdit(Options{}), env, NotebookEditInput{NotebookPath: "n.ipynb", CellID: "a"}), "no file-state cache")
 		if _, err := os.Stat(filepath.Join(dir, "n.txt")); err == nil {
 			t.Fatal("file created")
 		}
@@ -118,7 +120,7 @@ func TestWrite(t *testing.T) {
 	t.Run("onto a directory", func(t *testing.T) {
 		dir, env := testEnv(t)
 		os.Mkdir(filepath.Join(dir, "d"), 0o755)
-		mustErr(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: "d", Content: "x"}), "is a directory")
+		mustErr(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: "d", Content: "x"}), "is a directory")
 	})
 }
 
@@ -154,15 +156,15 @@ func TestDiskFull(t *testing.T) {
 				p = filepath.Join(dir, "f.ipynb")
 			}
 			writeFile(t, p, orig)
-			mustOK(t, call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
+			mustOK(t, tooltest.Call(t, NewRead(Options{}), env, ReadInput{FilePath: p}))
 			var r *tool.Result
 			switch name {
 			case "Write":
-				r = call(t, NewWrite(opts), env, WriteInput{FilePath: p, Content: "replacement content\n"})
+				r = tooltest.Call(t, NewWrite(opts), env, WriteInput{FilePath: p, Content: "replacement content\n"})
 			case "Edit":
-				r = call(t, NewEdit(opts), env, EditInput{FilePath: p, OldString: "original", NewString: "edited"})
+				r = tooltest.Call(t, NewEdit(opts), env, EditInput{FilePath: p, OldString: "original", NewString: "edited"})
 			default:
-				r = call(t, NewNotebookEdit(opts), env, NotebookEditInput{NotebookPath: p, CellID: "c1", NewSource: "x = 2"})
+				r = tooltest.Call(t, NewNotebookEdit(opts), env, NotebookEditInput{NotebookPath: p, CellID: "c1", NewSource: "x = 2"})
 			}
 			mustErr(t, r, "no space left on device", "unchanged")
 			if readFile(t, p) != orig {
@@ -175,7 +177,7 @@ func TestDiskFull(t *testing.T) {
 			// The state still describes the original: a retry without the
 			// fault succeeds.
 			if name == "Write" {
-				mustOK(t, call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "replacement content\n"}))
+				mustOK(t, tooltest.Call(t, NewWrite(Options{}), env, WriteInput{FilePath: p, Content: "replacement content\n"}))
 			}
 		})
 	}

@@ -1,29 +1,15 @@
 package memory
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/tool"
 )
-
-// call runs the tool like the executor does: validation, then the call.
-func call(t testing.TB, tl tool.Tool, env *tool.Env, in Input) (string, bool) {
-	t.Helper()
-	raw, _ := json.Marshal(in)
-	if err := tl.(tool.InputValidator).ValidateInput(context.Background(), env, raw); err != nil {
-		return err.Error(), true
-	}
-	res, err := tl.Call(context.Background(), env, raw)
-	if err != nil {
-		return err.Error(), true
-	}
-	return res.TextContent(), res.IsError
-}
 
 func setup(t testing.TB, opts Options) (tool.Tool, *tool.Env, string) {
 	t.Helper()
@@ -63,7 +49,8 @@ func TestCommands(t *testing.T) {
 		{Input{Command: "fly", Path: "/memories"}, "unknown command", true},
 	}
 	for i, s := range steps {
-		got, isErr := call(t, tl, env, s.in)
+		r := tooltest.Call(t, tl, env, s.in)
+		got, isErr := r.TextContent(), r.IsError
 		if isErr != s.wantErr || !strings.Contains(got, s.want) {
 			t.Fatalf("step %d %+v: got (error %v)\n%s\nwant %q", i, s.in, isErr, got, s.want)
 		}
@@ -104,7 +91,8 @@ func TestTraversal(t *testing.T) {
 			os.Symlink(filepath.Dir(dir), filepath.Join(dir, "up"))
 			os.WriteFile(filepath.Join(dir, "plain.md"), []byte("plain"), 0o600)
 
-			got, isErr := call(t, tl, env, c)
+			r := tooltest.Call(t, tl, env, c)
+			got, isErr := r.TextContent(), r.IsError
 			switch c.Command {
 			case "view", "str_replace", "insert":
 				if !isErr {
@@ -141,7 +129,8 @@ func TestCaps(t *testing.T) {
 		{Input{Command: "create", Path: "/memories/a", FileText: "short"}, "created", false},
 		{Input{Command: "create", Path: "/memories/bin", FileText: "a\x00b"}, "without NUL", true},
 	} {
-		got, isErr := call(t, tl, env, s.in)
+		r := tooltest.Call(t, tl, env, s.in)
+		got, isErr := r.TextContent(), r.IsError
 		if isErr != s.err || !strings.Contains(got, s.want) {
 			t.Fatalf("step %d: got (error %v) %s, want %q", i, isErr, got, s.want)
 		}

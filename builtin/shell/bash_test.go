@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -96,7 +98,7 @@ func TestBashRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
-			r := call(t, b, testEnv(t, nil), map[string]any{"command": tt.cmd})
+			r := tooltest.Call(t, b, testEnv(t, nil), map[string]any{"command": tt.cmd})
 			out := structured[BashOutput](t, r)
 			if tt.want != "" && r.TextContent() != tt.want {
 				t.Errorf("text %q, want %q", r.TextContent(), tt.want)
@@ -117,11 +119,11 @@ func TestBashWorkDir(t *testing.T) {
 	os.WriteFile(filepath.Join(env.WorkDir, "here.txt"), nil, 0o644)
 
 	// Runs in WorkDir.
-	if r := call(t, b, env, map[string]any{"command": "ls"}); !strings.Contains(r.TextContent(), "here.txt") {
+	if r := tooltest.Call(t, b, env, map[string]any{"command": "ls"}); !strings.Contains(r.TextContent(), "here.txt") {
 		t.Fatalf("ls in work dir: %q", r.TextContent())
 	}
 	// A cd persists through the modifier.
-	r := call(t, b, env, map[string]any{"command": "cd sub && echo moved"})
+	r := tooltest.Call(t, b, env, map[string]any{"command": "cd sub && echo moved"})
 	if r.ContextModifier == nil {
 		t.Fatal("no ContextModifier after cd")
 	}
@@ -130,25 +132,25 @@ func TestBashWorkDir(t *testing.T) {
 	if env.WorkDir != want {
 		t.Fatalf("WorkDir %q, want %q", env.WorkDir, want)
 	}
-	if r := call(t, b, env, map[string]any{"command": "pwd -P"}); r.TextContent() != want {
+	if r := tooltest.Call(t, b, env, map[string]any{"command": "pwd -P"}); r.TextContent() != want {
 		t.Fatalf("next call runs in %q, want %q", r.TextContent(), want)
 	}
 	// No change: no modifier. Failed cd: no modifier. cd then exit: kept.
 	for _, c := range []string{"echo same", "cd /nonexistent-gantry", "cd .. && cd sub"} {
-		if r := call(t, b, env, map[string]any{"command": c}); r.ContextModifier != nil {
+		if r := tooltest.Call(t, b, env, map[string]any{"command": c}); r.ContextModifier != nil {
 			t.Errorf("%q: unexpected modifier", c)
 		}
 	}
-	if r := call(t, b, env, map[string]any{"command": "cd .. && exit 0"}); r.ContextModifier == nil {
+	if r := tooltest.Call(t, b, env, map[string]any{"command": "cd .. && exit 0"}); r.ContextModifier == nil {
 		t.Error("cd then exit: no modifier")
 	}
 	// A killed command does not move the session.
-	if r := call(t, b, env, map[string]any{"command": "cd / && sleep 10", "timeout": 200}); r.ContextModifier != nil {
+	if r := tooltest.Call(t, b, env, map[string]any{"command": "cd / && sleep 10", "timeout": 200}); r.ContextModifier != nil {
 		t.Error("timed-out command moved the session")
 	}
 	// AllowCwd refuses.
 	strict := NewBash(Options{AllowCwd: func(env *tool.Env, dir string) bool { return strings.HasPrefix(dir, env.WorkDir) }})
-	r = call(t, strict, env, map[string]any{"command": "cd /"})
+	r = tooltest.Call(t, strict, env, map[string]any{"command": "cd /"})
 	if r.ContextModifier != nil || !strings.Contains(r.TextContent(), "stays") {
 		t.Errorf("AllowCwd: modifier %v text %q", r.ContextModifier != nil, r.TextContent())
 	}
@@ -164,7 +166,7 @@ func TestBashTimeoutKillsProcessTree(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := call(t, b, testEnv(t, nil), map[string]any{"command": tt.cmd, "timeout": 500})
+			r := tooltest.Call(t, b, testEnv(t, nil), map[string]any{"command": tt.cmd, "timeout": 500})
 			pgid := firstInt(t, r.TextContent())
 			out := structured[BashOutput](t, r)
 			if tt.name == "orphan left after exit" {
@@ -194,7 +196,7 @@ func TestBashCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	r := callCtx(t, ctx, b, env, map[string]any{"command": "echo $$; touch started; sleep 100 & sleep 100; echo never"})
+	r := tooltest.CallContext(ctx, t, b, env, map[string]any{"command": "echo $$; touch started; sleep 100 & sleep 100; echo never"})
 	out := structured[BashOutput](t, r)
 	if !out.Interrupted || !r.IsError || strings.Contains(r.TextContent(), "never") {
 		t.Fatalf("result %q %+v", r.TextContent(), out)
@@ -238,7 +240,7 @@ func TestBashEnvironment(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
 			o.Environ = func() []string { return base }
-			r := call(t, NewBash(o), testEnv(t, nil), map[string]any{"command": "env | sort"})
+			r := tooltest.Call(t, NewBash(o), testEnv(t, nil), map[string]any{"command": "env | sort"})
 			lines := strings.Split(r.TextContent(), "\n")
 			has := func(kv string) bool {
 				for _, l := range lines {
@@ -266,7 +268,7 @@ func TestBashEnvironment(t *testing.T) {
 	b2 := NewBash(Options{Environ: func() []string {
 		return []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "HOME=" + filepath.Dir(rc)}
 	}})
-	if r := call(t, b2, testEnv(t, nil), map[string]any{"command": "echo ok"}); r.TextContent() != "ok" {
+	if r := tooltest.Call(t, b2, testEnv(t, nil), map[string]any{"command": "echo ok"}); r.TextContent() != "ok" {
 		t.Errorf("rc file sourced? %q", r.TextContent())
 	}
 }
@@ -276,7 +278,7 @@ func TestBashHugeOutput(t *testing.T) {
 		b := NewBash(Options{})
 		env := testEnv(t, nil)
 		// 1,000,000 numbered lines: ~6.9 MB.
-		r := call(t, b, env, map[string]any{"command": "seq 1 1000000"})
+		r := tooltest.Call(t, b, env, map[string]any{"command": "seq 1 1000000"})
 		out := structured[BashOutput](t, r)
 		text := r.TextContent()
 		if r.IsError || !out.Truncated || out.OutputFile == "" {
@@ -301,7 +303,7 @@ func TestBashHugeOutput(t *testing.T) {
 	})
 	t.Run("contiguous but over the inline budget", func(t *testing.T) {
 		b := NewBash(Options{InlineChars: 100})
-		r := call(t, b, testEnv(t, nil), map[string]any{"command": "seq 1 100"})
+		r := tooltest.Call(t, b, testEnv(t, nil), map[string]any{"command": "seq 1 100"})
 		out := structured[BashOutput](t, r)
 		data, err := os.ReadFile(out.OutputFile)
 		if err != nil || !out.Truncated || !strings.HasPrefix(string(data), "1\n2\n") || !strings.HasSuffix(string(data), "99\n100\n") {
@@ -314,7 +316,7 @@ func TestBashHugeOutput(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		r := call(t, b, testEnv(t, nil), map[string]any{"command": "echo $$; yes | head -c 200000000; echo never-printed"})
+		r := tooltest.Call(t, b, testEnv(t, nil), map[string]any{"command": "echo $$; yes | head -c 200000000; echo never-printed"})
 		runtime.ReadMemStats(&after)
 		out := structured[BashOutput](t, r)
 		if !out.OutputLimited || !r.IsError || !strings.Contains(r.TextContent(), "limit") {
@@ -335,7 +337,7 @@ func TestBashHugeOutput(t *testing.T) {
 
 func TestBashEscapes(t *testing.T) {
 	b := NewBash(Options{})
-	r := call(t, b, testEnv(t, nil), map[string]any{"command": `printf '\033[31mred\033[0m \033]0;title\007x\342\200\256y\n'`})
+	r := tooltest.Call(t, b, testEnv(t, nil), map[string]any{"command": `printf '\033[31mred\033[0m \033]0;title\007x\342\200\256y\n'`})
 	if got := r.TextContent(); got != `red x\u{202E}y` {
 		t.Errorf("model text %q", got)
 	}
@@ -361,7 +363,7 @@ func TestBashProgress(t *testing.T) {
 		os.WriteFile(seen, nil, 0o600) // lets the command go on
 	}
 	// The command prints "second" only once a report arrived (or after 10 s).
-	call(t, b, env, map[string]any{"command": "echo first; for i in $(seq 1000); do [ -e seen ] && break; sleep 0.01; done; echo second"})
+	tooltest.Call(t, b, env, map[string]any{"command": "echo first; for i in $(seq 1000); do [ -e seen ] && break; sleep 0.01; done; echo second"})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(reports) == 0 {
@@ -388,6 +390,17 @@ func TestBashTraitsAndDescribe(t *testing.T) {
 	} {
 		if got := traits(in); got != (tool.Traits{}) {
 			t.Errorf("%v: %+v, want fail-closed", in, got)
+		}
+	}
+	// A read-only line that may change the shell's directory is read-only
+	// but runs alone, so its cd is applied to the session.
+	for _, cmd := range []string{"cd sub && ls", "pushd sub && ls", "ls; cd /tmp", "(cd sub && ls)", "cd", "eval 'cd sub'"} {
+		want := tool.ReadOnlyTraits
+		want.ConcurrencySafe = false
+		if got := traits(map[string]any{"command": cmd}); got != want && got != (tool.Traits{}) {
+			t.Errorf("%q: %+v, want read-only and not concurrency-safe (or fail-closed)", cmd, got)
+		} else if got.ConcurrencySafe {
+			t.Errorf("%q is concurrency-safe", cmd)
 		}
 	}
 	raw := json.RawMessage(`{"command":"x"`)
@@ -469,11 +482,11 @@ func TestBashGitReadEnv(t *testing.T) {
 	env := testEnv(t, nil)
 	marker := filepath.Join(env.WorkDir, "pwned")
 	for _, c := range []string{"git init -q .", "git config core.fsmonitor 'touch " + marker + "; false'", "echo a > f"} {
-		if r := call(t, b, env, map[string]any{"command": c}); r.IsError {
+		if r := tooltest.Call(t, b, env, map[string]any{"command": c}); r.IsError {
 			t.Fatalf("%s: %s", c, r.TextContent())
 		}
 	}
-	r := call(t, b, env, map[string]any{"command": "git status --short && git config --get core.fsmonitor"})
+	r := tooltest.Call(t, b, env, map[string]any{"command": "git status --short && git config --get core.fsmonitor"})
 	if r.IsError || !strings.Contains(r.TextContent(), "false") {
 		t.Fatalf("read-only git: %q", r.TextContent())
 	}
@@ -481,7 +494,7 @@ func TestBashGitReadEnv(t *testing.T) {
 		t.Fatal("git status ran the repository's fsmonitor")
 	}
 	// Not read-only: the repository's configuration is in force.
-	r = call(t, b, env, map[string]any{"command": "git config --get core.fsmonitor > out; cat out"})
+	r = tooltest.Call(t, b, env, map[string]any{"command": "git config --get core.fsmonitor > out; cat out"})
 	if !strings.Contains(r.TextContent(), "touch") {
 		t.Fatalf("writing command saw %q", r.TextContent())
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/sandbox/sandboxtest"
 	"github.com/gantry-dev/gantry/tool"
@@ -45,7 +47,7 @@ func TestBashCwdReportCannotWiden(t *testing.T) {
 				env.WorkDir = project
 				tool.Provide(env.Services, sb)
 
-				r := call(t, bash, env, map[string]any{"command": strings.ReplaceAll(tc.first, "OUT", outside)})
+				r := tooltest.Call(t, bash, env, map[string]any{"command": strings.ReplaceAll(tc.first, "OUT", outside)})
 				if r.ContextModifier != nil {
 					e := env.Clone()
 					r.ContextModifier(e)
@@ -54,7 +56,7 @@ func TestBashCwdReportCannotWiden(t *testing.T) {
 				if tc.wantNote && !strings.Contains(r.TextContent(), "working directory stays") {
 					t.Errorf("no note for the model: %s", r.TextContent())
 				}
-				r = call(t, bash, env, map[string]any{"command": "echo pwned > pwned.txt; echo also > " + filepath.Join(outside, "abs.txt")})
+				r = tooltest.Call(t, bash, env, map[string]any{"command": "echo pwned > pwned.txt; echo also > " + filepath.Join(outside, "abs.txt")})
 				if _, err := os.Stat(filepath.Join(project, "pwned.txt")); err != nil {
 					t.Errorf("the relative write did not land in the project: %v (%s)", err, r.TextContent())
 				}
@@ -85,7 +87,7 @@ func TestBashCwdInsideRootsTracked(t *testing.T) {
 			env := testEnv(t, nil)
 			env.WorkDir = project
 			tool.Provide(env.Services, sb2)
-			r := call(t, bash, env, map[string]any{"command": "mkdir -p a/b && cd a/b"})
+			r := tooltest.Call(t, bash, env, map[string]any{"command": "mkdir -p a/b && cd a/b"})
 			if r.ContextModifier == nil {
 				t.Fatalf("cd inside the project not tracked: %s", r.TextContent())
 			}
@@ -94,7 +96,7 @@ func TestBashCwdInsideRootsTracked(t *testing.T) {
 			if env.WorkDir != want {
 				t.Fatalf("WorkDir %q, want %q", env.WorkDir, want)
 			}
-			call(t, bash, env, map[string]any{"command": "echo x > here.txt"})
+			tooltest.Call(t, bash, env, map[string]any{"command": "echo x > here.txt"})
 			if _, err := os.Stat(filepath.Join(want, "here.txt")); err != nil {
 				t.Errorf("next command did not run in the new directory: %v", err)
 			}
@@ -108,7 +110,7 @@ func TestBashCwdScriptDescriptors(t *testing.T) {
 	bash := NewBash(Options{Grace: 200 * time.Millisecond})
 	env := testEnv(t, nil)
 	os.Mkdir(filepath.Join(env.WorkDir, "sub"), 0o755)
-	r := call(t, bash, env, map[string]any{"command": "exec 3>three.txt 9>lock; echo data >&3; cd sub"})
+	r := tooltest.Call(t, bash, env, map[string]any{"command": "exec 3>three.txt 9>lock; echo data >&3; cd sub"})
 	if r.ContextModifier == nil {
 		t.Fatalf("cd not tracked: %s", r.TextContent())
 	}

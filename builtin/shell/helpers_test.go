@@ -1,8 +1,6 @@
 package shell
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,29 +29,6 @@ func testEnv(t *testing.T, tasks *Tasks) *tool.Env {
 		tool.Provide(env.Services, tasks)
 	}
 	return env
-}
-
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in map[string]any) *tool.Result {
-	t.Helper()
-	return callCtx(t, context.Background(), tl, env, in)
-}
-
-func callCtx(t *testing.T, ctx context.Context, tl tool.Tool, env *tool.Env, in map[string]any) *tool.Result {
-	t.Helper()
-	raw, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := tl.(tool.InputValidator); ok {
-		if err := v.ValidateInput(ctx, env, raw); err != nil {
-			t.Fatalf("ValidateInput(%s): %v", raw, err)
-		}
-	}
-	r, err := tl.Call(ctx, env, raw)
-	if err != nil {
-		t.Fatalf("Call(%s): %v", raw, err)
-	}
-	return r
 }
 
 // pgidMembers returns the pids whose process group is pgid (zombies

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -30,7 +32,7 @@ func TestBashProtectedPathsReported(t *testing.T) {
 			env := testEnv(t, nil)
 			env.WorkDir = project
 			tool.Provide(env.Services, sb)
-			r := call(t, bash, env, map[string]any{"command": "echo 'eval x' > .envrc; mkdir -p .gantry && echo '{}' > .gantry/settings.json; echo ok > fine.txt"})
+			r := tooltest.Call(t, bash, env, map[string]any{"command": "echo 'eval x' > .envrc; mkdir -p .gantry && echo '{}' > .gantry/settings.json; echo ok > fine.txt"})
 			for _, name := range []string{".envrc", ".gantry/settings.json"} {
 				if _, err := os.Lstat(filepath.Join(project, name)); err == nil {
 					t.Errorf("%s exists on the host after the command", name)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 
@@ -70,7 +72,7 @@ func TestBashSandboxed(t *testing.T) {
 			env := sandboxEnv(t, sb, nil)
 			contained := name != sandbox.BackendNone
 			target := filepath.Join(outside, name+".txt")
-			r := call(t, bash, env, map[string]any{"command": "echo hi > " + target + "; echo inside > in.txt; mkdir sub && cd sub"})
+			r := tooltest.Call(t, bash, env, map[string]any{"command": "echo hi > " + target + "; echo inside > in.txt; mkdir sub && cd sub"})
 			_, err := os.Stat(target)
 			if contained && !os.IsNotExist(err) {
 				t.Errorf("write outside reached the disk: %v %s", err, r.TextContent())
@@ -90,7 +92,7 @@ func TestBashSandboxed(t *testing.T) {
 			}
 
 			marker := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000)
-			r = call(t, bash, env, map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started; cat /proc/1/environ | tr '\\0' '\\n' | grep -c API_KEY"})
+			r = tooltest.Call(t, bash, env, map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started; cat /proc/1/environ | tr '\\0' '\\n' | grep -c API_KEY"})
 			if strings.Contains(r.TextContent(), "sk-ant") {
 				t.Errorf("API key visible: %s", r.TextContent())
 			}
@@ -153,7 +155,7 @@ func TestBashSandboxBackgroundDiesWithSession(t *testing.T) {
 			tasks := NewTasks()
 			env := sandboxEnv(t, sb, tasks)
 			marker := fmt.Sprintf("%d.%d", 3000+os.Getpid()%1000, time.Now().UnixNano()%1000)
-			r := call(t, NewBash(Options{Grace: 200 * time.Millisecond}), env, map[string]any{
+			r := tooltest.Call(t, NewBash(Options{Grace: 200 * time.Millisecond}), env, map[string]any{
 				"command": "(setsid sleep " + marker + " >/dev/null 2>&1 </dev/null &); sleep " + marker, "run_in_background": true})
 			if r.IsError {
 				t.Fatal(r.TextContent())
@@ -180,17 +182,17 @@ func TestBashSandboxEscapes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := sandboxEnv(t, sb, nil)
 			excluded := filepath.Join(outside, name+"-excluded")
-			call(t, bash, env, map[string]any{"command": "touch " + excluded})
+			tooltest.Call(t, bash, env, map[string]any{"command": "touch " + excluded})
 			if _, err := os.Stat(excluded); err != nil {
 				t.Errorf("excluded command ran sandboxed: %v", err)
 			}
 			compound := filepath.Join(outside, name+"-compound")
-			call(t, bash, env, map[string]any{"command": "touch " + compound + "; true"})
+			tooltest.Call(t, bash, env, map[string]any{"command": "touch " + compound + "; true"})
 			if _, err := os.Stat(compound); err == nil {
 				t.Error("a compound command escaped through an exclusion")
 			}
 			disabled := filepath.Join(outside, name+"-disabled")
-			call(t, bash, env, map[string]any{"command": "echo x > " + disabled, "dangerouslyDisableSandbox": true})
+			tooltest.Call(t, bash, env, map[string]any{"command": "echo x > " + disabled, "dangerouslyDisableSandbox": true})
 			if _, err := os.Stat(disabled); err != nil {
 				t.Errorf("dangerouslyDisableSandbox not honoured: %v", err)
 			}
@@ -281,7 +283,7 @@ func TestBashSandboxAttacks(t *testing.T) {
 				before := sandboxtest.Snapshot(t, outside)
 				var harmless []string
 				for _, cmd := range attacks[:len(attacks)-4] {
-					call(t, bash, sandboxEnv(t, sb, nil), map[string]any{"command": cmd})
+					tooltest.Call(t, bash, sandboxEnv(t, sb, nil), map[string]any{"command": cmd})
 					if sandboxtest.Snapshot(t, outside) == before {
 						harmless = append(harmless, cmd)
 					}
@@ -303,7 +305,7 @@ func TestBashSandboxAttacks(t *testing.T) {
 			}
 			for _, cmd := range cmds {
 				env := sandboxEnv(t, sb, nil)
-				call(t, bash, env, map[string]any{"command": cmd})
+				tooltest.Call(t, bash, env, map[string]any{"command": cmd})
 				if got := sandboxtest.Snapshot(t, outside); got != before {
 					t.Fatalf("%q changed the outside:\n%s\nwas:\n%s", cmd, got, before)
 				}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -22,7 +24,7 @@ func TestBackgroundTask(t *testing.T) {
 	// The task waits for a file before finishing, so reads are incremental
 	// without relying on timing.
 	gate := env.WorkDir + "/gate"
-	r := call(t, bash, env, map[string]any{
+	r := tooltest.Call(t, bash, env, map[string]any{
 		"command":           "echo one; echo two >&2; while [ ! -e gate ]; do sleep 0.01; done; echo three; exit 4",
 		"run_in_background": true,
 	})
@@ -36,7 +38,7 @@ func TestBackgroundTask(t *testing.T) {
 	// without blocking.
 	var got string
 	for range 500 {
-		r = call(t, out, env, map[string]any{"task_id": id, "block": false})
+		r = tooltest.Call(t, out, env, map[string]any{"task_id": id, "block": false})
 		to := structured[TaskOutputResult](t, r)
 		// Each read returns the new output without its final newline, so
 		// the two lines may come in one read or two.
@@ -56,7 +58,7 @@ func TestBackgroundTask(t *testing.T) {
 		t.Fatalf("first read %q", got)
 	}
 	// Blocking with a short timeout while it still runs.
-	r = call(t, out, env, map[string]any{"task_id": id, "timeout": 100})
+	r = tooltest.Call(t, out, env, map[string]any{"task_id": id, "timeout": 100})
 	if to := structured[TaskOutputResult](t, r); to.Output != "" || to.Task.Status != TaskRunning || !strings.Contains(r.TextContent(), "still running") {
 		t.Fatalf("blocking read with timeout: %q", r.TextContent())
 	}
@@ -64,23 +66,23 @@ func TestBackgroundTask(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = call(t, out, env, map[string]any{"task_id": id, "timeout": 10000})
+	r = tooltest.Call(t, out, env, map[string]any{"task_id": id, "timeout": 10000})
 	to := structured[TaskOutputResult](t, r)
 	if to.Output != "three" || to.Task.Status != TaskFailed || to.Task.ExitCode == nil || *to.Task.ExitCode != 4 {
 		t.Fatalf("final read %q %+v", r.TextContent(), to.Task)
 	}
 	// Nothing new afterwards.
-	r = call(t, out, env, map[string]any{"task_id": id, "block": false})
+	r = tooltest.Call(t, out, env, map[string]any{"task_id": id, "block": false})
 	if !strings.Contains(r.TextContent(), "(no new output)") {
 		t.Fatalf("read after end: %q", r.TextContent())
 	}
 	// The aliases' shapes: TaskStop on an ended task says so, with shell_id.
-	r = call(t, stop, env, map[string]any{"shell_id": id})
+	r = tooltest.Call(t, stop, env, map[string]any{"shell_id": id})
 	if r.IsError || !strings.Contains(r.TextContent(), "already ended") {
 		t.Fatalf("stop ended task: %q", r.TextContent())
 	}
 	// Unknown ids are error results naming the known ones.
-	r = call(t, out, env, map[string]any{"task_id": "nope", "block": false})
+	r = tooltest.Call(t, out, env, map[string]any{"task_id": "nope", "block": false})
 	if !r.IsError || !strings.Contains(r.TextContent(), id) {
 		t.Fatalf("unknown id: %q", r.TextContent())
 	}
@@ -94,13 +96,13 @@ func TestTaskStopKillsTree(t *testing.T) {
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	bash := NewBash(Options{Grace: 300 * time.Millisecond})
-	r := call(t, bash, env, map[string]any{
+	r := tooltest.Call(t, bash, env, map[string]any{
 		"command":           "echo $$; (trap '' TERM; sleep 100) & sleep 100 & wait",
 		"run_in_background": true,
 	})
 	id := structured[BashOutput](t, r).TaskID
 	pgid := readPgid(t, tasks, id)
-	r = call(t, NewTaskStop(Options{}), env, map[string]any{"task_id": id})
+	r = tooltest.Call(t, NewTaskStop(Options{}), env, map[string]any{"task_id": id})
 	if r.IsError || !strings.Contains(r.TextContent(), "Stopped task "+id) || !strings.Contains(r.TextContent(), "killed") {
 		t.Fatalf("stop: %q", r.TextContent())
 	}
@@ -137,7 +139,7 @@ func TestTasksCloseKillsAll(t *testing.T) {
 	bash := NewBash(Options{Grace: 200 * time.Millisecond})
 	var pgids []int
 	for range 3 {
-		r := call(t, bash, env, map[string]any{"command": "echo $$; sleep 100 & (sleep 100 &); wait", "run_in_background": true})
+		r := tooltest.Call(t, bash, env, map[string]any{"command": "echo $$; sleep 100 & (sleep 100 &); wait", "run_in_background": true})
 		pgids = append(pgids, readPgid(t, tasks, structured[BashOutput](t, r).TaskID))
 	}
 	if err := tasks.Close(); err != nil {
@@ -160,7 +162,7 @@ func TestTasksCloseKillsAll(t *testing.T) {
 
 func TestBackgroundWithoutTasks(t *testing.T) {
 	env := testEnv(t, nil)
-	r := call(t, NewBash(Options{}), env, map[string]any{"command": "sleep 100", "run_in_background": true})
+	r := tooltest.Call(t, NewBash(Options{}), env, map[string]any{"command": "sleep 100", "run_in_background": true})
 	if !r.IsError || !strings.Contains(r.TextContent(), "task manager") {
 		t.Fatalf("%q", r.TextContent())
 	}
@@ -170,7 +172,7 @@ func TestBackgroundWithoutTasks(t *testing.T) {
 		}
 		in map[string]any
 	}{{NewTaskOutput(Options{}), map[string]any{"task_id": "x"}}, {NewTaskStop(Options{}), map[string]any{"task_id": "x"}}} {
-		r := call(t, tt.tl.(tool.Tool), env, tt.in)
+		r := tooltest.Call(t, tt.tl.(tool.Tool), env, tt.in)
 		if !r.IsError || !strings.Contains(r.TextContent(), "no background tasks") {
 			t.Errorf("%T: %q", tt.tl, r.TextContent())
 		}
@@ -182,9 +184,9 @@ func TestBackgroundOutputLimit(t *testing.T) {
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	bash := NewBash(Options{MaxOutputBytes: 1 << 20})
-	r := call(t, bash, env, map[string]any{"command": "yes", "run_in_background": true})
+	r := tooltest.Call(t, bash, env, map[string]any{"command": "yes", "run_in_background": true})
 	id := structured[BashOutput](t, r).TaskID
-	r = call(t, NewTaskOutput(Options{}), env, map[string]any{"task_id": id, "timeout": 20000})
+	r = tooltest.Call(t, NewTaskOutput(Options{}), env, map[string]any{"task_id": id, "timeout": 20000})
 	to := structured[TaskOutputResult](t, r)
 	if to.Task.Status != TaskKilled || to.Task.OutputBytes != 1<<20 || !to.Truncated || !strings.Contains(r.TextContent(), to.Task.OutputPath) {
 		t.Fatalf("%+v truncated %v", to.Task, to.Truncated)
@@ -212,7 +214,7 @@ func TestGoTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := call(t, out, env, map[string]any{"task_id": ok.ID})
+	r := tooltest.Call(t, out, env, map[string]any{"task_id": ok.ID})
 	if !strings.Contains(r.TextContent(), "the summary") || !strings.Contains(r.TextContent(), "completed") {
 		t.Fatalf("read: %q", r.TextContent())
 	}
@@ -234,7 +236,7 @@ func TestGoTasks(t *testing.T) {
 		return ctx.Err()
 	}, onDone)
 	<-started
-	r = call(t, stop, env, map[string]any{"task_id": long.ID})
+	r = tooltest.Call(t, stop, env, map[string]any{"task_id": long.ID})
 	if r.IsError || !strings.Contains(r.TextContent(), "killed") {
 		t.Fatalf("stop: %q", r.TextContent())
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -33,7 +35,7 @@ func TestParse(t *testing.T) {
 		{name: "no description", dir: "x", in: "---\nname: x\n---\nbody", err: "no description"},
 		{name: "bad name", dir: "x", in: "---\nname: ../../etc\ndescription: D\n---\n", err: "invalid skill name"},
 		{name: "bad yaml", dir: "x", in: "---\ndescription: [\n---\n", err: "front matter"},
-		{name: "bad allowed-tools", dir: "x", in: "---\ndescription: D\nallowed-tools: {a: b}\n---\n", err: "allowed-tools"},
+		{name: "bad allowed-tools", dir: "x", in: "---\ndescription: D\nallowed-tools: {a: b}\n---\n", err: "line 3: want a list or a comma-separated string of tool names"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,20 +135,6 @@ func session(t *testing.T, opts Options) (*toolset.Pool, *tool.Env, *Turn) {
 	return pool, env, turn
 }
 
-func call(t *testing.T, pool *toolset.Pool, env *tool.Env, in Input) *tool.Result {
-	t.Helper()
-	tl, ok := pool.Lookup("Skill")
-	if !ok {
-		t.Fatal("Skill not in the pool")
-	}
-	raw, _ := json.Marshal(in)
-	res, err := tl.Call(context.Background(), env, raw)
-	if err != nil {
-		return tool.ErrorResult(err)
-	}
-	return res
-}
-
 func TestToolListingAndInjection(t *testing.T) {
 	pool, env, _ := session(t, fixtureOpts())
 	tl, _ := pool.Lookup("Skill")
@@ -159,7 +147,7 @@ func TestToolListingAndInjection(t *testing.T) {
 	if strings.Contains(desc, "git diff main") || strings.Contains(desc, "Legacy body") {
 		t.Errorf("description shows skill bodies (progressive disclosure broken):\n%s", desc)
 	}
-	res := call(t, pool, env, Input{Skill: "review", Args: "error handling"})
+	res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "review", Args: "error handling"})
 	if res.IsError {
 		t.Fatal(res.TextContent())
 	}
@@ -180,7 +168,7 @@ func TestToolListingAndInjection(t *testing.T) {
 	if res.ContextModifier != nil {
 		t.Error("a project skill's folder is already readable; no modifier expected")
 	}
-	res = call(t, pool, env, Input{Skill: "notes", Args: "standup"})
+	res = tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "notes", Args: "standup"})
 	if res.IsError || res.ContextModifier == nil {
 		t.Fatalf("user skill: %v %s", res.IsError, res.TextContent())
 	}
@@ -192,7 +180,7 @@ func TestToolListingAndInjection(t *testing.T) {
 	if !strings.Contains(tool.JoinText(res.Messages[0].Content), "ARGUMENTS: standup") {
 		t.Errorf("args not passed: %s", tool.JoinText(res.Messages[0].Content))
 	}
-	res = call(t, pool, env, Input{Skill: "nope"})
+	res = tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "nope"})
 	if !res.IsError || !strings.Contains(res.TextContent(), "available: legacy, notes, pdf, review") {
 		t.Errorf("unknown skill: %s", res.TextContent())
 	}
@@ -212,7 +200,7 @@ func TestAllowedToolsRestrictTheTurn(t *testing.T) {
 	if !slices.Contains(before, "Write") || !slices.Contains(before, "Edit") {
 		t.Fatalf("pool = %v", before)
 	}
-	if res := call(t, pool, env, Input{Skill: "review"}); res.IsError {
+	if res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "review"}); res.IsError {
 		t.Fatal(res.TextContent())
 	}
 	if got := visible(); !slices.Equal(got, []string{"Read", "Skill"}) {
@@ -222,7 +210,7 @@ func TestAllowedToolsRestrictTheTurn(t *testing.T) {
 		t.Fatal("Write callable while a read-only skill is active")
 	}
 	// A nested skill intersects: pdf allows Read and Skill.
-	if res := call(t, pool, env, Input{Skill: "pdf"}); res.IsError {
+	if res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "pdf"}); res.IsError {
 		t.Fatal(res.TextContent())
 	}
 	if got := turn.Active(); !slices.Equal(got, []string{"review", "pdf"}) {
@@ -242,16 +230,16 @@ func TestNestingLimit(t *testing.T) {
 	opts.MaxDepth = 2
 	pool, env, turn := session(t, opts)
 	for _, name := range []string{"notes", "legacy"} {
-		if res := call(t, pool, env, Input{Skill: name}); res.IsError {
+		if res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: name}); res.IsError {
 			t.Fatal(res.TextContent())
 		}
 	}
-	res := call(t, pool, env, Input{Skill: "pdf"})
+	res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "pdf"})
 	if !res.IsError || !strings.Contains(res.TextContent(), "2 skills are already active in this turn (notes → legacy), the nesting limit") {
 		t.Fatalf("third skill: %s", res.TextContent())
 	}
 	turn.End()
-	if res := call(t, pool, env, Input{Skill: "pdf"}); res.IsError {
+	if res := tooltest.Call(t, skillTool(t, pool), env, Input{Skill: "pdf"}); res.IsError {
 		t.Fatalf("after the turn ended: %s", res.TextContent())
 	}
 }
@@ -296,4 +284,14 @@ func TestValidSkillName(t *testing.T) {
 			t.Errorf("validName(%q) = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// skillTool returns the pool's Skill tool.
+func skillTool(t *testing.T, pool *toolset.Pool) tool.Tool {
+	t.Helper()
+	tl, ok := pool.Lookup("Skill")
+	if !ok {
+		t.Fatal("Skill not in the pool")
+	}
+	return tl
 }

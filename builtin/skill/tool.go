@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/home"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -46,11 +50,7 @@ func (o Options) withDefaults() Options {
 		o.UserHome = o.Getenv("HOME")
 	}
 	if o.GantryHome == "" {
-		if h := o.Getenv("GANTRY_HOME"); h != "" {
-			o.GantryHome = h
-		} else if o.UserHome != "" {
-			o.GantryHome = filepath.Join(o.UserHome, ".gantry")
-		}
+		o.GantryHome = home.Dir(o.Getenv, o.UserHome)
 	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
@@ -221,11 +221,7 @@ Available skills:`)
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 250 {
-		s = string(r[:250]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 250)
 }
 
 // result is the tool result of an activated skill: a short confirmation,
@@ -289,8 +285,8 @@ func inside(env *tool.Env, dir string) bool {
 func Factory(opts Options) func(ctx context.Context, env *tool.Env) (tool.Tool, error) {
 	// A session without skills gets the disabled tool, which depends on
 	// opts alone: built once and shared by every session of the registry
-	// (most sessions of a server have no skills; a tool per session was
-	// ~1.3 KB each).
+	// (most sessions of a server have no skills, and a tool per session
+	// added to every one).
 	none := sync.OnceValue(func() tool.Tool { return New(nil, opts) })
 	return func(_ context.Context, env *tool.Env) (tool.Tool, error) {
 		if env == nil {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -75,15 +77,6 @@ func envWith(st store.Store, sc *store.Scope) *tool.Env {
 	return &tool.Env{SessionID: "sess-1", Services: s}
 }
 
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
-	t.Helper()
-	r, err := tl.Call(context.Background(), env, json.RawMessage(in))
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tl.Spec().Name, in, err)
-	}
-	return r
-}
-
 func stores(t *testing.T) map[string]store.Store {
 	sq, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "g.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -99,14 +92,14 @@ func TestFlow(t *testing.T) {
 			env := envWith(st, &store.Scope{TaskList: "team/red", Name: "alice"})
 			create, get, list, update := NewCreate(), NewGet(), NewList(), NewUpdate()
 			for _, s := range []string{"Design", "Build", "Test"} {
-				r := call(t, create, env, fmt.Sprintf(`{"subject":%q,"description":"do %s","activeForm":"Doing %s"}`, s, s, s))
+				r := tooltest.Call(t, create, env, fmt.Sprintf(`{"subject":%q,"description":"do %s","activeForm":"Doing %s"}`, s, s, s))
 				if r.IsError || !strings.Contains(r.TextContent(), "created") {
 					t.Fatalf("create: %s", r.TextContent())
 				}
 			}
-			call(t, update, env, `{"taskId":"2","addBlockedBy":["1"]}`)
-			call(t, update, env, `{"taskId":"#3","addBlockedBy":["2"]}`)
-			r := call(t, list, env, `{}`)
+			tooltest.Call(t, update, env, `{"taskId":"2","addBlockedBy":["1"]}`)
+			tooltest.Call(t, update, env, `{"taskId":"#3","addBlockedBy":["2"]}`)
+			r := tooltest.Call(t, list, env, `{}`)
 			res := r.Structured.(ListResult)
 			if !slices.Equal(res.Claimable, []string{"1"}) || len(res.Tasks) != 3 {
 				t.Fatalf("list: %+v", res)
@@ -115,46 +108,46 @@ func TestFlow(t *testing.T) {
 				t.Fatalf("list text:\n%s", txt)
 			}
 			// A cycle is refused with a clear message.
-			r = call(t, update, env, `{"taskId":"1","addBlockedBy":["3"]}`)
+			r = tooltest.Call(t, update, env, `{"taskId":"1","addBlockedBy":["3"]}`)
 			if !r.IsError || !strings.Contains(r.TextContent(), "cycle") {
 				t.Fatalf("cycle: %s", r.TextContent())
 			}
 			// A blocked task cannot be started.
-			r = call(t, update, env, `{"taskId":"2","status":"in_progress"}`)
+			r = tooltest.Call(t, update, env, `{"taskId":"2","status":"in_progress"}`)
 			if !r.IsError || !strings.Contains(r.TextContent(), "blocked by #1") {
 				t.Fatalf("blocked start: %s", r.TextContent())
 			}
 			// Starting claims for the caller.
-			r = call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
+			r = tooltest.Call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
 			if tk := r.Structured.(store.Task); r.IsError || tk.Owner != "alice" || tk.Status != store.TaskInProgress {
 				t.Fatalf("claim: %s", r.TextContent())
 			}
 			bob := envWith(st, &store.Scope{TaskList: "team/red", Name: "bob"})
-			call(t, update, bob, `{"taskId":"1","status":"pending"}`) // hand it back…
-			call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
-			r = call(t, update, bob, `{"taskId":"1","status":"pending","owner":""}`)
+			tooltest.Call(t, update, bob, `{"taskId":"1","status":"pending"}`) // hand it back…
+			tooltest.Call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
+			r = tooltest.Call(t, update, bob, `{"taskId":"1","status":"pending","owner":""}`)
 			if r.IsError {
 				t.Fatal(r.TextContent())
 			}
-			call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
-			call(t, update, bob, `{"taskId":"1","status":"pending"}`)
-			r = call(t, update, bob, `{"taskId":"1","status":"in_progress"}`)
+			tooltest.Call(t, update, env, `{"taskId":"1","status":"in_progress"}`)
+			tooltest.Call(t, update, bob, `{"taskId":"1","status":"pending"}`)
+			r = tooltest.Call(t, update, bob, `{"taskId":"1","status":"in_progress"}`)
 			if !r.IsError || !strings.Contains(r.TextContent(), "owned by alice") {
 				t.Fatalf("claim of another's task: %s", r.TextContent())
 			}
-			r = call(t, update, env, `{"taskId":"1","status":"completed","metadata":{"pr":12}}`)
+			r = tooltest.Call(t, update, env, `{"taskId":"1","status":"completed","metadata":{"pr":12}}`)
 			if r.IsError {
 				t.Fatal(r.TextContent())
 			}
-			r = call(t, get, env, `{"taskId":"1"}`)
+			r = tooltest.Call(t, get, env, `{"taskId":"1"}`)
 			if txt := r.TextContent(); !strings.Contains(txt, "status: completed") || !strings.Contains(txt, `metadata: {"pr":12}`) || !strings.Contains(txt, "blocks: #2") {
 				t.Fatalf("get:\n%s", txt)
 			}
-			if got := call(t, list, env, `{}`).Structured.(ListResult).Claimable; !slices.Equal(got, []string{"2"}) {
+			if got := tooltest.Call(t, list, env, `{}`).Structured.(ListResult).Claimable; !slices.Equal(got, []string{"2"}) {
 				t.Fatalf("claimable after completing #1: %v", got)
 			}
-			call(t, update, env, `{"taskId":"3","status":"deleted"}`)
-			if got := call(t, list, env, `{}`).Structured.(ListResult).Tasks; len(got) != 2 {
+			tooltest.Call(t, update, env, `{"taskId":"3","status":"deleted"}`)
+			if got := tooltest.Call(t, list, env, `{}`).Structured.(ListResult).Tasks; len(got) != 2 {
 				t.Fatalf("deleted task listed: %v", got)
 			}
 			for in, want := range map[string]string{
@@ -162,13 +155,13 @@ func TestFlow(t *testing.T) {
 				`{"taskId":"1","subject":""}`:     "subject is empty",
 				`{"taskId":"1","status":"bogus"}`: "unknown status",
 			} {
-				if r := call(t, update, env, in); !r.IsError || !strings.Contains(r.TextContent(), want) {
+				if r := tooltest.Call(t, update, env, in); !r.IsError || !strings.Contains(r.TextContent(), want) {
 					t.Errorf("%s: %s", in, r.TextContent())
 				}
 			}
 			// Another list (no scope: the session's own) is separate.
 			own := envWith(st, nil)
-			if r := call(t, list, own, `{}`); r.TextContent() != "The task list is empty." {
+			if r := tooltest.Call(t, list, own, `{}`); r.TextContent() != "The task list is empty." {
 				t.Fatalf("own list: %s", r.TextContent())
 			}
 		})
@@ -206,7 +199,7 @@ func TestConcurrentClaimsThroughTool(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			lead := envWith(st, &store.Scope{TaskList: "L", Name: "lead"})
 			for i := range 5 {
-				call(t, NewCreate(), lead, fmt.Sprintf(`{"subject":"t%d","description":""}`, i))
+				tooltest.Call(t, NewCreate(), lead, fmt.Sprintf(`{"subject":"t%d","description":""}`, i))
 			}
 			update := NewUpdate()
 			var wins [6]atomic.Int32

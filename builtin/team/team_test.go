@@ -2,11 +2,12 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 
 	"go.uber.org/goleak"
 
@@ -60,21 +61,6 @@ func services(st store.Store, r Runner, sc *store.Scope) *tool.Services {
 	return s
 }
 
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
-	t.Helper()
-	raw := json.RawMessage(in)
-	if v, ok := tl.(tool.InputValidator); ok {
-		if err := v.ValidateInput(context.Background(), env, raw); err != nil {
-			return tool.ErrorResult(err)
-		}
-	}
-	r, err := tl.Call(context.Background(), env, raw)
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tl.Spec().Name, in, err)
-	}
-	return r
-}
-
 func deliver(t *testing.T, env *tool.Env) string {
 	t.Helper()
 	text, ack, err := Inbox{}.Remind(context.Background(), env)
@@ -94,7 +80,7 @@ func TestTeamFlow(t *testing.T) {
 	alice := &tool.Env{SessionID: "a", Services: services(st, r, &store.Scope{TaskList: "team/red", Name: "alice", Team: "red"})}
 	bob := &tool.Env{SessionID: "b", Services: services(st, r, &store.Scope{TaskList: "team/red", Name: "bob", Team: "red"})}
 
-	res := call(t, NewCreate(), lead, `{"team_name":"red","description":"ship it","members":[{"name":"alice","subagent_type":"general-purpose","role":"coder","prompt":"write the code"},{"name":"bob","prompt":"review"}]}`)
+	res := tooltest.Call(t, NewCreate(), lead, `{"team_name":"red","description":"ship it","members":[{"name":"alice","subagent_type":"general-purpose","role":"coder","prompt":"write the code"},{"name":"bob","prompt":"review"}]}`)
 	if res.IsError {
 		t.Fatal(res.TextContent())
 	}
@@ -119,7 +105,7 @@ func TestTeamFlow(t *testing.T) {
 		{alice, `{"to":"lead","message":"parser done"}`},
 		{alice, `{"to":"*","message":"all: tests pass"}`},
 	} {
-		if res := call(t, NewSend(), c.env, c.in); res.IsError {
+		if res := tooltest.Call(t, NewSend(), c.env, c.in); res.IsError {
 			t.Fatalf("%s: %s", c.in, res.TextContent())
 		}
 	}
@@ -153,22 +139,22 @@ func TestTeamFlow(t *testing.T) {
 		{lead, NewCreate(), `{"team_name":"t2","members":[]}`, "1 to 8"},
 		{lead, NewDelete(), `{"team_name":"nope"}`, "not found"},
 	} {
-		if res := call(t, c.tool, c.env, c.in); !res.IsError || !strings.Contains(res.TextContent(), c.wants) {
+		if res := tooltest.Call(t, c.tool, c.env, c.in); !res.IsError || !strings.Contains(res.TextContent(), c.wants) {
 			t.Errorf("%s %s: %s", c.tool.Spec().Name, c.in, res.TextContent())
 		}
 	}
 
-	res = call(t, NewDelete(), lead, `{"team_name":"red"}`)
+	res = tooltest.Call(t, NewDelete(), lead, `{"team_name":"red"}`)
 	if res.IsError || len(r.stopped) != 1 || !strings.Contains(res.TextContent(), "alice (general-purpose): stopped") {
 		t.Fatalf("delete: %s %v", res.TextContent(), r.stopped)
 	}
 	if tm, _ := st.GetTeam(context.Background(), "red"); tm.Active() {
 		t.Fatal("team still active")
 	}
-	if res := call(t, NewSend(), alice, `{"to":"bob","message":"x"}`); !res.IsError || !strings.Contains(res.TextContent(), "deleted") {
+	if res := tooltest.Call(t, NewSend(), alice, `{"to":"bob","message":"x"}`); !res.IsError || !strings.Contains(res.TextContent(), "deleted") {
 		t.Fatalf("send after delete: %s", res.TextContent())
 	}
-	if res := call(t, NewSend(), lead, `{"to":"bob","message":"x"}`); !res.IsError || !strings.Contains(res.TextContent(), "not in a team") {
+	if res := tooltest.Call(t, NewSend(), lead, `{"to":"bob","message":"x"}`); !res.IsError || !strings.Contains(res.TextContent(), "not in a team") {
 		t.Fatalf("lead send after delete: %s", res.TextContent())
 	}
 }
@@ -177,12 +163,12 @@ func TestCreateStartFailures(t *testing.T) {
 	st := new(store.Memory)
 	r := &fakeRunner{st: st, fail: "bob"}
 	lead := &tool.Env{SessionID: "L", Services: services(st, r, nil)}
-	res := call(t, NewCreate(), lead, `{"team_name":"t","members":[{"name":"alice","prompt":"p"},{"name":"bob","prompt":"p"}]}`)
+	res := tooltest.Call(t, NewCreate(), lead, `{"team_name":"t","members":[{"name":"alice","prompt":"p"},{"name":"bob","prompt":"p"}]}`)
 	if res.IsError || !strings.Contains(res.TextContent(), "Not started:\nbob: no model for bob") || !strings.Contains(res.TextContent(), "bob: failed") {
 		t.Fatalf("partial: %s", res.TextContent())
 	}
 	r.fail = "solo"
-	res = call(t, NewCreate(), lead, `{"team_name":"u","members":[{"name":"solo","prompt":"p"}]}`)
+	res = tooltest.Call(t, NewCreate(), lead, `{"team_name":"u","members":[{"name":"solo","prompt":"p"}]}`)
 	if !res.IsError || !strings.Contains(res.TextContent(), "No member") {
 		t.Fatalf("all failed: %s", res.TextContent())
 	}
@@ -203,10 +189,10 @@ func TestWithoutRunner(t *testing.T) {
 	if e, ok := NewSend().(tool.Enabler); !ok || !e.Enabled(context.Background(), member) {
 		t.Error("SendMessage hidden from a team member")
 	}
-	if res := call(t, NewCreate(), env, `{"team_name":"t","members":[{"name":"a","prompt":"p"}]}`); !res.IsError || !strings.Contains(res.TextContent(), "cannot run") {
+	if res := tooltest.Call(t, NewCreate(), env, `{"team_name":"t","members":[{"name":"a","prompt":"p"}]}`); !res.IsError || !strings.Contains(res.TextContent(), "cannot run") {
 		t.Fatalf("create without runner: %s", res.TextContent())
 	}
-	if res := call(t, NewSend(), &tool.Env{}, `{"to":"a","message":"p"}`); !res.IsError || !strings.Contains(res.TextContent(), "not available") {
+	if res := tooltest.Call(t, NewSend(), &tool.Env{}, `{"to":"a","message":"p"}`); !res.IsError || !strings.Contains(res.TextContent(), "not available") {
 		t.Fatalf("send without store: %s", res.TextContent())
 	}
 	if text, ack, err := (Inbox{}).Remind(context.Background(), &tool.Env{}); text != "" || ack != nil || err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -55,19 +57,10 @@ func env(st store.Todos) *tool.Env {
 	return &tool.Env{SessionID: "s1", Services: s}
 }
 
-func call(t *testing.T, e *tool.Env, in string) *tool.Result {
-	t.Helper()
-	r, err := New().Call(context.Background(), e, json.RawMessage(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestTodoWrite(t *testing.T) {
 	st := new(store.Memory)
 	e := env(st)
-	r := call(t, e, `{"todos":[{"content":"Read code","status":"completed","activeForm":"Reading code"},{"content":"Fix bug","status":"in_progress","activeForm":"Fixing bug"},{"content":"Test","status":"pending","activeForm":"Testing"}]}`)
+	r := tooltest.Call(t, New(), e, `{"todos":[{"content":"Read code","status":"completed","activeForm":"Reading code"},{"content":"Fix bug","status":"in_progress","activeForm":"Fixing bug"},{"content":"Test","status":"pending","activeForm":"Testing"}]}`)
 	if r.IsError {
 		t.Fatal(r.TextContent())
 	}
@@ -86,7 +79,7 @@ func TestTodoWrite(t *testing.T) {
 	if len(l.Items) != 3 {
 		t.Fatalf("stored %+v", l)
 	}
-	r = call(t, e, `{"todos":[{"content":"Test","status":"in_progress","activeForm":"Testing"}]}`)
+	r = tooltest.Call(t, New(), e, `{"todos":[{"content":"Test","status":"in_progress","activeForm":"Testing"}]}`)
 	if res := r.Structured.(Result); len(res.OldTodos) != 3 || len(res.NewTodos) != 1 {
 		t.Fatalf("replace %+v", res)
 	}
@@ -94,14 +87,14 @@ func TestTodoWrite(t *testing.T) {
 		`{"todos":[{"content":"a","status":"in_progress","activeForm":"A"},{"content":"b","status":"in_progress","activeForm":"B"}]}`: "at most one",
 		`{"todos":[{"content":" ","status":"pending","activeForm":"A"}]}`:                                                             "content is empty",
 	} {
-		if r := call(t, e, in); !r.IsError || !strings.Contains(r.TextContent(), want) {
+		if r := tooltest.Call(t, New(), e, in); !r.IsError || !strings.Contains(r.TextContent(), want) {
 			t.Errorf("%s: %s", in, r.TextContent())
 		}
 	}
 	if l, _ := st.GetTodos(context.Background(), "s1"); len(l.Items) != 1 {
 		t.Fatal("an invalid write changed the list")
 	}
-	if r := call(t, env(nil), `{"todos":[]}`); !r.IsError || !strings.Contains(r.TextContent(), "not available") {
+	if r := tooltest.Call(t, New(), env(nil), `{"todos":[]}`); !r.IsError || !strings.Contains(r.TextContent(), "not available") {
 		t.Fatalf("no store: %s", r.TextContent())
 	}
 	if pc := New().(tool.PermissionChecker).CheckPermission(context.Background(), e, nil); pc.Behavior != tool.Allow {
@@ -128,7 +121,7 @@ func TestReminder(t *testing.T) {
 			t.Fatal("reminded of an empty list")
 		}
 	}
-	call(t, e, `{"todos":[{"content":"Fix","status":"in_progress","activeForm":"Fixing"}]}`)
+	tooltest.Call(t, New(), e, `{"todos":[{"content":"Fix","status":"in_progress","activeForm":"Fixing"}]}`)
 	for i := range 3 {
 		if remind() != "" {
 			t.Fatalf("reminded at turn %d", i)
@@ -142,7 +135,7 @@ func TestReminder(t *testing.T) {
 	if remind() != "" {
 		t.Fatal("reminded twice in a row")
 	}
-	call(t, e, `{"todos":[{"content":"Fix","status":"completed","activeForm":"Fixing"}]}`)
+	tooltest.Call(t, New(), e, `{"todos":[{"content":"Fix","status":"completed","activeForm":"Fixing"}]}`)
 	for range 6 {
 		if remind() != "" {
 			t.Fatal("reminded of a finished list")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -59,15 +61,6 @@ func newEnv(t *testing.T, st *store.SQLite, mode tool.Mode) *tool.Env {
 	return &tool.Env{SessionID: "sess", WorkDir: t.TempDir(), Mode: mode, Services: s}
 }
 
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
-	t.Helper()
-	r, err := tl.Call(context.Background(), env, json.RawMessage(in))
-	if err != nil {
-		t.Fatalf("%s: %v", in, err)
-	}
-	return r
-}
-
 func openStore(t *testing.T) *store.SQLite {
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "g.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -83,7 +76,7 @@ func TestLocal(t *testing.T) {
 	st := openStore(t)
 	env := newEnv(t, st, tool.ModeAcceptEdits)
 	rt := triggertool.New(triggertool.Options{})
-	r := call(t, rt, env, `{"action":"create","body":{"name":"lint","prompt":"run the linters and fix what they report","cron":"0 6 * * 1-5","permission_mode":"default"}}`)
+	r := tooltest.Call(t, rt, env, `{"action":"create","body":{"name":"lint","prompt":"run the linters and fix what they report","cron":"0 6 * * 1-5","permission_mode":"default"}}`)
 	if r.IsError {
 		t.Fatal(r.TextContent())
 	}
@@ -91,7 +84,7 @@ func TestLocal(t *testing.T) {
 	if tr.Dir != env.WorkDir || tr.JobID == "" {
 		t.Fatalf("trigger %+v", tr)
 	}
-	if txt := call(t, rt, env, `{"action":"list"}`).TextContent(); !strings.Contains(txt, "lint") || !strings.Contains(txt, "cron 0 6 * * 1-5") {
+	if txt := tooltest.Call(t, rt, env, `{"action":"list"}`).TextContent(); !strings.Contains(txt, "lint") || !strings.Contains(txt, "cron 0 6 * * 1-5") {
 		t.Fatal(txt)
 	}
 	// Never wider than the session.
@@ -104,16 +97,16 @@ func TestLocal(t *testing.T) {
 		`{"action":"get"}`,
 		`{"action":"explode"}`,
 	} {
-		if r := call(t, rt, env, bad); !r.IsError {
+		if r := tooltest.Call(t, rt, env, bad); !r.IsError {
 			t.Errorf("%s accepted: %s", bad, r.TextContent())
 		}
 	}
 	env.Mode = tool.ModePlan
-	if r := call(t, rt, env, `{"action":"update","trigger_id":"lint","body":{"prompt":"p2"}}`); !r.IsError || !strings.Contains(r.TextContent(), "wider") {
+	if r := tooltest.Call(t, rt, env, `{"action":"update","trigger_id":"lint","body":{"prompt":"p2"}}`); !r.IsError || !strings.Contains(r.TextContent(), "wider") {
 		t.Fatalf("update from a plan-mode session: %s", r.TextContent())
 	}
 	env.Mode = tool.ModeAcceptEdits
-	r = call(t, rt, env, `{"action":"run","trigger_id":"lint"}`)
+	r = tooltest.Call(t, rt, env, `{"action":"run","trigger_id":"lint"}`)
 	if r.IsError || !strings.Contains(r.TextContent(), "queued") {
 		t.Fatal(r.TextContent())
 	}
@@ -164,23 +157,23 @@ func TestWithServe(t *testing.T) {
 			env := newEnv(t, st, tool.ModeDefault)
 			rt := triggertool.New(o)
 			tname := strings.ReplaceAll(name, " ", "-")
-			if r := call(t, rt, env, `{"action":"create","body":{"name":"`+tname+`","prompt":"report"}}`); r.IsError {
+			if r := tooltest.Call(t, rt, env, `{"action":"create","body":{"name":"`+tname+`","prompt":"report"}}`); r.IsError {
 				t.Fatal(r.TextContent())
 			}
-			r := call(t, rt, env, `{"action":"run","trigger_id":"`+tname+`"}`)
+			r := tooltest.Call(t, rt, env, `{"action":"run","trigger_id":"`+tname+`"}`)
 			if r.IsError {
 				t.Fatal(r.TextContent())
 			}
 			run := r.Structured.(runqueue.Run)
 			for range srv.Engine().Events(context.Background(), run.ID, 0) {
 			}
-			r = call(t, rt, env, `{"action":"list_runs","trigger_id":"`+tname+`"}`)
+			r = tooltest.Call(t, rt, env, `{"action":"list_runs","trigger_id":"`+tname+`"}`)
 			if runs := r.Structured.(map[string]any)["runs"].([]runqueue.Run); len(runs) != 1 || runs[0].ID != run.ID {
 				t.Fatalf("runs %s", r.TextContent())
 			}
 			cursor, pages, events := "", 0, 0
 			for {
-				r = call(t, rt, env, `{"action":"get_run_log","session_id":"`+run.ID+`","cursor":"`+cursor+`"}`)
+				r = tooltest.Call(t, rt, env, `{"action":"get_run_log","session_id":"`+run.ID+`","cursor":"`+cursor+`"}`)
 				if r.IsError {
 					t.Fatal(r.TextContent())
 				}

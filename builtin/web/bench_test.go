@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/benchcpu"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -54,16 +56,15 @@ func BenchmarkHTMLToMarkdown(b *testing.B) {
 func benchConvert(b *testing.B, page string) {
 	conv := newConverter()
 	b.SetBytes(int64(len(page)))
-	cpu0 := cpuTime()
+	// The process's CPU time per conversion (GC included): on a shared,
+	// overloaded machine ns/op measures the queue for a core as well.
+	defer benchcpu.Start(b)()
 	for b.Loop() {
 		md, _, err := htmlToMarkdown(context.Background(), conv, strings.NewReader(page), "https://example.com/")
 		if err != nil || len(md) == 0 {
 			b.Fatal(err)
 		}
 	}
-	// The process's CPU time per conversion (GC included): on a shared,
-	// overloaded machine ns/op measures the queue for a core as well.
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkCachedFetch is a WebFetch call served from the cache (target:

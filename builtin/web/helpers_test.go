@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool/tooltest"
 
 	"go.uber.org/goleak"
 
@@ -90,29 +91,19 @@ func fetchTool(t *testing.T, opts Options) tool.Tool {
 	return Tools(opts)[0]
 }
 
-// call runs a tool the way the executor does: validation, then the call.
-// A validation failure or call error comes back as err.
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in any) (*tool.Result, error) {
-	t.Helper()
-	raw, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env == nil {
-		env = &tool.Env{WorkDir: t.TempDir(), Services: &tool.Services{}}
-	}
-	ctx := context.Background()
-	if v, ok := tl.(tool.InputValidator); ok {
-		if err := v.ValidateInput(ctx, env, raw); err != nil {
-			return nil, err
-		}
-	}
-	return tl.Call(ctx, env, raw)
+// testEnv is the environment of a call that needs nothing of a session.
+func testEnv(t *testing.T) *tool.Env {
+	return &tool.Env{WorkDir: t.TempDir(), Services: &tool.Services{}}
 }
 
+// mustCall runs tl as the executor would (nil env: testEnv) and fails the
+// test unless it succeeds.
 func mustCall(t *testing.T, tl tool.Tool, env *tool.Env, in any) *tool.Result {
 	t.Helper()
-	res, err := call(t, tl, env, in)
+	if env == nil {
+		env = testEnv(t)
+	}
+	res, err := tooltest.Run(t.Context(), tl, env, in)
 	if err != nil {
 		t.Fatalf("call %v: %v", in, err)
 	}

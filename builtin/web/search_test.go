@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -131,7 +133,7 @@ func TestSearchBackends(t *testing.T) {
 		{Query: "golang", AllowedDomains: []string{"a.io"}, BlockedDomains: []string{"b.io"}},
 		{Query: "golang", AllowedDomains: []string{"/"}},
 	} {
-		if _, err := call(t, ws, nil, bad); err == nil {
+		if _, err := tooltest.Run(t.Context(), ws, testEnv(t), bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -214,7 +216,7 @@ func TestModelSearch(t *testing.T) {
 			{"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": map[string]any{"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
 		},
 	})
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithMaxAttempts(1))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Retry: llm.RetryPolicy{MaxAttempts: 1}})
 	ws := Tools(Options{Search: &ModelSearch{Provider: p, Model: "claude-haiku-4-5"}})[1]
 	res := mustCall(t, ws, nil, searchInput{Query: "gantry go", BlockedDomains: []string{"evil.example"}})
 	wantAll(t, res.TextContent(), "1. Gantry\n   https://gantry.example/", "(1 day)", "(anthropic)")
@@ -228,7 +230,7 @@ func TestModelSearch(t *testing.T) {
 	if def["name"] != "web_search" || fmt.Sprint(def["blocked_domains"]) != "[evil.example]" || def["max_uses"] != float64(5) {
 		t.Fatalf("tool definition %s", reqs[0].Tools[0].Raw)
 	}
-	if _, err := call(t, ws, nil, searchInput{Query: "gantry go"}); err == nil || !strings.Contains(err.Error(), "max_uses_exceeded") {
+	if _, err := tooltest.Run(t.Context(), ws, testEnv(t), searchInput{Query: "gantry go"}); err == nil || !strings.Contains(err.Error(), "max_uses_exceeded") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -239,7 +241,7 @@ func TestModelSummarizer(t *testing.T) {
 	site := localSite(t)
 	srv := llmtest.NewServer(t)
 	srv.Script(llmtest.TextReply("WebFetch and Bash."))
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithMaxAttempts(1))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Retry: llm.RetryPolicy{MaxAttempts: 1}})
 	services := &tool.Services{}
 	tool.Provide[Summarizer](services, &ModelSummarizer{Provider: p, Model: "claude-haiku-4-5"})
 	env := &tool.Env{WorkDir: t.TempDir(), Services: services}

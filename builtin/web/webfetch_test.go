@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/netguard"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -145,7 +147,7 @@ func TestFetchContent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			res, err := call(t, wf, nil, fetchInput{URL: srv.URL + tt.path, Prompt: "what changed?"})
+			res, err := tooltest.Run(t.Context(), wf, testEnv(t), fetchInput{URL: srv.URL + tt.path, Prompt: "what changed?"})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -169,7 +171,7 @@ func TestFetchImage(t *testing.T) {
 	}
 	wantAll(t, res.Content[0].Text, "untrusted", "what colour?")
 	small := fetchTool(t, Options{Network: loopback, MaxImageBytes: 10})
-	if _, err := call(t, small, nil, fetchInput{URL: srv.URL + "/png", Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "over the 10 bytes limit for an image") {
+	if _, err := tooltest.Run(t.Context(), small, testEnv(t), fetchInput{URL: srv.URL + "/png", Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "over the 10 bytes limit for an image") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -178,7 +180,7 @@ func TestFetchSlowDrip(t *testing.T) {
 	srv := localSite(t)
 	wf := fetchTool(t, Options{Network: loopback, Timeout: 300 * time.Millisecond})
 	start := time.Now()
-	_, err := call(t, wf, nil, fetchInput{URL: srv.URL + "/drip", Prompt: "p"})
+	_, err := tooltest.Run(t.Context(), wf, testEnv(t), fetchInput{URL: srv.URL + "/drip", Prompt: "p"})
 	if err == nil || !strings.Contains(err.Error(), "took longer than 300ms") {
 		t.Fatalf("err = %v", err)
 	}
@@ -307,7 +309,7 @@ func TestFetchInputChecks(t *testing.T) {
 		{fetchInput{URL: "https://x.io/", Prompt: "p", Offset: -1}, "whole number"},
 		{fetchInput{URL: "https://x.io/", Prompt: "p", Offset: 1.5}, "whole number"},
 	} {
-		if _, err := call(t, wf, nil, tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := tooltest.Run(t.Context(), wf, testEnv(t), tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.in, err, tt.want)
 		}
 	}
@@ -379,7 +381,7 @@ func TestFetchSSRF(t *testing.T) {
 		t.Run(target.url, func(t *testing.T) {
 			res := mustCall(t, wf, nil, fetchInput{URL: "https://example.com/to?u=" + target.url, Prompt: "p"})
 			wantAll(t, res.TextContent(), "redirects (HTTP 302) to another host", "It was not followed")
-			_, err := call(t, wf, nil, fetchInput{URL: target.url, Prompt: "p"})
+			_, err := tooltest.Run(t.Context(), wf, testEnv(t), fetchInput{URL: target.url, Prompt: "p"})
 			var be *netguard.BlockedError
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), target.class) {
 				t.Fatalf("fetch of %s: err = %v, want a refused %s address", target.url, err, target.class)
@@ -396,7 +398,7 @@ func TestFetchSSRF(t *testing.T) {
 
 	// DNS rebinding: the name resolves to a public address first, then
 	// to loopback; the same-host redirect dials again and is refused.
-	_, err := call(t, wf, nil, fetchInput{URL: "https://rebind.example.com/to?u=/page", Prompt: "p"})
+	_, err := tooltest.Run(t.Context(), wf, testEnv(t), fetchInput{URL: "https://rebind.example.com/to?u=/page", Prompt: "p"})
 	var be *netguard.BlockedError
 	if !errors.As(err, &be) || be.Class != netguard.Loopback || be.Host != "rebind.example.com" {
 		t.Fatalf("rebinding: err = %v", err)
@@ -420,7 +422,7 @@ func TestFetchSummarizer(t *testing.T) {
 	res = mustCall(t, wf, env, fetchInput{URL: srv.URL + "/page", Prompt: "which tools?", Offset: 1})
 	wantNone(t, res.TextContent(), "A small model")
 	sum.err = errors.New("overloaded")
-	if _, err := call(t, wf, env, fetchInput{URL: srv.URL + "/page", Prompt: "which tools?"}); err == nil || !strings.Contains(err.Error(), "overloaded") {
+	if _, err := tooltest.Run(t.Context(), wf, env, fetchInput{URL: srv.URL + "/page", Prompt: "which tools?"}); err == nil || !strings.Contains(err.Error(), "overloaded") {
 		t.Fatalf("err = %v", err)
 	}
 }

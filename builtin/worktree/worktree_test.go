@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/tool/tooltest"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -92,35 +94,23 @@ func TestFindRejectsForgedRecord(t *testing.T) {
 	}
 }
 
-func call(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
-	t.Helper()
-	r, err := tl.Call(context.Background(), env, json.RawMessage(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.ContextModifier != nil {
-		r.ContextModifier(env)
-	}
-	return r
-}
-
 func TestEnterExit(t *testing.T) {
 	dir := repo(t)
 	env := &tool.Env{WorkDir: filepath.Join(dir, "sub")}
 	enter, exit := NewEnter(), NewExit()
-	if r := call(t, exit, env, `{"action":"keep"}`); !r.IsError {
+	if r := callApplying(t, exit, env, `{"action":"keep"}`); !r.IsError {
 		t.Fatal("ExitWorktree outside a worktree succeeded")
 	}
-	r := call(t, enter, env, `{"name":"feature"}`)
+	r := callApplying(t, enter, env, `{"name":"feature"}`)
 	if r.IsError || !strings.Contains(env.WorkDir, filepath.Join(Dir, "feature-")) || filepath.Base(env.WorkDir) != "sub" {
 		t.Fatalf("enter: %q → %s", r.TextContent(), env.WorkDir)
 	}
-	if r := call(t, enter, env, `{}`); !r.IsError || !strings.Contains(r.TextContent(), "already") {
+	if r := callApplying(t, enter, env, `{}`); !r.IsError || !strings.Contains(r.TextContent(), "already") {
 		t.Fatalf("nested enter: %q", r.TextContent())
 	}
 	wtDir := env.WorkDir
 	os.WriteFile(filepath.Join(wtDir, "new.txt"), []byte("x"), 0o644)
-	if r := call(t, exit, env, `{"action":"remove"}`); !r.IsError || !strings.Contains(r.TextContent(), "uncommitted") {
+	if r := callApplying(t, exit, env, `{"action":"remove"}`); !r.IsError || !strings.Contains(r.TextContent(), "uncommitted") {
 		t.Fatalf("remove with changes: %q", r.TextContent())
 	}
 	if env.WorkDir != wtDir {
@@ -128,19 +118,31 @@ func TestEnterExit(t *testing.T) {
 	}
 	// keep, then enter it again by path, then discard.
 	w, _ := Find(wtDir)
-	r = call(t, exit, env, `{"action":"keep"}`)
+	r = callApplying(t, exit, env, `{"action":"keep"}`)
 	if r.IsError || env.WorkDir != filepath.Join(dir, "sub") {
 		t.Fatalf("keep: %q → %s", r.TextContent(), env.WorkDir)
 	}
-	r = call(t, enter, env, `{"path":"`+w.Path+`"}`)
+	r = callApplying(t, enter, env, `{"path":"`+w.Path+`"}`)
 	if r.IsError || env.WorkDir != wtDir {
 		t.Fatalf("enter by path: %q → %s", r.TextContent(), env.WorkDir)
 	}
-	r = call(t, exit, env, `{"action":"remove","discard_changes":true}`)
+	r = callApplying(t, exit, env, `{"action":"remove","discard_changes":true}`)
 	if r.IsError || env.WorkDir != filepath.Join(dir, "sub") {
 		t.Fatalf("discard: %q", r.TextContent())
 	}
 	if _, err := os.Stat(w.Path); err == nil {
 		t.Fatal("worktree not removed")
 	}
+}
+
+// callApplying runs tl and applies the result's ContextModifier to env, as
+// the executor does for the session: entering a worktree moves the calls
+// that follow into it.
+func callApplying(t *testing.T, tl tool.Tool, env *tool.Env, in string) *tool.Result {
+	t.Helper()
+	r := tooltest.Call(t, tl, env, in)
+	if r.ContextModifier != nil {
+		r.ContextModifier(env)
+	}
+	return r
 }

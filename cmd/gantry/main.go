@@ -292,28 +292,26 @@ func processMain(args []string) int {
 
 // The collector's settings of a gantry process (unless the user set GOGC).
 // Not at start-up: lowering the GC goal then starts a collection at once,
-// which `gantry --version` has no use for (~3 ms of CPU). See
-// docs/design.md ("footprint at scale") for the figures.
+// which `gantry --version` has no use for. The figures are in
+// docs/scale.md ("Footprint decisions and their figures").
 const (
 	// cliGCPercent is GOGC of a command: a CLI run is bound by the network,
 	// not the collector, so it trades a little CPU for a smaller peak heap.
 	cliGCPercent = 50
 	// oneShotGCPercent is GOGC of a one-shot headless run until its first
 	// collection. Go's heap minimum scales with GOGC (4 MB at 100), so
-	// the first collection comes at ~8 MB of heap instead of ~2 MB: a
-	// run of ten tool turns (~5 MB allocated, start-up included) never
-	// collects. A collection there frees little and costs more than it
-	// frees: the sweeper's span sets (~4 KB per size class and state,
-	// ~1.5 MB) and the metadata of every frame it scans (up to 1 MB of
-	// the binary's function table). After the first collection the
+	// the first collection comes at 8 MB of heap instead of 2 MB: a run
+	// of ten tool turns, start-up included, never collects. A collection
+	// there frees little and costs more than it frees: the sweeper's span
+	// sets and the metadata of every frame it scans (pages of the
+	// binary's function table). After the first collection the
 	// process runs at cliGCPercent, as any other command.
 	oneShotGCPercent = 200
 	// cpuBoundGCPercent is GOGC of a one-shot tool call (cpuBound) until
 	// its first collection, Go's default after it: the first collection
-	// comes at ~16 MB of heap instead of ~4 MB. A Grep whose result is
-	// 290 KB of text allocates ~4 MB in all and collected once, at its
-	// end, while its result was formatted and saved (~1.5 ms of CPU and
-	// two more threads woken); now it never collects.
+	// comes at 16 MB of heap instead of 4 MB. A Grep with a large result
+	// collected once, at its end, while its result was formatted and
+	// saved (CPU and two more threads woken); now it never collects.
 	cpuBoundGCPercent = 400
 )
 
@@ -325,7 +323,7 @@ func tuneMemory(cmd *cobra.Command) {
 	if cmd.Annotations[cpuBound] != "" {
 		if !userGC {
 			// Raising the goal starts no collection (lowering it
-			// began one at once, ~3 ms of a ~10 ms Grep).
+			// began one at once, a visible share of a short Grep).
 			collectLate(cpuBoundGCPercent, 100)
 		}
 		return
@@ -373,10 +371,10 @@ var presizeIndex = 1
 
 // presizeStack grows the calling goroutine's stack to 64 KB in one step,
 // while it is shallow. The agent's deepest paths (JSON encoding of nested
-// schemas, the SDK's reflection) need ~64 KB; grown by doubling from 8 KB,
-// each growth copies the stack and reads the metadata (stack maps, frame
-// sizes) of every function on it, deep in the run — ~1 MB of the binary's
-// function table a -p run touches for nothing else. With no collection
+// schemas, the SDK's reflection) need about that much; grown by doubling
+// from 8 KB, each growth copies the stack and reads the metadata (stack
+// maps, frame sizes) of every function on it, deep in the run — pages of
+// the binary's function table a -p run touches for nothing else. With no collection
 // (collectFromLimit) the stack is not shrunk back either.
 //
 //go:noinline

@@ -16,7 +16,7 @@ import (
 // Why: every package's init and the runtime's start touch code and data
 // spread over the whole binary, and each fault on the file maps the 64 KB
 // around it (the kernel's fault-around), so a process that has started
-// holds ~20 MB of the binary mapped of which a run uses a part. The pages
+// holds much of the binary mapped, of which a run uses a part. The pages
 // stay in the page cache (shared with every process running the binary);
 // MADV_DONTNEED on a private mapping that was never written only drops
 // this process's page-table entries, and a later access faults the same
@@ -35,8 +35,8 @@ func dropStartupPages() (int, error) {
 	// A dynamically linked binary's loader writes relocations into the
 	// RELRO segment before making it read-only: smaps says which mappings
 	// hold such private copies. A static binary (what scripts/dev and the
-	// README build) has none, and maps is ~20 times cheaper to read (~50
-	// µs against ~1 ms: smaps walks every page table).
+	// README build) has none, and maps is much cheaper to read (smaps walks
+	// every page table).
 	checkAnon := loaderMapped(table)
 	if checkAnon {
 		if table, err = os.ReadFile("/proc/self/smaps"); err != nil {

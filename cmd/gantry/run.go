@@ -18,16 +18,14 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/file"
-	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/slash"
-	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -384,7 +382,6 @@ const (
 // serveStream runs a stream-json session (--input-format stream-json):
 // the Agent SDKs' protocol on stdin and stdout, until stdin ends.
 func serveStream(ctx context.Context, a *app, f *runFlags) error {
-	var sess *runSession
 	// The Agent SDK's session helpers read the reference's transcripts:
 	// mirror the conversation there unless nothing is to be kept.
 	claudeConfigDir := ""
@@ -398,10 +395,9 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 			if err != nil {
 				return nil, nil, err
 			}
-			sess = s
 			return s.ag, s.ws, nil
 		},
-		Writer:           streamjson.WriterOptions{Partial: f.partial, ReplayUser: f.replayUser},
+		Writer:           streamjson.WriterOptions{Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser},
 		PermissionPrompt: f.promptTool == "stdio",
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
 		Version:          buildVersion(),
@@ -411,9 +407,6 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
 		ClaudeConfigDir:  claudeConfigDir,
 	})
-	if sess != nil && sess.done != nil {
-		sess.done() // Serve closed the agent
-	}
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -431,16 +424,11 @@ type runSession struct {
 	ws    *workspace.Workspace
 	rc    *runChannel
 	model string
-	done  func() // after the agent closed (nil: nothing)
 }
 
-// close closes the agent and then does what follows the session.
-func (s *runSession) close() {
-	s.ag.Close()
-	if s.done != nil {
-		s.done()
-	}
-}
+// close closes the agent (and with it the workspace, which prunes the
+// checkpoints when due).
+func (s *runSession) close() { s.ag.Close() }
 
 // mcpFlag splits --mcp-config values into files and the servers of
 // inline JSON.
@@ -522,16 +510,6 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, err
 	}
-	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
-	// first needs it; without session persistence, an in-memory one.
-	var db store.Store = new(store.Memory)
-	if !f.noSessionSaved {
-		path, err := storePath(a)
-		if err != nil {
-			return nil, err
-		}
-		db = store.LazySQLite(path, store.SQLiteOptions{})
-	}
 	defs, err := f.agents.definitions()
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
@@ -544,8 +522,17 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		mcpServers[name] = sc
 	}
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
-		o.Store = db
+		// What keeps the session under $GANTRY_HOME: the durable store
+		// (gantry.db, opened when a tool first needs it), the transcript
+		// and the checkpoints of the project's files (gantry rewind).
+		// Without session persistence, nothing.
+		o.Persist, o.NoCheckpoints = !f.noSessionSaved, f.noCheckpoints
+		o.ResumeID, o.Continue, o.Fork, o.SessionID = f.resume, f.cont, f.fork, f.sessionID
 		o.Builtin.Web = webOpts
+		if small := f.web.small(a); small != "" {
+			// WebFetch answers its prompt with the small model.
+			o.Summarizer = &web.ModelSummarizer{Provider: prov, Model: small}
+		}
 		// At a terminal, the project's language servers start in the
 		// background at once, so that they are warm by the first edit;
 		// a headless run starts one only when it edits a file one serves.
@@ -570,22 +557,18 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.person)
 	})
 	if err != nil {
-		db.Close()
 		return nil, &exitError{code: 1, err: err}
 	}
 	if err := rc.opened(ws); err != nil {
 		ws.Close()
-		db.Close()
 		return nil, &exitError{code: 2, err: err}
 	}
 	opts := agent.Options{
-		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
+		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws},
 		ToolProtocol:       protocol,
-		Reminders:          []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt:       cmpOr(init.SystemPrompt, f.systemPrompt),
 		AppendSystemPrompt: strings.TrimSpace(f.appendSystem + "\n\n" + init.AppendSystemPrompt),
 		MaxTurns:           f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD, ThinkingBudget: f.maxThinking,
-		SessionID: f.resume, Continue: f.cont, Fork: f.fork, NewSessionID: f.sessionID,
 		StreamEvents: f.partial, OutputSchema: schema,
 		// Headless: background agents report before the run ends (in the
 		// terminal they report at the next turn).
@@ -594,32 +577,12 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		// as the program gave them.
 		ExecutorOptions: executor.Options{DenialsAsGiven: sdk},
 	}
-	if !f.noSessionSaved {
-		home, err := session.DefaultHome(a.getenv)
-		if err != nil {
-			ws.Close()
-			db.Close()
-			return nil, err
-		}
-		opts.Store = session.NewStore(home)
-	}
-	var done func()
-	if opts.Store != nil && !f.noCheckpoints {
-		// Checkpoints of the project's files: gantry rewind.
-		if st, _, err := openCheckpoints(a, dir); err != nil {
-			fmt.Fprintln(a.stderr, "gantry: checkpoints are off:", err)
-		} else {
-			opts.Checkpoints = st
-			done = func() { pruneCheckpoints(context.WithoutCancel(ctx), st, opts.Store, dir) }
-		}
-	}
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
 		ws.Close()
-		db.Close()
 		return nil, &exitError{code: 1, err: err}
 	}
-	return &runSession{ag: ag, ws: ws, rc: rc, model: model, done: done}, nil
+	return &runSession{ag: ag, ws: ws, rc: rc, model: model}, nil
 }
 
 // apiKeySource names where the model key comes from, for system/init.
@@ -731,7 +694,7 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 		}
 		return in
 	}
-	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ReplayUser: f.replayUser, Info: info})
+	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser, Info: info})
 	p.w.Begin()
 	if isTerminal(a.stderr) {
 		p.progress = newProgress(a.stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/notify"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/session"
@@ -27,7 +28,7 @@ import (
 )
 
 func newServeCmd(a *app) *cobra.Command {
-	var addr, tokenFile, provider, model string
+	var addr, tokenFile, provider, model, tlsCert, tlsKey string
 	var noHTTP bool
 	var o serve.Options
 	cmd := &cobra.Command{
@@ -39,7 +40,11 @@ process that died as lost, and serves an HTTP API (--http, default
 127.0.0.1:7777; bearer token from --token-file, default
 $GANTRY_HOME/serve.token, created when missing): start runs, stream their
 events (SSE), answer their asks, list, inspect and cancel them, manage jobs
-and triggers. The API is described at /openapi.json. Logs go to stderr.
+and triggers. The API is described at /openapi.json. The same address serves
+a web console at / (log in with the token; --no-console for none): off
+loopback it needs TLS (--tls-cert, --tls-key) or --insecure-console, and it
+answers only to loopback names, the listening address and --console-host.
+Logs go to stderr.
 SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 --grace.`,
 		Args: cobra.NoArgs,
@@ -84,7 +89,6 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					wo.Warn = func(msg string) { log.Warn(msg) }
 					wo.Builtin.Trigger = triggerOptions(a)
 				},
-				Agent: func(ao *agent.Options) { ao.Reminders = append(ao.Reminders, &todo.Reminder{}) },
 			}
 			if !noHTTP {
 				if tokenFile == "" {
@@ -94,6 +98,16 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					return &exitError{code: 1, err: err}
 				}
 				o.TokenFile = tokenFile
+				if (tlsCert == "") != (tlsKey == "") {
+					return &exitError{code: 2, err: errors.New("--tls-cert and --tls-key go together")}
+				}
+				if tlsCert != "" {
+					cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
+					if err != nil {
+						return &exitError{code: 1, err: fmt.Errorf("TLS: %w", err)}
+					}
+					o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+				}
 				// Where a client finds the bearer token (never the token).
 				log.Info("serve: API token", "token_file", tokenFile, "use", "Authorization: Bearer $(cat "+tokenFile+")")
 				if o.Listener, err = net.Listen("tcp", addr); err != nil {
@@ -120,6 +134,19 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 	fl.DurationVar(&o.AskTimeout, "ask-timeout", 0, "how long a run waits for an answer to an ask before it is denied (default 1h)")
 	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
 	fl.StringVar(&model, "model", "", "default model of the runs")
+	fl.Func("notify-webhook", "POST each run's notifications (PushNotification) as JSON to this URL", func(u string) error {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("%q is not an http(s) URL", u)
+		}
+		wh := &notify.Webhook{URL: u}
+		o.Notify = func(ctx context.Context, _ string, n *interaction.NotificationRequest) error { return wh.Send(ctx, n) }
+		return nil
+	})
+	fl.StringVar(&tlsCert, "tls-cert", "", "serve the API and the console over TLS with this certificate (PEM; with --tls-key)")
+	fl.StringVar(&tlsKey, "tls-key", "", "the TLS certificate's private key (PEM)")
+	fl.BoolVar(&o.NoConsole, "no-console", false, "serve no web console (only the API)")
+	fl.BoolVar(&o.InsecureConsole, "insecure-console", false, "serve the console on a non-loopback address without TLS (the login crosses the network in clear text)")
+	fl.StringSliceVar(&o.ConsoleHosts, "console-host", nil, "a host name the console answers to (besides loopback names and the listening address; repeatable)")
 	return cmd
 }
 

@@ -3,14 +3,14 @@
 //
 // Why: a goroutine's stack grows (doubles) when a call goes deeper than it,
 // and shrinks again only at a collection that finds three quarters of it
-// unused. A session's goroutine spends its life waiting for the model some
-// 6–7 KB deep in the HTTP client; once one deep call (the SDK's reflective
-// JSON encoder, a recursive schema validator, the session's assembly) has
-// pushed it past 8 KB, it keeps a 16 KB stack for good, which with thousands
+// unused. A session's goroutine spends its life waiting for the model deep
+// in the HTTP client, close to the initial stack's size; once one deep call
+// (the SDK's reflective JSON encoder, a recursive schema validator, the
+// session's assembly) has pushed it past 8 KB, it keeps a 16 KB stack for good, which with thousands
 // of sessions is megabytes. Run on a short-lived goroutine, the deep call's
 // stack is freed when it returns.
 //
-// The cost is a goroutine start and switch (~1–2 µs) and the helper's own
+// The cost is a goroutine start and switch and the helper's own
 // stack growth; use it for calls that are deep, not for hot loops.
 package offstack
 
@@ -23,8 +23,8 @@ type inlineKey struct{}
 // caller's goroutine. A process that runs one session and exits (gantry -p)
 // has no idle stacks to keep small, and there each helper goroutine's stack
 // growth — from 2 KB, as the collector has not yet sized new stacks — reads
-// the stack maps and frame sizes of every function on it: ~1.3 MB more of
-// the binary's pages in a run of ten tool turns.
+// the stack maps and frame sizes of every function on it: binary pages the
+// short run need not touch (docs/scale.md).
 func Inline(ctx context.Context) context.Context {
 	return context.WithValue(ctx, inlineKey{}, true)
 }

@@ -19,10 +19,11 @@ import (
 
 // The reply is decoded here, not by the SDK: the SDK's stream
 // (ssestream.Stream[MessageStreamEventUnion]) decodes every event into a
-// 5 KB union by reflection (about 25 allocations and 2.8 KB an event) in a
-// 5.3 KB frame, and that frame and the union sat on the stack of every
-// session while its reply streamed, so that a session's goroutine needed a
-// 16 or 32 KB stack instead of 8 KB. This decoder reads the SSE framing with
+// large union by reflection, allocating for every event, in a large frame,
+// and that frame and the union sat on the stack of every session while its
+// reply streamed, so that a session's goroutine kept a stack several times
+// the initial size (BenchmarkStreamDecode compares the two decoders; the
+// figures are in docs/scale.md). This decoder reads the SSE framing with
 // pooled buffers (package sse) and picks the few fields Gantry uses out of
 // each event with gjson (which the SDK uses too) into [llm.Event]s directly.
 // The request side stays the SDK's: params types, auth, headers, base URL.

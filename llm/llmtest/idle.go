@@ -21,10 +21,9 @@ import (
 // which nothing ever arrives is cut after idle whatever the machine's
 // load, but a case in which something must get through depends on how
 // late a loaded machine delivers it — with two saturated cores and -race,
-// the first event of a stream came 150–290 ms after the request and
-// 50 ms-paced events up to 350 ms apart, where the former margin was
-// 100 ms (events idle/3 apart under idle = 150 ms). Those cases get
-// liveIdle, a margin of about three times what was seen, and the cases
+// the first event of a stream and paced events came more than twice the
+// former margin late (see docs/design.md, llm). Those cases get liveIdle,
+// a margin of about three times what was seen, and the cases
 // run in parallel so that the test does not take longer for it. A slow
 // but living stream still lasts longer than its timeout (checked), so a
 // watchdog timing the whole stream rather than each silence would cut it.

@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/benchcpu"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -274,7 +275,7 @@ func BenchmarkCodec1MB(b *testing.B) {
 	dc := DataConverter(d, Options{})
 	in := message{Role: "user", Content: []string{strings.Repeat("0123456789abcdef", 1<<16), "small"}}
 	b.SetBytes(1 << 20)
-	cpu0 := cpuTime()
+	defer benchcpu.Start(b)()
 	for b.Loop() {
 		p, err := dc.ToPayload(in)
 		if err != nil {
@@ -285,12 +286,4 @@ func BenchmarkCodec1MB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

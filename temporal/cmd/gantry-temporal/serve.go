@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/serve"
+	"github.com/gantry-dev/gantry/serve/console"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/temporal/durable"
@@ -23,6 +25,8 @@ import (
 func newServeCmd(a *app) *cobra.Command {
 	var c conn
 	var listen, tokenFile, dbPath string
+	var noConsole, insecureConsole bool
+	var consoleHosts []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "The HTTP API of gantry serve, backed by Temporal",
@@ -40,7 +44,12 @@ written when the workers stream them here: start the workers with
 --live http://ADDRESS (the API's address; the same token).
 
 On a loopback address no token is needed; elsewhere the API needs the
-bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
+bearer token in --token-file (or GANTRY_SERVE_TOKEN).
+
+The web console of gantry serve is served at / (log in with the token;
+--no-console for none). This command serves plain HTTP: off loopback the
+console needs --insecure-console (or a TLS-terminating proxy in front, with
+its name in --console-host).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -59,6 +68,14 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 			defer ln.Close()
 			if token == "" && !serve.Loopback(ln.Addr()) {
 				return &exitError{code: 2, err: fmt.Errorf("the API listens on %s, which is not a loopback address: a token is required (--token-file)", ln.Addr())}
+			}
+			if !noConsole {
+				if err := console.CheckListen(ln.Addr(), false, insecureConsole); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil && !ap.Addr().IsUnspecified() {
+					consoleHosts = append(consoleHosts, ap.Addr().String())
+				}
 			}
 			cl, err := c.dial(a)
 			if err != nil {
@@ -82,9 +99,10 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 			defer st.Close()
 			broker := &durable.Broker{}
 			srv, err := serve.New(serve.Options{
-				Store:  durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
-				Engine: durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
-				Token:  token,
+				Store:     durable.SchedulingStore(st, durable.NewJobs(cl, durable.JobsOptions{TaskQueue: c.queue, DataConverter: c.dc})),
+				Engine:    durable.NewEngine(cl, durable.EngineOptions{TaskQueue: c.queue, DataConverter: c.dc, Live: broker}),
+				Token:     token,
+				NoConsole: noConsole, ConsoleHosts: consoleHosts,
 				Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {
@@ -117,5 +135,8 @@ bearer token in --token-file (or GANTRY_SERVE_TOKEN).`,
 	fl.StringVar(&listen, "listen", "127.0.0.1:8484", "address of the HTTP API")
 	fl.StringVar(&tokenFile, "token-file", "", "file holding the API's bearer token (required off loopback)")
 	fl.StringVar(&dbPath, "db", "", "database of triggers (default: $GANTRY_HOME/temporal-serve.db)")
+	fl.BoolVar(&noConsole, "no-console", false, "serve no web console (only the API)")
+	fl.BoolVar(&insecureConsole, "insecure-console", false, "serve the console on a non-loopback address without TLS (the login crosses the network in clear text)")
+	fl.StringSliceVar(&consoleHosts, "console-host", nil, "a host name the console answers to (besides loopback names and the listening address; repeatable)")
 	return cmd
 }
