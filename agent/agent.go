@@ -228,7 +228,11 @@ type Agent struct {
 	model     string  // the model of the runs (opts.Model outside a run)
 	baseModel string  // the model New was given
 	nextModel *string // set by SetModel, taken by the next run
-	notify    chan struct{}
+	// nextThinking is set by SetThinkingBudget, taken by the next run;
+	// baseThinking is the budget New was given.
+	nextThinking *int
+	baseThinking int
+	notify       chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -269,7 +273,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model}
+	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model, baseThinking: opts.ThinkingBudget}
 	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now
@@ -396,7 +400,41 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 			xo.Hooks = a.hooks
 		}
 	}
+	if inner := xo.Hooks; inner != nil {
+		// The executor builds the tool events' input from the tool
+		// environment, which has no transcript: add it, as a.hook does.
+		xo.Hooks = transcriptHooks{inner: inner, a: a}
+	}
 	a.exec = executor.New(a.resolver, xo)
+}
+
+// transcriptHooks fills a hook input's transcript_path.
+type transcriptHooks struct {
+	inner hook.Runner
+	a     *Agent
+}
+
+func (h transcriptHooks) Run(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = h.a.transcriptPath()
+	}
+	return h.inner.Run(ctx, in)
+}
+
+// Handles implements [hook.EventFilter] as the wrapped runner does.
+func (h transcriptHooks) Handles(ev hook.Event) bool { return hook.Handles(h.inner, ev) }
+
+// transcriptPath is the transcript hooks are told about: the session's,
+// or for a subagent its parent's ("" without one).
+func (a *Agent) transcriptPath() string {
+	s := a
+	if a.sub != nil {
+		s = a.sub.parent
+	}
+	if s.sess == nil {
+		return ""
+	}
+	return s.sess.Path
 }
 
 // openSession opens the transcript r asks for in the workspace's store,
@@ -526,6 +564,21 @@ func (a *Agent) takeModel() {
 	if a.nextModel != nil {
 		a.opts.Model, a.model, a.nextModel = *a.nextModel, *a.nextModel, nil
 	}
+	if a.nextThinking != nil {
+		a.opts.ThinkingBudget, a.nextThinking = *a.nextThinking, nil
+	}
+}
+
+// SetThinkingBudget changes the extended-thinking budget (Options.
+// ThinkingBudget) of the next runs; a negative n means the budget the
+// agent was created with, 0 turns thinking off.
+func (a *Agent) SetThinkingBudget(n int) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if n < 0 {
+		n = a.baseThinking
+	}
+	a.nextThinking = &n
 }
 
 // SetMode changes the permission mode for the next calls.

@@ -363,7 +363,11 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 				return true
 			}
 			if out.Block {
-				e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
+				if e.cfg.asGiven && out.Reason != "" {
+					e.fail(o, KindBlocked, nil, "%s", out.Reason)
+				} else {
+					e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
+				}
 				return true
 			}
 			if len(out.UpdatedInput) > 0 && !j.unchanged(out.UpdatedInput) {
@@ -395,7 +399,7 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 		if d.Interrupt {
 			o.Stop, o.StopReason = true, firstNonEmpty(d.Reason, "the user stopped the run")
 		}
-		e.fail(o, KindDenied, nil, "%s", denyText(spec.Name, d))
+		e.fail(o, KindDenied, nil, "%s", e.denyText(spec.Name, d))
 		return true
 	}
 	if len(d.UpdatedInput) > 0 && !j.unchanged(d.UpdatedInput) {
@@ -691,13 +695,21 @@ func (e *Executor) subCallCheck(env *tool.Env) func(ctx context.Context, name st
 			return tool.PermissionResult{Behavior: tool.Deny, Reason: "cancelled"}, err
 		}
 		if d.Behavior != tool.Allow {
-			return tool.PermissionResult{Behavior: tool.Deny, Reason: denyText(spec.Name, d)}, nil
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: e.denyText(spec.Name, d)}, nil
 		}
 		return tool.PermissionResult{Behavior: tool.Allow, Reason: d.Reason, UpdatedInput: d.UpdatedInput}, nil
 	}
 }
 
-func denyText(name string, d permission.Decision) string {
+// denyText is what the model gets for a denied call (see
+// Options.DenialsAsGiven).
+func (e *Executor) denyText(name string, d permission.Decision) string {
+	if e.cfg.asGiven && d.Reason != "" {
+		switch d.Source {
+		case "user", "callback", "hook":
+			return d.Reason
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission to use %s was denied", name)
 	if d.Reason != "" {

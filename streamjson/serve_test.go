@@ -405,7 +405,11 @@ func TestServeRewindFiles(t *testing.T) {
 		}
 		return r["response"].(map[string]any)
 	}
-	if r := rewind("d", map[string]any{"user_message_id": id, "dry_run": true}); r["canRewind"] != true || fmtJSON(r["filesChanged"]) != `["x.txt"]` {
+	if prompt["isReplay"] != true {
+		t.Errorf("the replayed prompt has no isReplay: %v", prompt)
+	}
+	if r := rewind("d", map[string]any{"user_message_id": id, "dry_run": true}); r["canRewind"] != true || fmtJSON(r["filesChanged"]) != fmtJSON([]string{filepath.Join(dir, "x.txt")}) ||
+		r["insertions"] != float64(0) || r["deletions"] != float64(1) {
 		t.Fatalf("dry run: %v", r)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -466,10 +467,19 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	m.runBase.usage, m.runBase.cost = m.usage, m.cost
 	m.notice, m.logLine, m.errShown = "", "", false
 	ag := m.sess.Agent
+	c, args := m.customCommand(prompt)
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		defer cancel()
+		if c != nil {
+			defer slash.Apply(ag, c)()
+			var err error
+			if prompt, err = c.Prepare(ctx, ag, args); err != nil {
+				m.bus.send(runDoneMsg{gen: gen, err: err})
+				return
+			}
+		}
 		var last error
 		for ev, err := range ag.Run(ctx, prompt) {
 			if err != nil {

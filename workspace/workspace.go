@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,9 +53,11 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
@@ -136,6 +139,16 @@ type Options struct {
 	// NoAgentTool leaves the Agent tool out of the pool (for sessions
 	// without an agent loop, such as MCP serving).
 	NoAgentTool bool
+	// NoCommandFiles reads no custom slash command files. Otherwise the
+	// user's (~/.claude/commands, <Gantry home>/commands) are read, and the
+	// project's (.claude/commands, .gantry/commands) in a trusted folder
+	// (see package slash).
+	NoCommandFiles bool
+	// PluginDirs are plugin directories to load (the CLI's --plugin-dir,
+	// the Agent SDK's plugins): their commands and skills join the
+	// session's; their agents, hooks and MCP servers are not loaded yet
+	// (Warn says so). Named explicitly, they need no trust.
+	PluginDirs []string
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
@@ -272,6 +285,8 @@ type Workspace struct {
 	sandbox  *sandbox.Sandbox
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
+	commands *slash.Registry
+	plugins  []*plugins.Plugin
 	pool     *toolset.Pool
 	poolOpts toolset.Options
 	// reminders are asked by the agent loop between turns (see
@@ -495,6 +510,36 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
+	// Plugins.
+	for _, d := range opts.PluginDirs {
+		p, err := plugins.Load(d)
+		if err != nil {
+			w.warn(opts, err.Error())
+			continue
+		}
+		if parts := p.Unloaded(); len(parts) > 0 {
+			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands and skills only)", p.Name, strings.Join(parts, ", ")))
+		}
+		w.plugins = append(w.plugins, p)
+	}
+
+	// Slash commands.
+	var cmds []*slash.Command
+	if !opts.NoCommandFiles || len(w.plugins) > 0 {
+		lo := slash.LoadOptions{Plugins: w.plugins}
+		if !opts.NoCommandFiles {
+			lo.UserHome, lo.GantryHome = home, settings.GantryHome(getenv, home)
+		}
+		if w.Trusted() && !opts.NoCommandFiles {
+			lo.ProjectDir = dir
+		}
+		var problems []error
+		cmds, problems = slash.Load(lo)
+		for _, p := range problems {
+			w.warn(opts, fmt.Sprintf("slash commands: %v", p))
+		}
+	}
+	w.commands = slash.NewRegistry(cmds...)
 	for _, d := range opts.Agents {
 		if d.Source == "" {
 			d.Source = "sdk"
@@ -530,6 +575,9 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}
 	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
 		po.Tools = append(po.Tools, agenttool.New(w.agents))
+	}
+	if slices.ContainsFunc(w.commands.List(), (*slash.Command).Invocable) {
+		po.Tools = append(po.Tools, slash.NewTool(w.commands))
 	}
 	po.Deny = slices.Concat(po.Deny, eng.HiddenTools())
 	if w.mcp == nil {
@@ -629,6 +677,9 @@ type Resume struct {
 // builtinOptions completes opts.Builtin (see [Options.Builtin]).
 func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, home string) builtin.Options {
 	bo := opts.Builtin
+	for _, p := range w.plugins {
+		bo.Skill.Dirs = append(slices.Clip(bo.Skill.Dirs), p.SkillsDir())
+	}
 	if bo.File.JournalDir == "" {
 		bo.File.JournalDir = filepath.Join(settings.GantryHome(getenv, home), "tmp")
 		if removed, err := file.SweepTemp(bo.File.JournalDir); err == nil && len(removed) > 0 {
@@ -810,6 +861,12 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// Plugins returns the plugins loaded (see Options.PluginDirs).
+func (w *Workspace) Plugins() []*plugins.Plugin { return w.plugins }
+
+// Commands returns the session's slash commands (built-in and custom).
+func (w *Workspace) Commands() *slash.Registry { return w.commands }
 
 // Store returns the durable store of the tools (todos, tasks, mailboxes,
 // teams); nil when Options.Services were given holding a store that is

@@ -25,6 +25,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -54,6 +55,8 @@ type runFlags struct {
 	mcpConfig      []string
 	strictMCP      bool
 	settingSources string
+	// pluginDirs are --plugin-dir (and --plugin-dir-no-mcp) values.
+	pluginDirs []string
 	// settingSourcesSet: --setting-sources was given (its empty value
 	// means no settings files).
 	settingSourcesSet bool
@@ -106,6 +109,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringArrayVar(&f.mcpConfig, "mcp-config", nil, "MCP servers: a configuration file (.mcp.json format) or the same as inline JSON (repeatable)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the servers of --mcp-config (not the project's .mcp.json)")
 	fl.StringVar(&f.settingSources, "setting-sources", "", "settings files to read: a comma-separated subset of user, project, local (default all; empty: none but the managed policy)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "load the plugin in this directory (.claude-plugin/plugin.json): its commands and skills (repeatable)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir-no-mcp", nil, "as --plugin-dir (a plugin's MCP servers are not started either way)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
@@ -293,6 +298,16 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 
 	out := newPrinter(a, f, s.model, s.ws)
 	s.rc.printer.Store(out)
+	if c, args := s.ws.Commands().Find(prompt); c != nil && c.Builtin() && c.Name == "compact" {
+		return compactRun(ctx, s, out, args)
+	} else if c != nil && !c.Builtin() {
+		// A custom slash command (package slash): its prompt, model and
+		// allowed-tools.
+		defer slash.Apply(s.ag, c)()
+		if prompt, err = c.Prepare(ctx, s.ag, args); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
 	var res *agent.ResultEvent
 	var runErr error
 	for ev, err := range s.ag.Run(ctx, prompt) {
@@ -330,6 +345,30 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	return nil
 }
 
+// compactRun runs /compact [instructions] as the run (it makes sense
+// with --resume or --continue): the session compacts now, and the result
+// says so, or why not.
+func compactRun(ctx context.Context, s *runSession, out *printer, instructions string) error {
+	ev, err := s.ag.Compact(ctx, instructions)
+	if err != nil {
+		out.finish(nil, err)
+		return &exitError{code: 1, err: err}
+	}
+	res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: s.ag.SessionID(),
+		Text: "Compacted the conversation."}
+	if ev == nil {
+		res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, "Not enough messages to compact."
+	} else {
+		out.w.CompactBoundary("manual", ev)
+		res.Text = fmt.Sprintf("Compacted the conversation: %d messages became %d.", ev.Before, ev.After)
+	}
+	out.finish(res, nil)
+	if res.IsError {
+		return &exitError{code: 1, err: errors.New("")}
+	}
+	return nil
+}
+
 // The exit statuses of a headless run (gantry -p, gantry run); see
 // `gantry --help` and docs/agent.md.
 const (
@@ -343,6 +382,12 @@ const (
 // serveStream runs a stream-json session (--input-format stream-json):
 // the Agent SDKs' protocol on stdin and stdout, until stdin ends.
 func serveStream(ctx context.Context, a *app, f *runFlags) error {
+	// The Agent SDK's session helpers read the reference's transcripts:
+	// mirror the conversation there unless nothing is to be kept.
+	claudeConfigDir := ""
+	if !f.noSessionSaved {
+		claudeConfigDir = streamjson.ClaudeConfigDir(a.getenv)
+	}
 	err := streamjson.Serve(ctx, streamjson.Options{
 		In: a.stdin, Out: a.stdout,
 		Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
@@ -357,8 +402,10 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
 		Version:          buildVersion(),
 		APIKeySource:     apiKeySource(a, f.provider),
+		APIProvider:      apiProvider(f.provider),
 		Getenv:           a.getenv,
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
+		ClaudeConfigDir:  claudeConfigDir,
 	})
 	if err != nil {
 		var ee *exitError
@@ -406,6 +453,7 @@ func mcpFlag(a *app, vals []string) (files []string, servers map[string]mcptool.
 // openSession assembles the agent of a run; init is what an Agent SDK
 // program registered (nil outside stream-json input).
 func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init) (*runSession, error) {
+	sdk := init != nil
 	if init == nil {
 		init = &streamjson.Init{}
 	}
@@ -492,6 +540,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
 		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
 		o.SettingScopes = scopes
+		o.PluginDirs = f.pluginDirs
 		if po := f.poolOptions(); po != nil {
 			o.Pool = po
 		}
@@ -524,6 +573,9 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		// Headless: background agents report before the run ends (in the
 		// terminal they report at the next turn).
 		WaitForBackground: f.chat == nil,
+		// An SDK program's deny messages and hook reasons reach the model
+		// as the program gave them.
+		ExecutorOptions: executor.Options{DenialsAsGiven: sdk},
 	}
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
@@ -542,6 +594,16 @@ func apiKeySource(a *app, provider string) string {
 		return "OPENAI_API_KEY"
 	}
 	return "none"
+}
+
+// apiProvider is the Agent SDK's accountInfo().apiProvider for
+// --provider: Anthropic's API is "firstParty"; any other provider is a
+// "gateway" to the SDK.
+func apiProvider(provider string) string {
+	if provider == "" || provider == "anthropic" {
+		return "firstParty"
+	}
+	return "gateway"
 }
 
 func cmpOr(a, b string) string {
