@@ -9,14 +9,10 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 	"unique"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
-	"github.com/gantry-dev/gantry/builtin/team"
-	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
@@ -26,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 	"github.com/gantry-dev/gantry/workspace"
@@ -44,16 +41,20 @@ const (
 	maxStreamRetries = 2
 )
 
-// Options configure an [Agent]. Provider is required; every other zero value
+// Options configure an [Agent]: the loop's own settings — model, system
+// prompt, limits, compaction, events. The session it runs in (working
+// directory, safety layer, tools, transcripts, checkpoints, reminders) is
+// the [workspace.Workspace]'s. Provider is required; every other zero value
 // is a sensible default.
 type Options struct {
 	// Provider is the model API (llm/anthropic, llm/openai, or a fake).
 	Provider llm.Provider
 	// Model is passed to the provider ("" = the provider's default).
 	Model string
-	// MaxTokens bounds each reply ("" = the provider's default).
+	// MaxTokens bounds each reply (0 = the provider's default).
 	MaxTokens int
-	// ThinkingBudget turns on extended thinking where the provider has it.
+	// ThinkingBudget turns on extended thinking where the provider has it,
+	// with this many tokens (0 = off).
 	ThinkingBudget int
 	// ToolProtocol is how tools reach the model: texttools.Native ("",
 	// the provider's tool-calling API), texttools.Text (tools described in
@@ -62,14 +63,6 @@ type Options struct {
 	// known or found to lack native tool calls). See package
 	// llm/texttools. Subagents share it.
 	ToolProtocol texttools.Protocol
-	// CompletionTools adds attempt_completion and new_task to the pool of
-	// the workspace New opens (with a Workspace given, set
-	// workspace.Options.CompletionTools there). In either case the loop
-	// acts on them whenever the pool has them: a successful
-	// attempt_completion ends the run with its result (Result.Text), a
-	// successful new_task replaces the conversation with its context and
-	// goes on. Off by default.
-	CompletionTools bool
 	// OutputSchema, if set, is a JSON Schema the run's final answer must
 	// match: the final-answer tool StructuredOutput (its input schema is
 	// this one; a schema whose type is not "object" is wrapped in an object
@@ -82,31 +75,18 @@ type Options struct {
 	// text — counts; after OutputRetries (0 = DefaultOutputRetries) the run
 	// ends with SubtypeMaxStructuredRetries. [PromptAs] sets the schema
 	// for one run from a Go type. Subagents get their type's schema
-	// (agenttool.Definition.OutputSchema), never this one.
+	// (subagent.Definition.OutputSchema), never this one.
 	OutputSchema  json.RawMessage
 	OutputRetries int
 	// OutputStrategy chooses how the answer arrives: OutputTool (the
 	// default) or OutputNative, the provider's structured-output mode
 	// (see the constants).
 	OutputStrategy OutputStrategy
-	// Checkpoints, if set, records the project's files so that every
-	// change can be undone (see package checkpoint and
-	// [Agent.RewindFiles]): at the start of every user turn (the
-	// checkpoint's id is the user message's uuid, in MessageEvent.UUID and
-	// the transcript) and before every tool call that may write (its id is
-	// the tool use id) — a call whose traits are neither read-only nor
-	// planning, so a Bash command the shell analysis does not find
-	// read-only counts, whatever it runs. The state at the end of each run
-	// is recorded too. A failed recording is a notice; the run goes on.
-	// Subagents working in the same directory share it. Nil means no
-	// checkpoints.
-	Checkpoints *checkpoint.Store
 	// SmallModel is a small, fast model of the same provider (a
-	// Haiku-class model) for side tasks: WebFetch answers its prompt with
-	// it (a web.ModelSummarizer put into the session's services). "" means
-	// none: WebFetch returns the page to the main model. It is also the
-	// model of agent types whose model is agenttool.ModelFast, such as the
-	// built-in Explore ("" = Model for those).
+	// Haiku-class model): the model of agent types whose model is
+	// subagent.ModelFast, such as the built-in Explore ("" = Model for
+	// those). WebFetch's side model is the workspace's
+	// (workspace.Options.Summarizer).
 	SmallModel string
 
 	// SystemPrompt replaces the built-in instructions; AppendSystemPrompt is
@@ -118,20 +98,17 @@ type Options struct {
 	NoMemoryFiles bool
 	NoEnvFacts    bool
 
-	// Workspace is the assembled session runtime (settings, permission
-	// engine, hooks, services, MCP servers, tool pool) the agent runs in;
-	// see package workspace. The agent uses its pool, safety layer and
-	// services, and does not close it (add it to Closers for that). Nil
-	// means a workspace assembled from the fields below alone: Pool,
-	// WorkDir, Mode, AdditionalDirs, Services, Decider and Hooks, no
-	// settings files and no MCP servers.
+	// Workspace is the session the agent runs in (package workspace): the
+	// working directory, settings, permission engine, hooks, interaction
+	// channel, services, MCP servers, tool pool and agent types, and what
+	// keeps the session — transcripts (and which one to resume),
+	// checkpoints, the durable store, the reminders. The agent uses it and
+	// does not close it (add it to Closers for that). Nil means
+	// workspace.Open(ctx, workspace.Options{}): the CLI's defaults in the
+	// process's directory (settings read, built-in tools, nothing kept on
+	// disk), closed by [Agent.Close].
 	Workspace *workspace.Workspace
 
-	// Agents are agent types for the Agent tool (subagent_type), added to
-	// the workspace's (the built-in general-purpose, Explore and Plan, and
-	// the definition files). Without a Workspace the Agent tool is in the
-	// pool only when Agents is not empty.
-	Agents []agenttool.Definition
 	// MaxAgentDepth is how deep subagents nest: 1 (the default, 0) lets
 	// the agent start subagents that cannot start their own; 2 lets them
 	// start one more level; negative turns subagents off.
@@ -146,52 +123,15 @@ type Options struct {
 	// background agent is reported at the next turn or Run.
 	WaitForBackground bool
 
-	// Pool configures the tool pool when Workspace is nil (Pool.Env is
-	// ignored: the agent sets it; a nil Registry means no built-ins).
-	Pool toolset.Options
-
-	// WorkDir is the working directory ("" = the workspace's, else the
-	// process's).
-	WorkDir string
-	// Mode is the initial permission mode ("" = the workspace's, else
-	// default).
-	Mode tool.Mode
-	// AdditionalDirs are directories besides WorkDir the session may use.
-	AdditionalDirs []string
-	// Services are handed to tools through their environment.
-	Services *tool.Services
-	// Closers are closed when the agent is closed (for example the session's
-	// background-task manager).
+	// Closers are closed, in order, when the agent is closed (for example
+	// the workspace, to tie their lifetimes). Nil means none.
 	Closers []io.Closer
-	// Reminders are asked for context before every model request (a stale
-	// todo list, messages waiting in the agent's mailbox); see [Reminder].
-	Reminders []Reminder
 
-	// Decider and Hooks plug the safety layer into the executor; nil means
-	// a permission.Engine with no rules (reads inside the working
-	// directories run, the rest asks) and no hooks. Hooks also receive the
-	// agent-level events (UserPromptSubmit, Stop, SessionStart, SessionEnd,
-	// PreCompact) and answer permission asks first (PermissionRequest).
-	Decider permission.Decider
-	Hooks   hook.Runner
-	// Interaction is the channel through which a person (or a policy)
-	// decides: permission asks the hooks leave open (allow once, for the
-	// session, always — a rule written to a settings file when Decider is
-	// a [permission.Updater] —, or deny with a message), AskUserQuestion,
-	// plan approval (ExitPlanMode). It is also given to tools through
-	// Services (tool.Use[interaction.Channel]). Nil means the channel
-	// already in Services (a subagent sharing its parent's services gets
-	// the parent's), else nobody: asks are denied with a clear reason and
-	// questions report that nobody can answer.
-	Interaction interaction.Channel
-	// Who labels this agent's requests on the channel (a subagent's name
-	// and the Agent call that started it); zero for the main agent.
-	Who interaction.Who
 	// ExecutorOptions configure the agent's executor (concurrency,
 	// timeouts, tracing, logging); the zero value is the executor's
 	// defaults. Status is the agent's own; Decider, CanUseTool and Hooks,
-	// when nil, are the agent's (Options.Decider, its ask path and
-	// Options.Hooks with checkpoints).
+	// when nil, are the workspace's decider, the agent's ask path and the
+	// workspace's hooks (with checkpoints).
 	ExecutorOptions executor.Options
 
 	// MaxTurns bounds the model turns of one Run (0 = DefaultMaxTurns).
@@ -216,17 +156,6 @@ type Options struct {
 	// error or timeout keeps repeating. The default (false) tells the model
 	// instead and stops only at the second signal.
 	StopOnSignal bool
-
-	// Store keeps the transcript; nil means no transcript. SessionID resumes
-	// that session; Continue resumes the latest session of WorkDir; Fork
-	// copies the resumed session into a new one.
-	Store     *session.Store
-	SessionID string
-	Continue  bool
-	Fork      bool
-	// NewSessionID is the id of a new session ("" = a random UUID); it is
-	// ignored when a session is resumed.
-	NewSessionID string
 
 	// StreamEvents makes Run yield the provider's raw stream events as
 	// [*StreamEvent] (the Agent SDKs' --include-partial-messages). Off by
@@ -255,14 +184,34 @@ type Agent struct {
 	canUse   permission.CanUseTool
 	facts    EnvFacts
 	memory   []MemoryFile
-	sub      *subState        // set for a subagent
-	kids     kids             // subagents' events, usage, background tasks and notes
-	teams    *teamRunner      // members of the teams this agent leads (root agents only)
-	sess     *session.Session // nil without a store
-	id       string
-	system   string
-	prices   PriceTable
-	now      func() time.Time
+	sub      *subState // set for a subagent
+	kids     kids      // subagents' events, usage, background tasks and notes
+	// teams is the team runner of the workspace when this agent leads
+	// teams (a root agent that may start subagents); nil otherwise.
+	teams subagent.Teams
+	sess  *session.Session // nil without a store
+	// The session's facts, from the workspace (a subagent's are its
+	// own): working directory, initial mode, safety layer, the channel
+	// through which a person decides and this agent's label on it (zero
+	// for the main agent).
+	workDir     string
+	mode        tool.Mode
+	decider     permission.Decider
+	hooks       hook.Runner
+	interaction interaction.Channel
+	who         interaction.Who
+	// The workspace's transcript and checkpoint stores (nil: none; a
+	// subagent in a worktree has no checkpoints).
+	transcripts *session.Store
+	checkpoints *checkpoint.Store
+	id          string
+	system      string
+	// systemRef keeps the interned prompt's entry alive while the agent
+	// is (a string alone does not: the table holds its entries weakly
+	// through their handles).
+	systemRef unique.Handle[string]
+	prices    PriceTable
+	now       func() time.Time
 
 	runMu    sync.Mutex // one run at a time
 	history  []llm.Message
@@ -279,7 +228,11 @@ type Agent struct {
 	model     string  // the model of the runs (opts.Model outside a run)
 	baseModel string  // the model New was given
 	nextModel *string // set by SetModel, taken by the next run
-	notify    chan struct{}
+	// nextThinking is set by SetThinkingBudget, taken by the next run;
+	// baseThinking is the budget New was given.
+	nextThinking *int
+	baseThinking int
+	notify       chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -320,7 +273,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model}
+	a := &Agent{opts: opts, provider: provider, notify: make(chan struct{}, 1), now: opts.Now, prices: opts.Prices, model: opts.Model, baseModel: opts.Model, baseThinking: opts.ThinkingBudget}
 	a.kids.wake = make(chan struct{}, 1)
 	if a.now == nil {
 		a.now = time.Now
@@ -329,24 +282,21 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		a.prices = defaultPrices // shared, read-only
 	}
 	ws := opts.Workspace
-	wd := opts.WorkDir
-	if ws != nil && wd == "" {
-		wd = ws.Dir()
-	}
-	if wd == "" {
+	if ws == nil {
 		var err error
-		if wd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("agent: working directory: %w", err)
+		if ws, err = workspace.Open(ctx, workspace.Options{}); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
 		}
+		a.ownWS = ws
 	}
-	wd, err := filepath.Abs(wd)
-	if err != nil {
-		return nil, fmt.Errorf("agent: working directory: %w", err)
+	wd := ws.Dir()
+	a.workDir = wd
+	fail := func(err error) (*Agent, error) {
+		if a.ownWS != nil {
+			a.ownWS.Close()
+		}
+		return nil, err
 	}
-	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("agent: working directory %s is not a directory", wd)
-	}
-	a.opts.WorkDir = wd
 
 	// The environment facts (a `git status`) are gathered while the
 	// session and workspace are opened.
@@ -362,84 +312,49 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 		}()
 	}
 
+	a.transcripts, a.checkpoints = ws.Transcripts(), ws.Checkpoints()
 	source := "startup"
-	if err := a.openSession(); err != nil {
-		return nil, err
+	if err := a.openSession(ws.Resume()); err != nil {
+		return fail(err)
 	}
 	if len(a.history) > 0 {
 		source = "resume"
 	}
 	sessionDir := filepath.Join(os.TempDir(), "gantry-sessions", a.id)
-	if opts.Store != nil {
-		sessionDir = filepath.Join(opts.Store.Dir(wd), a.id)
+	if a.transcripts != nil {
+		sessionDir = filepath.Join(a.transcripts.Dir(wd), a.id)
 	}
 	resultsDir := filepath.Join(sessionDir, "tool-results")
-	if ws == nil {
-		// No workspace given: assemble one from these options alone (no
-		// settings files, no MCP servers; the pool is exactly opts.Pool).
-		po := opts.Pool
-		if po.Registry == nil {
-			po.Registry = toolset.NewRegistry()
-		}
-		ws, err = workspace.Open(ctx, workspace.Options{
-			Dir: wd, Mode: opts.Mode, NoSettings: true, Pool: &po, Services: opts.Services,
-			Decider: opts.Decider, Hooks: opts.Hooks, AdditionalDirs: opts.AdditionalDirs,
-			SessionID: a.id, ToolResultsDir: resultsDir,
-			Agents: opts.Agents, NoAgentFiles: true, NoAgentTool: len(opts.Agents) == 0 || opts.MaxAgentDepth < 0,
-			CompletionTools: opts.CompletionTools,
-		})
-		if err != nil {
-			a.closeSession()
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		a.ownWS = ws
-	} else if err := ws.Agents().Add(opts.Agents...); err != nil {
-		a.closeSession()
-		return nil, fmt.Errorf("agent: %w", err)
-	}
 	a.ws = ws
-	mode := opts.Mode
-	if mode == "" {
-		mode = ws.Mode()
-	}
-	a.opts.Mode = mode
-	if a.opts.Decider == nil {
-		a.opts.Decider = ws.Decider()
-	}
-	if a.opts.Hooks == nil || a.ownWS != nil {
-		// An own workspace was opened with opts.Hooks and wraps them.
-		a.opts.Hooks = ws.Hooks()
-	}
-	if opts.SmallModel != "" && ws.Services() != nil {
-		tool.Provide[web.Summarizer](ws.Services(), &web.ModelSummarizer{Provider: opts.Provider, Model: opts.SmallModel})
-	}
-	if opts.Interaction != nil {
-		tool.Provide(ws.Services(), opts.Interaction)
-	} else if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
-		a.opts.Interaction = ch
+	a.mode, a.decider, a.hooks = ws.Mode(), ws.Decider(), ws.Hooks()
+	if ch, err := tool.Use[interaction.Channel](&tool.Env{Services: ws.Services()}); err == nil {
+		a.interaction = ch
 	}
 	if a.maxDepth() >= 1 {
-		// A root agent that may start subagents leads teams: the runner is
-		// in the workspace's services, where the pool's enabled checks
-		// look (subagents inherit it; it refuses them).
-		a.teams = newTeamRunner(a)
-		tool.Provide[team.Runner](ws.Services(), a.teams)
+		// A root agent that may start subagents leads teams: it is the
+		// lead in the workspace's services, where the team runner and the
+		// pool's enabled checks look (subagents inherit it; the runner
+		// refuses them).
+		tool.Provide[subagent.Lead](ws.Services(), lead{a})
+		if t, err := tool.Use[subagent.Teams](&tool.Env{Services: ws.Services()}); err == nil {
+			a.teams = t
+		}
 	}
 	env := &tool.Env{
 		WorkDir:        wd,
 		SessionID:      a.id,
-		Mode:           mode,
+		Mode:           a.mode,
 		SessionDir:     sessionDir,
 		ToolResultsDir: resultsDir,
-		AdditionalDirs: slices.Concat(ws.Env().AdditionalDirs, opts.AdditionalDirs),
+		AdditionalDirs: ws.Env().AdditionalDirs,
 		Files:          tool.NewFileCache(0),
 		Services:       a.services(ws.Services(), 0),
 	}
 	a.pool = ws.Pool()
 	if a.maxDepth() < 1 {
-		a.pool = a.pool.Derive(env, allBut(a.pool, agenttool.Name)...)
+		a.pool = a.pool.Derive(env, allBut(a.pool, subagent.ToolName)...)
 	}
-	a.canUse = a.canUseTool(a.opts.Decider)
+	a.canUse = a.canUseTool(a.decider)
 	a.setupExecutor(env)
 
 	if factsCh != nil {
@@ -450,8 +365,8 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	}
 	if !opts.NoMemoryFiles {
 		home := ""
-		if opts.Store != nil {
-			home = opts.Store.Home()
+		if a.transcripts != nil {
+			home = a.transcripts.Home()
 		}
 		a.memory = FindMemoryFiles(wd, home)
 	}
@@ -459,7 +374,8 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 	// Interned: sessions of one program built alike have the same prompt,
 	// held once (the standard library's canonical-value table; an entry
 	// goes when no session refers to it).
-	a.system = unique.Make(BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt)).Value()
+	a.systemRef = unique.Make(BuildSystemPrompt(opts.SystemPrompt, facts, memory, opts.AppendSystemPrompt))
+	a.system = a.systemRef.Value()
 	a.hook(ctx, &hook.Input{Event: hook.SessionStart, Source: source})
 	return a, nil
 }
@@ -471,45 +387,83 @@ func (a *Agent) setupExecutor(env *tool.Env) {
 	xo := a.opts.ExecutorOptions
 	xo.Status = a.onStatus
 	if xo.Decider == nil {
-		xo.Decider = a.opts.Decider
+		xo.Decider = a.decider
 	}
 	if xo.CanUseTool == nil && a.canUse != nil {
 		xo.CanUseTool = a.canUse
 	}
 	a.resolver = &resolver{pool: a.pool}
 	if xo.Hooks == nil {
-		if a.opts.Checkpoints != nil {
-			xo.Hooks = checkpointHooks{inner: a.opts.Hooks, a: a}
-		} else if a.opts.Hooks != nil {
-			xo.Hooks = a.opts.Hooks
+		if a.checkpoints != nil {
+			xo.Hooks = checkpointHooks{inner: a.hooks, a: a}
+		} else if a.hooks != nil {
+			xo.Hooks = a.hooks
 		}
+	}
+	if inner := xo.Hooks; inner != nil {
+		// The executor builds the tool events' input from the tool
+		// environment, which has no transcript: add it, as a.hook does.
+		xo.Hooks = transcriptHooks{inner: inner, a: a}
 	}
 	a.exec = executor.New(a.resolver, xo)
 }
 
-func (a *Agent) openSession() error {
-	st := a.opts.Store
+// transcriptHooks fills a hook input's transcript_path.
+type transcriptHooks struct {
+	inner hook.Runner
+	a     *Agent
+}
+
+func (h transcriptHooks) Run(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = h.a.transcriptPath()
+	}
+	return h.inner.Run(ctx, in)
+}
+
+// Handles implements [hook.EventFilter] as the wrapped runner does.
+func (h transcriptHooks) Handles(ev hook.Event) bool { return hook.Handles(h.inner, ev) }
+
+// transcriptPath is the transcript hooks are told about: the session's,
+// or for a subagent its parent's ("" without one).
+func (a *Agent) transcriptPath() string {
+	s := a
+	if a.sub != nil {
+		s = a.sub.parent
+	}
+	if s.sess == nil {
+		return ""
+	}
+	return s.sess.Path
+}
+
+// openSession opens the transcript r asks for in the workspace's store,
+// or names a new session without one.
+func (a *Agent) openSession(r workspace.Resume) error {
+	st := a.transcripts
 	switch {
 	case st == nil:
-		if a.opts.SessionID != "" || a.opts.Continue {
-			return errors.New("agent: resuming a session needs a session store")
+		if r.ID != "" || r.Continue {
+			return errors.New("agent: resuming a session needs a transcript store")
 		}
-		a.id = cmpOr(a.opts.NewSessionID, session.NewUUID())
+		if a.id == "" {
+			a.id = cmpOr(r.NewID, session.NewUUID())
+		}
 		return nil
-	case a.opts.SessionID != "" || a.opts.Continue:
-		id := a.opts.SessionID
+	case r.ID != "" || r.Continue:
+		id := r.ID
 		if id == "" {
 			var err error
-			if id, err = st.Latest(a.opts.WorkDir); err != nil {
+			if id, err = st.Latest(a.workDir); err != nil {
 				return fmt.Errorf("agent: continue: %w", err)
 			}
 		}
 		var s *session.Session
 		var err error
-		if a.opts.Fork {
-			s, err = st.Fork(a.opts.WorkDir, id)
+		if r.Fork {
+			s, err = st.Fork(a.workDir, id)
 		} else {
-			s, err = st.Open(a.opts.WorkDir, id)
+			s, err = st.Open(a.workDir, id)
 		}
 		if err != nil {
 			return fmt.Errorf("agent: resume: %w", err)
@@ -517,15 +471,15 @@ func (a *Agent) openSession() error {
 		a.sess, a.id = s, s.ID
 		a.history, a.notices = historyFromRecords(s.Records(), s.Skipped())
 		return nil
-	case a.opts.NewSessionID != "":
-		s, err := st.CreateID(a.opts.WorkDir, a.opts.NewSessionID)
+	case r.NewID != "":
+		s, err := st.CreateID(a.workDir, r.NewID)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 		a.sess, a.id = s, s.ID
 		return nil
 	default:
-		s, err := st.Create(a.opts.WorkDir)
+		s, err := st.Create(a.workDir)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
@@ -541,15 +495,15 @@ func (a *Agent) openSession() error {
 // can approve.
 func (a *Agent) canUseTool(decider permission.Decider) permission.CanUseTool {
 	var user permission.CanUseTool
-	if a.opts.Interaction != nil {
+	if a.interaction != nil {
 		up, _ := decider.(permission.Updater)
-		who := a.opts.Who
+		who := a.who
 		if who.SessionID == "" {
 			who.SessionID = a.id
 		}
-		user = permission.AskChannel(a.opts.Interaction, up, who)
+		user = permission.AskChannel(a.interaction, up, who)
 	}
-	if a.opts.Hooks == nil {
+	if a.hooks == nil {
 		return user
 	}
 	return func(ctx context.Context, req *permission.Request, suggested permission.Decision) (permission.Decision, error) {
@@ -610,6 +564,21 @@ func (a *Agent) takeModel() {
 	if a.nextModel != nil {
 		a.opts.Model, a.model, a.nextModel = *a.nextModel, *a.nextModel, nil
 	}
+	if a.nextThinking != nil {
+		a.opts.ThinkingBudget, a.nextThinking = *a.nextThinking, nil
+	}
+}
+
+// SetThinkingBudget changes the extended-thinking budget (Options.
+// ThinkingBudget) of the next runs; a negative n means the budget the
+// agent was created with, 0 turns thinking off.
+func (a *Agent) SetThinkingBudget(n int) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if n < 0 {
+		n = a.baseThinking
+	}
+	a.nextThinking = &n
 }
 
 // SetMode changes the permission mode for the next calls.
@@ -631,7 +600,7 @@ func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
 		a.stopBackground(context.Background())
 		if a.teams != nil {
-			a.teams.stopAll(context.Background())
+			a.teams.StopAll(context.Background(), a.id)
 		}
 		a.hook(context.Background(), &hook.Input{Event: hook.SessionEnd, Reason: "close"})
 		var errs []error
@@ -679,7 +648,7 @@ func (a *Agent) takeStatuses() []tool.Status {
 
 // hook runs an agent-level hook event; nil runner or error gives nil.
 func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
-	if a.opts.Hooks == nil {
+	if a.hooks == nil {
 		return nil
 	}
 	env := a.execSess.Env()
@@ -704,7 +673,7 @@ func (a *Agent) hook(ctx context.Context, in *hook.Input) *hook.Output {
 			in.TranscriptPath = p.sess.Path
 		}
 	}
-	out, err := a.opts.Hooks.Run(ctx, in)
+	out, err := a.hooks.Run(ctx, in)
 	if err != nil {
 		return &hook.Output{SystemMessage: fmt.Sprintf("%s hook failed: %v", in.Event, err)}
 	}

@@ -15,14 +15,18 @@ import (
 
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/openai"
+	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 	"go.uber.org/goleak"
 )
 
@@ -85,26 +89,101 @@ func bothProviders(t *testing.T, opts []llmtest.Option, test func(t *testing.T, 
 func (f *fixture) provider() llm.Provider {
 	retry := llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 	if f.openai {
-		return openai.New(openai.WithBaseURL(f.srv.OpenAIURL()), openai.WithAPIKey("test-key"), openai.WithRetry(retry))
+		return openai.New(openai.Options{BaseURL: f.srv.OpenAIURL(), APIKey: "test-key", Retry: retry})
 	}
-	return anthropic.New(anthropic.WithBaseURL(f.srv.URL()), anthropic.WithAPIKey("test-key"), anthropic.WithRetry(retry))
+	return anthropic.New(anthropic.Options{BaseURL: f.srv.URL(), APIKey: "test-key", Retry: retry})
 }
 
-func (f *fixture) agent(t *testing.T, mod func(*Options)) *Agent {
+func (f *fixture) agent(t *testing.T, mod func(*testOpts)) *Agent {
 	t.Helper()
-	o := Options{
-		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, Store: f.store,
-		Pool: toolset.Options{Tools: testTools(t, nil)}, NoEnvFacts: true, NoMemoryFiles: true,
+	return f.agentWS(t, nil, mod)
+}
+
+// testOpts are an agent's options and the workspace fields the tests set
+// (see withWorkspace).
+type testOpts struct {
+	Options
+	WorkDir         string
+	Mode            tool.Mode
+	Pool            toolset.Options
+	Services        *tool.Services
+	Decider         permission.Decider
+	Hooks           hook.Runner
+	AdditionalDirs  []string
+	Agents          []subagent.Definition
+	CompletionTools bool
+	Interaction     interaction.Channel
+}
+
+// agentWS is agent with a workspace that keeps the fixture's transcripts:
+// unless mod gives a Workspace, one is opened from the options (see
+// withWorkspace) and adjusted by wsMod.
+func (f *fixture) agentWS(t *testing.T, wsMod func(*workspace.Options), mod func(*testOpts)) *Agent {
+	t.Helper()
+	o := testOpts{
+		Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true},
+		WorkDir: f.dir, Pool: toolset.Options{Tools: testTools(t, nil)},
 	}
 	if mod != nil {
 		mod(&o)
 	}
-	a, err := New(context.Background(), o)
+	ao := withWorkspace(t, o, func(wo *workspace.Options) {
+		wo.Transcripts = f.store
+		if wsMod != nil {
+			wsMod(wo)
+		}
+	})
+	a, err := New(context.Background(), ao)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// withWorkspace returns o's agent options with a workspace, when they
+// have none, assembled from o's workspace fields the way a test wants it:
+// no settings files, no MCP servers, the pool exactly o.Pool (no built-in
+// tools), the Agent tool only with o.Agents; mod adjusts it — the way to
+// give the agent what the workspace keeps (transcripts, resuming,
+// checkpoints). Closing the agent closes the workspace.
+func withWorkspace(tb testing.TB, o testOpts, mod func(*workspace.Options)) Options {
+	tb.Helper()
+	if o.Workspace != nil {
+		// A given workspace: the agent types and the channel are added
+		// to it; the rest is the workspace's.
+		if o.Decider != nil || o.Hooks != nil || o.Services != nil || o.Mode != "" || o.CompletionTools || len(o.AdditionalDirs) > 0 {
+			tb.Fatal("withWorkspace: a workspace's safety layer, services or mode set beside it")
+		}
+		if err := o.Workspace.Agents().Add(o.Agents...); err != nil {
+			tb.Fatal(err)
+		}
+		if o.Interaction != nil {
+			tool.Provide(o.Workspace.Services(), o.Interaction)
+		}
+		return o.Options
+	}
+	po := o.Pool
+	if po.Registry == nil {
+		po.Registry = toolset.NewRegistry()
+	}
+	wo := workspace.Options{
+		Dir: o.WorkDir, Mode: o.Mode, NoSettings: true, Pool: &po, Services: o.Services,
+		Decider: o.Decider, Hooks: o.Hooks, AdditionalDirs: o.AdditionalDirs, Interaction: o.Interaction,
+		Agents: o.Agents, NoAgentFiles: true, NoAgentTool: len(o.Agents) == 0 || o.MaxAgentDepth < 0,
+		CompletionTools: o.CompletionTools,
+	}
+	if mod != nil {
+		mod(&wo)
+	}
+	ws, err := workspace.Open(context.Background(), wo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ws.Close() }) // if New fails
+	ao := o.Options
+	ao.Workspace, ao.Closers = ws, append(ao.Closers, ws)
+	return ao
 }
 
 // collect runs prompt and returns every event and the final result.
@@ -249,13 +328,13 @@ func TestParallelCallsAndErrorsKeepOrder(t *testing.T) {
 func TestMaxTurnsAndBudget(t *testing.T) {
 	tests := []struct {
 		name    string
-		mod     func(*Options)
+		mod     func(*testOpts)
 		subtype string
 		turns   int
 	}{
-		{"max turns", func(o *Options) { o.MaxTurns = 3 }, SubtypeMaxTurns, 3},
-		{"token budget", func(o *Options) { o.MaxBudgetTokens = 250 }, SubtypeMaxTokens, 3},
-		{"usd budget", func(o *Options) { o.MaxBudgetUSD = 0.0009 }, SubtypeMaxBudget, 3},
+		{"max turns", func(o *testOpts) { o.MaxTurns = 3 }, SubtypeMaxTurns, 3},
+		{"token budget", func(o *testOpts) { o.MaxBudgetTokens = 250 }, SubtypeMaxTokens, 3},
+		{"usd budget", func(o *testOpts) { o.MaxBudgetUSD = 0.0009 }, SubtypeMaxBudget, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,7 +405,7 @@ func TestCancelDuringToolGivesResults(t *testing.T) {
 		f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: "s", Name: "Sleep", Input: `{"ms":5000}`}))
 		streamed, doing := make(chan struct{}), make(chan struct{})
 		inner := f.provider()
-		a := f.agent(t, func(o *Options) {
+		a := f.agent(t, func(o *testOpts) {
 			o.Provider = llm.ProviderFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 				return func(yield func(llm.Event, error) bool) {
 					for ev, err := range inner.Stream(ctx, req) {
@@ -421,7 +500,7 @@ func TestCompaction(t *testing.T) {
 	f.srv.Script(r, llmtest.TextReply("SUMMARY: echoed once"),
 		llmtest.ToolReply(llmtest.ToolCall{ID: "c1", Name: "Echo", Input: `{"text":"more"}`}),
 		llmtest.TextReply("finished"))
-	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2; o.MaxTurns = 10 })
+	a := f.agent(t, func(o *testOpts) { o.ContextWindow = 1000; o.KeepMessages = 2; o.MaxTurns = 10 })
 	// The first turns are small until the usage crosses 80% of the window.
 	evs, res, err := collect(t, context.Background(), a, "work")
 	if err != nil || res.Subtype != SubtypeSuccess {
@@ -453,7 +532,7 @@ func TestCompaction(t *testing.T) {
 	// Resuming starts from the summary.
 	a.Close()
 	f.srv.Script(llmtest.TextReply("resumed"))
-	b := f.agent(t, func(o *Options) { o.SessionID = a.SessionID() })
+	b := f.agentWS(t, func(o *workspace.Options) { o.ResumeID = a.SessionID() }, nil)
 	if got := b.Messages(); len(got) == 0 || !strings.Contains(got[0].Text(), "SUMMARY") {
 		t.Fatalf("resumed history: %+v", got)
 	}
@@ -468,7 +547,7 @@ func TestResumeContinueFork(t *testing.T) {
 		}
 		a.Close()
 
-		b := f.agent(t, func(o *Options) { o.Continue = true })
+		b := f.agentWS(t, func(o *workspace.Options) { o.Continue = true }, nil)
 		if b.SessionID() != a.SessionID() {
 			t.Fatalf("continue opened %s, want %s", b.SessionID(), a.SessionID())
 		}
@@ -486,7 +565,7 @@ func TestResumeContinueFork(t *testing.T) {
 		}
 		b.Close()
 
-		c := f.agent(t, func(o *Options) { o.SessionID = a.SessionID(); o.Fork = true })
+		c := f.agentWS(t, func(o *workspace.Options) { o.ResumeID = a.SessionID(); o.Fork = true }, nil)
 		if c.SessionID() == a.SessionID() {
 			t.Fatal("fork kept the session id")
 		}
@@ -563,7 +642,7 @@ func TestInterruptDecisionStopsRun(t *testing.T) {
 	writer := tool.Must(tool.NewText("Store", "Stores the text (not read-only).", func(ctx context.Context, env *tool.Env, in echoIn) (string, error) {
 		return "wrote", nil
 	}))
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: []tool.Tool{writer}}
 		o.Interaction = interaction.Funcs{Permission: func(ctx context.Context, req *interaction.PermissionRequest) (*interaction.PermissionAnswer, error) {
 			return &interaction.PermissionAnswer{Choice: interaction.Deny, Message: "user said stop", Interrupt: true}, nil
@@ -584,7 +663,7 @@ func TestCompactionForgetsFileReads(t *testing.T) {
 	r := llmtest.ToolReply(llmtest.ToolCall{ID: "c0", Name: "Echo", Input: `{"text":"step"}`})
 	r.Usage = llm.Usage{InputTokens: 900, OutputTokens: 50}
 	f.srv.Script(r, llmtest.TextReply("SUMMARY"), llmtest.TextReply("finished"))
-	a := f.agent(t, func(o *Options) { o.ContextWindow = 1000; o.KeepMessages = 2 })
+	a := f.agent(t, func(o *testOpts) { o.ContextWindow = 1000; o.KeepMessages = 2 })
 	before := a.Env().Files
 	before.Put(tool.FileState{Path: "/x", Size: 1})
 	if _, res, err := collect(t, context.Background(), a, "work"); err != nil || res.IsError {
@@ -624,7 +703,7 @@ func TestPermissionRequestHookAnswersAsk(t *testing.T) {
 				}
 				return nil, nil
 			})
-			a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{writer}}; o.Hooks = hooks })
+			a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: []tool.Tool{writer}}; o.Hooks = hooks })
 			if _, res, err := collect(t, context.Background(), a, "write"); err != nil || res.IsError {
 				t.Fatal(res, err)
 			}
@@ -672,7 +751,7 @@ func TestDefaultPermissionsGuardPaths(t *testing.T) {
 		llmtest.ToolCall{ID: "a", Name: "Read", Input: `{"file_path":"` + inside + `"}`},
 		llmtest.ToolCall{ID: "b", Name: "Read", Input: `{"file_path":"` + outside + `"}`},
 	), llmtest.TextReply("ok"))
-	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: file.Tools(file.Options{})} })
+	a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: file.Tools(file.Options{})} })
 	if _, res, err := collect(t, context.Background(), a, "read both"); err != nil || res.IsError {
 		t.Fatal(res, err)
 	}

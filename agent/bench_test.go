@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // BenchmarkTurn measures the loop's per-turn cost against a zero-latency
@@ -25,14 +26,16 @@ func BenchmarkTurn(b *testing.B) {
 	for _, store := range []bool{false, true} {
 		b.Run(fmt.Sprintf("transcript=%v", store), func(b *testing.B) {
 			f := &fixture{srv: llmtest.NewServer(b), dir: b.TempDir()}
-			o := Options{
-				Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
-				Pool: toolset.Options{Tools: testToolsB(b)}, NoEnvFacts: true, NoMemoryFiles: true,
-				MaxTurns: b.N + 1, CompactThreshold: -1,
+			to := testOpts{
+				Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true,
+					MaxTurns: b.N + 1, CompactThreshold: -1},
+				WorkDir: f.dir, Pool: toolset.Options{Tools: testToolsB(b)},
 			}
-			if store {
-				o.Store = sessionStore(b)
-			}
+			o := withWorkspace(b, to, func(wo *workspace.Options) {
+				if store {
+					wo.Transcripts = sessionStore(b)
+				}
+			})
 			for i := range b.N {
 				f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: `{"text":"x"}`}))
 			}
@@ -131,20 +134,22 @@ func BenchmarkTurnAt30(b *testing.B) {
 					f.srv.Script(llmtest.ToolReply(llmtest.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "Echo", Input: fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", 600))}))
 				}
 				f.srv.Script(llmtest.TextReply("done"))
-				o := Options{
-					Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir,
-					Pool: toolset.Options{Tools: testToolsB(b)}, NoEnvFacts: true, NoMemoryFiles: true, CompactThreshold: -1,
-					MaxTurns: v.turns + 1,
+				to := testOpts{
+					Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true, CompactThreshold: -1,
+						MaxTurns: v.turns + 1},
+					WorkDir: f.dir, Pool: toolset.Options{Tools: testToolsB(b)},
 				}
 				if v.text {
-					o.ToolProtocol = texttools.Text
+					to.ToolProtocol = texttools.Text
 				}
 				if v.builtins {
-					o.Pool.Registry = reg
+					to.Pool.Registry = reg
 				}
-				if v.transcript {
-					o.Store = sessionStore(b)
-				}
+				o := withWorkspace(b, to, func(wo *workspace.Options) {
+					if v.transcript {
+						wo.Transcripts = sessionStore(b)
+					}
+				})
 				a, err := New(context.Background(), o)
 				if err != nil {
 					b.Fatal(err)

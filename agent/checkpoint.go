@@ -12,8 +12,9 @@ import (
 )
 
 // ErrNoCheckpoints is returned by [Agent.RewindFiles] and
-// [Agent.Checkpoints] of an agent without Options.Checkpoints.
-var ErrNoCheckpoints = errors.New("agent: checkpoints are off (Options.Checkpoints is nil)")
+// [Agent.Checkpoints] of an agent whose workspace keeps no checkpoints
+// (workspace.Options.Checkpoints or Persist).
+var ErrNoCheckpoints = errors.New("agent: checkpoints are off (the workspace keeps none)")
 
 // checkpointSession is the session checkpoints are labelled with: a
 // subagent's go with its root agent's, so that one list covers a run.
@@ -31,7 +32,7 @@ func (a *Agent) checkpointSession() string {
 // writing call, and a run that writes nothing scans nothing. A failure is
 // a notice: the run goes on without that checkpoint.
 func (r *run) checkpointTurn(_ context.Context, uuid, prompt string) string {
-	st := r.a.opts.Checkpoints
+	st := r.a.checkpoints
 	if st == nil {
 		return ""
 	}
@@ -48,7 +49,7 @@ func (r *run) checkpointTurn(_ context.Context, uuid, prompt string) string {
 // writing call ran (checkpoint.Store.Settle); otherwise the deferred turn
 // checkpoints are written without a scan.
 func (r *run) recordTip() {
-	if st := r.a.opts.Checkpoints; st != nil {
+	if st := r.a.checkpoints; st != nil {
 		if err := st.Settle(context.Background()); err != nil {
 			r.emit(&NoticeEvent{Text: "checkpoint: recording the final state failed: " + err.Error()})
 		}
@@ -93,10 +94,10 @@ func (h checkpointHooks) Run(ctx context.Context, in *hook.Input) (*hook.Output,
 	if !checkpoint.ValidID(meta.ID) {
 		meta.ID = "" // a random one
 	}
-	_, err := h.a.opts.Checkpoints.Create(ctx, meta)
+	_, err := h.a.checkpoints.Create(ctx, meta)
 	if errors.Is(err, fs.ErrExist) {
 		meta.ID = "" // a call id seen before (a resent call): a random one
-		_, err = h.a.opts.Checkpoints.Create(ctx, meta)
+		_, err = h.a.checkpoints.Create(ctx, meta)
 	}
 	if err != nil {
 		msg := fmt.Sprintf("checkpoint before %s failed (this call cannot be rewound alone): %v", in.ToolName, err)
@@ -128,7 +129,7 @@ func describeCall(t tool.Tool, name string, input []byte) string {
 // in progress to end. The agent forgets what it read: a file must be
 // read again before it is edited.
 func (a *Agent) RewindFiles(ctx context.Context, id string, opts checkpoint.RewindOptions) (*checkpoint.Report, error) {
-	st := a.opts.Checkpoints
+	st := a.checkpoints
 	if st == nil {
 		return nil, ErrNoCheckpoints
 	}
@@ -146,7 +147,7 @@ func (a *Agent) RewindFiles(ctx context.Context, id string, opts checkpoint.Rewi
 
 // Checkpoints lists the checkpoints of the agent's session, oldest first.
 func (a *Agent) Checkpoints() ([]checkpoint.Info, error) {
-	st := a.opts.Checkpoints
+	st := a.checkpoints
 	if st == nil {
 		return nil, ErrNoCheckpoints
 	}
@@ -158,17 +159,17 @@ func (a *Agent) Checkpoints() ([]checkpoint.Info, error) {
 // can go on from before that prompt, as `gantry rewind --conversation`
 // does (both use
 // [github.com/gantry-dev/gantry/session.Store.ForkBefore]). It returns the new session's
-// id: resume it with Options.SessionID. The agent's own session is left
-// as it is. It waits for a run in progress to end. Without Options.Store
+// id: resume it with workspace.Options.ResumeID. The agent's own session is left
+// as it is. It waits for a run in progress to end. Without a transcript store (workspace.Options.Transcripts)
 // there is no transcript to fork: an error.
 func (a *Agent) ForkBefore(id string) (string, error) {
-	st := a.opts.Store
+	st := a.transcripts
 	if st == nil {
-		return "", errors.New("agent: forking the conversation needs a session store (Options.Store)")
+		return "", errors.New("agent: forking the conversation needs a transcript store (workspace.Options.Transcripts)")
 	}
 	a.runMu.Lock()
 	defer a.runMu.Unlock()
-	s, err := st.ForkBefore(a.opts.WorkDir, a.id, id)
+	s, err := st.ForkBefore(a.workDir, a.id, id)
 	if err != nil {
 		return "", fmt.Errorf("agent: fork before %s: %w", id, err)
 	}

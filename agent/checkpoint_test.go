@@ -22,6 +22,7 @@ import (
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // hashTree maps every path under dir to its type, mode and content hash
@@ -73,12 +74,11 @@ func TestCheckpointsRewindEveryChange(t *testing.T) {
 		call := func(id, name, input string) llmtest.Reply {
 			return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: name, Input: input})
 		}
-		a := f.agent(t, func(o *Options) {
+		a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *testOpts) {
 			o.Pool = toolset.Options{Tools: append(file.Tools(file.Options{}), shell.NewBash(shell.Options{}))}
 			o.Decider = permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 				return permission.Decision{Behavior: tool.Allow}, nil
 			})
-			o.Checkpoints = st
 		})
 		turns := []struct {
 			prompt string
@@ -220,12 +220,11 @@ func TestCheckpointsReadOnlyRun(t *testing.T) {
 	call := func(id, name, input string) llmtest.Reply {
 		return llmtest.ToolReply(llmtest.ToolCall{ID: id, Name: name, Input: input})
 	}
-	a := f.agent(t, func(o *Options) {
+	a := f.agentWS(t, func(o *workspace.Options) { o.Checkpoints = st }, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: append(file.Tools(file.Options{}), shell.NewBash(shell.Options{}))}
 		o.Decider = permission.DeciderFunc(func(context.Context, *permission.Request) (permission.Decision, error) {
 			return permission.Decision{Behavior: tool.Allow}, nil
 		})
-		o.Checkpoints = st
 	})
 	read := fmt.Sprintf(`{"file_path":%q}`, a1)
 	f.srv.Script(call("r1", "Read", read), call("b1", "Bash", `{"command":"cat a.txt | wc -l"}`), call("r2", "Read", read), llmtest.TextReply("done"))

@@ -11,7 +11,7 @@ import (
 func TestCompactOnDemand(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Script(llmtest.TextReply("one"), llmtest.TextReply("two"), llmtest.TextReply("SUMMARY: two prompts"), llmtest.TextReply("after"))
-	a := f.agent(t, func(o *Options) { o.KeepMessages = 1 })
+	a := f.agent(t, func(o *testOpts) { o.KeepMessages = 1 })
 	// Too short: nothing to do, no request.
 	if ev, err := a.Compact(context.Background(), ""); ev != nil || err != nil {
 		t.Fatalf("empty conversation: %+v, %v", ev, err)

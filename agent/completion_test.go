@@ -45,7 +45,7 @@ func TestCompletionTools(t *testing.T) {
 					call("c1", "attempt_completion", `{"result":"  "}`),
 					call("c2", "attempt_completion", `{"result":"all tests pass","command":"go test ./..."}`),
 				)
-				a := f.agent(t, func(o *Options) { o.ToolProtocol = proto; o.CompletionTools = true })
+				a := f.agent(t, func(o *testOpts) { o.ToolProtocol = proto; o.CompletionTools = true })
 				_, res, err := collect(t, context.Background(), a, "fix it")
 				if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.IsError {
 					t.Fatalf("res %+v err %v", res, err)

@@ -76,7 +76,7 @@ func TestPartialInputStreamedByteByByte(t *testing.T) {
 			llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_n", Name: "Note", Input: full}),
 			llmtest.Reply{Content: []llm.Block{llm.Text("done")}},
 		)
-		a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{note}} })
+		a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: []tool.Tool{note}} })
 		_, res, err := collect(t, context.Background(), a, "take a note")
 		if err != nil || res.IsError {
 			t.Fatalf("%v %+v", err, res)
@@ -112,7 +112,7 @@ func TestSessionDescriptionFailureNoticed(t *testing.T) {
 		tool.SessionFunc(func(ctx context.Context, env *tool.Env) (tool.SessionSpec, error) {
 			return tool.SessionSpec{Prompt: "Works in " + env.WorkDir + "."}, nil
 		})))
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: []tool.Tool{slow, good}, SessionTimeout: 20 * time.Millisecond}
 	})
 	evs, _, err := collect(t, context.Background(), a, "hello")

@@ -46,7 +46,7 @@ type MessageEvent struct {
 	// UUID is the message's id in the transcript.
 	UUID string
 	// Checkpoint is the id of the checkpoint recorded before a user's
-	// prompt (Options.Checkpoints), its UUID; "" for other messages and
+	// prompt (the workspace's checkpoints), its UUID; "" for other messages and
 	// when no checkpoint was recorded. [Agent.RewindFiles] takes it.
 	Checkpoint string
 	// Reply describes an assistant reply of the model (nil for every other

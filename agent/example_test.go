@@ -3,11 +3,14 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // answerModel is a stand-in model for the example: it answers every
@@ -40,9 +43,16 @@ func ExamplePromptAs() {
 	}
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
+	// A workspace without settings files or tools (the final-answer tool
+	// is the run's own).
+	ws, err := workspace.Open(context.Background(), workspace.Options{Dir: dir, NoSettings: true, Pool: &toolset.Options{Registry: toolset.NewRegistry()}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ag, err := agent.New(context.Background(), agent.Options{
-		Provider: answerModel(`{"version":"2.1.0","breaking":"3","notes":["faster"]}`),
-		WorkDir:  dir, NoEnvFacts: true, NoMemoryFiles: true,
+		Provider:  answerModel(`{"version":"2.1.0","breaking":"3","notes":["faster"]}`),
+		Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true,
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -60,7 +60,7 @@ func TestSessionGoroutines(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}, tool.ReadOnly()))
-	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: []tool.Tool{gate}} })
+	a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: []tool.Tool{gate}} })
 
 	const label = "session"
 	done := make(chan error, 1)
@@ -120,7 +120,7 @@ func TestSystemPromptShared(t *testing.T) {
 	if a.SystemPrompt() == "" || unsafe.StringData(a.SystemPrompt()) != unsafe.StringData(b.SystemPrompt()) {
 		t.Fatal("two sessions built alike hold a system prompt each")
 	}
-	c := f.agent(t, func(o *Options) { o.AppendSystemPrompt = "Be brief." })
+	c := f.agent(t, func(o *testOpts) { o.AppendSystemPrompt = "Be brief." })
 	if !strings.Contains(c.SystemPrompt(), "Be brief.") || unsafe.StringData(c.SystemPrompt()) == unsafe.StringData(a.SystemPrompt()) {
 		t.Fatalf("a different prompt was shared: %q", c.SystemPrompt())
 	}

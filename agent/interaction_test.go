@@ -137,7 +137,7 @@ func TestPlanModeRun(t *testing.T) {
 			plans: []*interaction.PlanAnswer{{Approved: false, Feedback: "add a test step"}, {Approved: true}},
 			perms: []*interaction.PermissionAnswer{{Choice: interaction.AllowOnce}},
 		}
-		a := f.agent(t, func(o *Options) {
+		a := f.agent(t, func(o *testOpts) {
 			o.Pool = toolset.Options{Tools: interactionTools()}
 			o.Mode = tool.ModeDefault
 			o.Interaction = p.channel()
@@ -197,7 +197,7 @@ func TestPlanApprovedIntoAcceptEdits(t *testing.T) {
 		llmtest.TextReply("done"),
 	)
 	p := &person{plans: []*interaction.PlanAnswer{{Approved: true, Mode: tool.ModeAcceptEdits}}}
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: interactionTools()}
 		o.Mode = tool.ModePlan
 		o.Interaction = p.channel()
@@ -216,7 +216,7 @@ func TestPlanApprovedIntoAcceptEdits(t *testing.T) {
 	// Headless: nobody approves; the session stays in plan mode.
 	f2 := newFixture(t)
 	f2.srv.Script(llmtest.ToolReply(planCall("exit", "write it")), llmtest.TextReply("here is the plan"))
-	b := f2.agent(t, func(o *Options) {
+	b := f2.agent(t, func(o *testOpts) {
 		o.Pool = toolset.Options{Tools: interactionTools()}
 		o.Mode = tool.ModePlan
 	})
@@ -242,7 +242,7 @@ func TestAskUserQuestionRun(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
 		f.srv.Script(llmtest.ToolReply(questionCall("q")), llmtest.TextReply("ok"))
 		p := &person{questions: []map[string]string{{"Which database?": "DuckDB", "Which checks?": interaction.JoinLabels([]string{"vet", "race"})}}}
-		a := f.agent(t, func(o *Options) {
+		a := f.agent(t, func(o *testOpts) {
 			o.Pool = toolset.Options{Tools: interactionTools()}
 			o.Interaction = p.channel()
 		})
@@ -262,7 +262,7 @@ func TestAskUserQuestionRun(t *testing.T) {
 	})
 	f := newFixture(t)
 	f.srv.Script(llmtest.ToolReply(questionCall("q")), llmtest.TextReply("ok"))
-	a := f.agent(t, func(o *Options) { o.Pool = toolset.Options{Tools: interactionTools()} })
+	a := f.agent(t, func(o *testOpts) { o.Pool = toolset.Options{Tools: interactionTools()} })
 	out, _ := outcomes(t, a, "ask me")
 	if o := out["q"]; !o.Result.IsError || !strings.Contains(o.Result.TextContent(), "Nobody can answer") {
 		t.Errorf("headless question: %s", o.Result.TextContent())
@@ -293,7 +293,7 @@ func TestPermissionAnswers(t *testing.T) {
 			{Choice: interaction.AllowAlways},
 			{Choice: interaction.Deny, Message: "not outside the project, use ./tmp"},
 		}}
-		a := f.agent(t, func(o *Options) {
+		a := f.agent(t, func(o *testOpts) {
 			o.Pool = toolset.Options{Tools: interactionTools()}
 			o.Decider = eng
 			o.Interaction = p.channel()
@@ -348,7 +348,7 @@ func TestSubagentAsksTheSamePerson(t *testing.T) {
 		perms:     []*interaction.PermissionAnswer{{Choice: interaction.AllowOnce}},
 		questions: []map[string]string{{"Which database?": "SQLite"}},
 	}
-	a := sf.agent(t, func(o *Options) { o.Interaction = p.channel() })
+	a := sf.agent(t, func(o *testOpts) { o.Interaction = p.channel() })
 	if _, res, err := collect(t, context.Background(), a, "delegate"); err != nil || res.IsError {
 		t.Fatalf("%+v %v", res, err)
 	}

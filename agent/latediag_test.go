@@ -23,7 +23,7 @@ import (
 // afterwards reaches the model at its next turn, once.
 func TestLateDiagnosticsNextTurn(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "fakels")
-	if out, err := exec.Command("go", "build", "-o", bin, "../builtin/lsp/testdata/fakels").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../internal/lsp/testdata/fakels").CombinedOutput(); err != nil {
 		t.Fatalf("build fakels: %v\n%s", err, out)
 	}
 	f := newFixture(t)
@@ -53,7 +53,7 @@ func TestLateDiagnosticsNextTurn(t *testing.T) {
 		llmtest.ToolReply(llmtest.ToolCall{ID: "toolu_2", Name: "WaitLate", Input: `{}`}),
 		llmtest.Reply{Content: []llm.Block{llm.Text("done")}},
 	)
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.Services = services
 		o.Mode = tool.ModeAcceptEdits
 		o.Pool = toolset.Options{Tools: []tool.Tool{file.NewRead(file.Options{}), file.NewWrite(file.Options{}), wait}}

@@ -118,7 +118,7 @@ func TestOpenAIReadOnlyCallStartsWhileStreaming(t *testing.T) {
 				once.Do(func() { close(startedCh) })
 				return "probed " + in.Text, nil
 			}, tool.ReadOnly()))
-			a := f.agent(t, func(o *Options) {
+			a := f.agent(t, func(o *testOpts) {
 				o.Provider = observe(o.Provider, &times, startedCh, 10*time.Second, &missed)
 				o.Pool = toolset.Options{Tools: append(testTools(t, nil), probe)}
 			})

@@ -11,6 +11,8 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // queueReminder hands out queued texts one per turn and records acks.
@@ -47,7 +49,15 @@ func TestReminders(t *testing.T) {
 		)
 		q := &queueReminder{queue: []string{"note one", "note two"}}
 		bad := &queueReminder{fail: true}
-		a := f.agent(t, func(o *Options) { o.Reminders = []Reminder{q, bad} })
+		// Reminders are the workspace's; the loop delivers them.
+		ws, err := workspace.Open(context.Background(), workspace.Options{Dir: f.dir, NoSettings: true,
+			Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: testTools(t, nil)}, Reminders: []tool.Reminder{q, bad},
+			Transcripts: f.store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		a := f.agent(t, func(o *testOpts) { o.Workspace = ws })
 		evs, res, err := collect(t, context.Background(), a, "go")
 		if err != nil || res.IsError {
 			t.Fatal(err, res)

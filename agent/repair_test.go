@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // transcriptLines is a healthy transcript of two turns with tool calls, one
@@ -118,7 +119,7 @@ func TestResumeRepairsTranscripts(t *testing.T) {
 				}
 
 				f.srv.Script(llmtest.TextReply("resumed fine"))
-				a := f.agent(t, func(o *Options) { o.SessionID = id })
+				a := f.agentWS(t, func(o *workspace.Options) { o.ResumeID = id }, nil)
 				evs, res, err := collect(t, context.Background(), a, "go on")
 				if err != nil || res.IsError {
 					t.Fatalf("resume failed: %v %+v", err, res)

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gantry-dev/gantry/builtin/completion"
-	"github.com/gantry-dev/gantry/builtin/team"
-	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/internal/offstack"
@@ -250,10 +247,10 @@ func (r *run) afterTurn(ctx context.Context, resp *llm.Response, batch *executor
 	switch done, handoff := control(batch); {
 	case done != nil:
 		r.a.stopBackground(context.WithoutCancel(ctx))
-		r.finish(SubtypeSuccess, false, completionText(done), nil)
+		r.finish(SubtypeSuccess, false, done.CompletionText(), nil)
 		return false
 	case handoff != nil:
-		first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.Context)
+		first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.HandoffContext())
 		if err := r.restartFrom(first, nil); err != nil {
 			r.finish(SubtypeDuringExecution, true, err.Error(), err)
 			return false
@@ -347,9 +344,9 @@ func (r *run) remind(ctx context.Context) bool {
 	env := r.a.execSess.Env()
 	var blocks []llm.Block
 	var acks []func()
-	// Team mail is always delivered (members and leads need no option for
-	// it); the program's reminders follow.
-	for _, rm := range append([]Reminder{team.Inbox{}, cron.Reminder{}, serviceNotes{}}, r.a.opts.Reminders...) {
+	// The workspace decides what is asked (team mail, due cron jobs, late
+	// diagnostics, the program's reminders); the loop only delivers.
+	for _, rm := range r.a.ws.Reminders() {
 		text, ack, err := rm.Remind(ctx, env)
 		if err != nil {
 			r.emit(&NoticeEvent{Text: "reminder failed: " + err.Error()})
@@ -372,19 +369,6 @@ func (r *run) remind(ctx context.Context) bool {
 		ack()
 	}
 	return true
-}
-
-// serviceNotes delivers the reminder a session service offers
-// ([tool.Reminder] in the session's services): a language server's
-// diagnostics that were not ready when a Write or Edit result returned.
-type serviceNotes struct{}
-
-func (serviceNotes) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
-	rm, err := tool.Use[tool.Reminder](env)
-	if err != nil || rm == nil {
-		return "", nil, nil
-	}
-	return rm.Remind(ctx, env)
 }
 
 func (r *run) toolNames() []string {
@@ -546,12 +530,16 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 		}
 		partial := map[int]*pending{}
 		var streamErr error
+		var msgID string // the reply's id: the message that asks for its calls
 		for ev, err := range a.provider.Stream(ctx, req) {
 			if err != nil {
 				streamErr = err
 				break
 			}
 			acc.Add(ev)
+			if ev.Type == llm.EventMessageStart {
+				msgID = ev.ID
+			}
 			if a.opts.StreamEvents {
 				r.emit(&StreamEvent{Event: ev})
 			}
@@ -580,7 +568,7 @@ func (r *run) turn(ctx context.Context) (*llm.Response, *executor.Batch, map[str
 				}
 				// Validation recurses deep (jsonschema-go's frames are large):
 				// off the session's stack (see package offstack).
-				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input}) })
+				offstack.Do(ctx, func() { stream.Add(executor.Call{ID: ev.ID, Name: ev.Name, Input: ev.Input, MessageID: msgID}) })
 			}
 			r.drain()
 			if r.stopped {
@@ -766,7 +754,7 @@ func (r *run) restartFrom(first llm.Message, kept []llm.Message) error {
 
 // control returns what a successful attempt_completion or new_task of the
 // batch asks of the loop (the first one in the model's order), or nils.
-func control(batch *executor.Batch) (*completion.Completed, *completion.Handoff) {
+func control(batch *executor.Batch) (completer, handoffer) {
 	if batch == nil {
 		return nil, nil
 	}
@@ -775,19 +763,31 @@ func control(batch *executor.Batch) (*completion.Completed, *completion.Handoff)
 			continue
 		}
 		switch v := o.Result.Structured.(type) {
-		case completion.Completed:
-			return &v, nil
-		case completion.Handoff:
-			return nil, &v
+		case completer:
+			return v, nil
+		case handoffer:
+			return nil, v
 		}
 	}
 	return nil, nil
 }
 
-// completionText is the run's result text for attempt_completion.
-func completionText(c *completion.Completed) string {
-	if c.Command == "" {
-		return c.Result
+// completer is the structured value of a tool result that ends the run
+// with its text (attempt_completion: builtin/completion.Completed). The
+// loop knows the capability, not the tool.
+type completer interface{ CompletionText() string }
+
+// handoffer is the structured value of a tool result that replaces the
+// conversation with its context and goes on (new_task:
+// builtin/completion.Handoff).
+type handoffer interface{ HandoffContext() string }
+
+// waitTeam runs when the lead's model ends its turn: while members of its
+// teams work it waits (see [subagent.Teams.Wait]), delivering the loop's own
+// events meanwhile; true means mail for the lead arrived.
+func (r *run) waitTeam(ctx context.Context) bool {
+	if r.a.teams == nil {
+		return false
 	}
-	return c.Result + "\n\nTo see the result: " + c.Command
+	return r.a.teams.Wait(ctx, r.a.execSess.Env(), r.a.notify, r.drain)
 }

@@ -55,7 +55,7 @@ func TestReplyBeforeResults(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Script(llmtest.Reply{Content: []llm.Block{llm.ToolUse("c1", "echo", json.RawMessage(`{"text":"x"}`))}, ID: "msg_a", Usage: llm.Usage{InputTokens: 7, OutputTokens: 3}},
 		llmtest.TextReply("done"))
-	a := f.agent(t, func(o *Options) { o.StreamEvents = true })
+	a := f.agent(t, func(o *testOpts) { o.StreamEvents = true })
 	var order []string
 	streamed := 0
 	for ev, err := range a.Run(context.Background(), "go") {

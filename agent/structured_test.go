@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -62,7 +62,7 @@ func TestStructuredOutput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			bothProviders(t, []llmtest.Option{llmtest.WithStrictMessages()}, func(t *testing.T, f *fixture) {
 				f.srv.Script(c.script...)
-				a := f.agent(t, func(o *Options) { o.OutputSchema = json.RawMessage(personSchema); o.OutputRetries = c.retries })
+				a := f.agent(t, func(o *testOpts) { o.OutputSchema = json.RawMessage(personSchema); o.OutputRetries = c.retries })
 				_, res, err := collect(t, context.Background(), a, "who is Ada?")
 				if err != nil {
 					t.Fatal(err)
@@ -130,7 +130,7 @@ func TestPromptAs(t *testing.T) {
 					answer = llmtest.TextReply("<StructuredOutput>\n<name>Ada</name>\n<age>36</age>\n<tags>[\"math\"]</tags>\n</StructuredOutput>\n")
 				}
 				f.srv.Script(answer, llmtest.TextReply("plain"))
-				a := f.agent(t, func(o *Options) { o.ToolProtocol = proto })
+				a := f.agent(t, func(o *testOpts) { o.ToolProtocol = proto })
 				p, res, err := PromptAs[answerPerson](context.Background(), a, "who is Ada?")
 				if err != nil {
 					t.Fatalf("%v (%+v)", err, res)
@@ -162,7 +162,7 @@ func TestPromptAs(t *testing.T) {
 	t.Run("no answer", func(t *testing.T) {
 		f := newFixture(t)
 		f.srv.Script(llmtest.TextReply("no"), llmtest.TextReply("no"))
-		a := f.agent(t, func(o *Options) { o.OutputRetries = 2 })
+		a := f.agent(t, func(o *testOpts) { o.OutputRetries = 2 })
 		_, res, err := PromptAs[answerPerson](context.Background(), a, "x")
 		if !errors.Is(err, ErrNoStructuredOutput) || res == nil || res.Subtype != SubtypeMaxStructuredRetries {
 			t.Fatalf("%v %+v", err, res)
@@ -182,7 +182,7 @@ func TestPromptAs(t *testing.T) {
 func TestStructuredOutputWrapped(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Script(outCall("s1", `{"output":["a","b"]}`))
-	a := f.agent(t, func(o *Options) {
+	a := f.agent(t, func(o *testOpts) {
 		o.OutputSchema = json.RawMessage(`{"type":"array","items":{"type":"string"}}`)
 	})
 	_, res, err := collect(t, context.Background(), a, "list")
@@ -195,7 +195,7 @@ func TestStructuredOutputWrapped(t *testing.T) {
 func TestOutputSchemaRejected(t *testing.T) {
 	f := newFixture(t)
 	for _, s := range []string{`{`, `{"type":"object","properties":{"a":{"type":"nope"}}}`} {
-		_, err := New(context.Background(), Options{Provider: f.provider(), WorkDir: f.dir, OutputSchema: json.RawMessage(s), NoEnvFacts: true, NoMemoryFiles: true})
+		_, err := New(context.Background(), withWorkspace(t, testOpts{Options: Options{Provider: f.provider(), OutputSchema: json.RawMessage(s), NoEnvFacts: true, NoMemoryFiles: true}, WorkDir: f.dir}, nil))
 		if err == nil {
 			t.Fatalf("schema %s accepted", s)
 		}
@@ -226,8 +226,8 @@ func TestSubagentOutputSchema(t *testing.T) {
 		if f.openai {
 			f.srv = llmtest.NewServer(t, sc.responder(t), llmtest.WithIndexZero())
 		}
-		a := f.agent(t, func(o *Options) {
-			o.Agents = []agenttool.Definition{{Name: "extractor", Description: "Extracts a answerPerson.", Prompt: "You extract.", OutputSchema: json.RawMessage(personSchema)}}
+		a := f.agent(t, func(o *testOpts) {
+			o.Agents = []subagent.Definition{{Name: "extractor", Description: "Extracts a answerPerson.", Prompt: "You extract.", OutputSchema: json.RawMessage(personSchema)}}
 		})
 		_, res, err := collect(t, context.Background(), a, "extract")
 		if err != nil || res.Subtype != SubtypeSuccess || res.Structured != nil {

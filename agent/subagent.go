@@ -12,12 +12,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
-	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/textutil"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -44,7 +44,7 @@ func (*SubagentEvent) isEvent() {}
 // subState is what a subagent knows of its parent.
 type subState struct {
 	parent    *Agent
-	def       agenttool.Definition
+	def       subagent.Definition
 	depth     int
 	toolUseID string
 	worktree  *worktree
@@ -165,7 +165,7 @@ func (a *Agent) depth() int {
 func (a *Agent) services(base *tool.Services, depth int) *tool.Services {
 	s := base.Clone()
 	if depth < a.maxDepth() {
-		tool.Provide[agenttool.Runner](s, runner{a})
+		tool.Provide[subagent.Runner](s, runner{a})
 	}
 	return s
 }
@@ -186,7 +186,7 @@ func allBut(p *toolset.Pool, excluded ...string) []string {
 // childTools returns the names of the tools of parent's pool a subagent of
 // def may use: those matching def.Tools (all when empty), minus
 // def.DisallowedTools, minus Agent unless the child may nest.
-func childTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []string {
+func childTools(p *toolset.Pool, def subagent.Definition, canNest bool) []string {
 	match := func(pats []string, names []string) bool {
 		for _, pat := range pats {
 			if i := strings.IndexByte(pat, '('); i > 0 {
@@ -206,7 +206,7 @@ func childTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []strin
 		names := s.Names()
 		switch {
 		case s.Name == toolset.ToolSearchName:
-		case s.Name == agenttool.Name && !canNest:
+		case s.Name == subagent.ToolName && !canNest:
 		case len(def.Tools) > 0 && !match(def.Tools, names):
 		case match(def.DisallowedTools, names):
 		default:
@@ -245,7 +245,7 @@ func childMode(def, parent tool.Mode) tool.Mode {
 // spawn builds a subagent for req: its own session (beside the parent's
 // transcript, linked by id), environment, narrowed pool and executor on
 // the parent's decider, hooks and approval callback.
-func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *SubagentOptions) (*Agent, error) {
+func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *SubagentOptions) (*Agent, error) {
 	depth := a.depth() + 1
 	if depth > a.maxDepth() {
 		return nil, fmt.Errorf("subagents may not start subagents here (nesting depth limit %d)", a.maxDepth())
@@ -258,7 +258,7 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 	case "":
 	case "worktree":
 		var err error
-		if wt, err = createWorktree(ctx, dir, cmpOr(req.Name, def.Name)); err != nil {
+		if wt, err = createWorktree(ctx, a.ws, dir, cmpOr(req.Name, def.Name)); err != nil {
 			return nil, err
 		}
 		dir = wt.Path
@@ -273,16 +273,17 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 	c := &Agent{
 		provider: a.provider, now: a.now, prices: a.prices, ws: a.ws, canUse: a.canUse,
 		memory: a.memory, notify: make(chan struct{}, 1),
+		transcripts: a.transcripts, checkpoints: a.checkpoints,
+		workDir: a.workDir, decider: a.decider, hooks: a.hooks, interaction: a.interaction,
 	}
 	c.kids.wake = make(chan struct{}, 1)
 	c.opts = a.opts
-	c.opts.Model, c.opts.Mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
+	c.opts.Model, c.mode, c.opts.MaxTurns = model, childMode(def.PermissionMode, penv.Mode), maxTurns
 	c.opts.SystemPrompt, c.opts.AppendSystemPrompt = def.Prompt, ""
-	c.opts.SessionID, c.opts.Continue, c.opts.Fork = "", false, false
-	c.opts.Closers, c.opts.Agents = nil, nil
+	c.opts.Closers = nil
 	c.opts.OutputSchema, c.opts.OutputRetries = def.OutputSchema, 0
 	if wt != nil {
-		c.opts.Checkpoints = nil // a worktree is another tree
+		c.checkpoints = nil // a worktree is another tree
 	}
 	c.opts.WaitForBackground = true
 	if a.opts.MaxBudgetUSD > 0 {
@@ -297,13 +298,13 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 		return nil, err
 	}
 	sessionDir := ""
-	if st := a.opts.Store; st != nil {
-		s, err := st.Create(a.opts.WorkDir)
+	if st := a.transcripts; st != nil {
+		s, err := st.Create(a.workDir)
 		if err != nil {
 			return fail(fmt.Errorf("agent: subagent transcript: %w", err))
 		}
 		c.sess, c.id = s, s.ID
-		sessionDir = filepath.Join(st.Dir(a.opts.WorkDir), c.id)
+		sessionDir = filepath.Join(st.Dir(a.workDir), c.id)
 		c.recordSystem("subagent", map[string]any{
 			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
 			"description": req.Description, "cwd": dir,
@@ -313,17 +314,17 @@ func (a *Agent) spawn(ctx context.Context, req agenttool.Request, extra *Subagen
 		sessionDir = filepath.Join(os.TempDir(), "gantry-sessions", c.id)
 	}
 	env := &tool.Env{
-		WorkDir: dir, SessionID: c.id, Mode: c.opts.Mode, SessionDir: sessionDir,
+		WorkDir: dir, SessionID: c.id, Mode: c.mode, SessionDir: sessionDir,
 		ToolResultsDir: filepath.Join(sessionDir, "tool-results"),
 		AdditionalDirs: penv.AdditionalDirs, Files: tool.NewFileCache(0),
 		Services: c.services(a.ws.Services(), depth),
 	}
-	if a.opts.Interaction != nil {
+	if a.interaction != nil {
 		// The child asks the same person, its requests marked with it.
-		c.opts.Who = interaction.Who{SessionID: c.id, Agent: def.Name, ParentToolUseID: req.ToolUseID}
-		c.opts.Interaction = interaction.Label(a.opts.Interaction, c.opts.Who)
-		tool.Provide(env.Services, c.opts.Interaction)
-		c.canUse = c.canUseTool(c.opts.Decider)
+		c.who = interaction.Who{SessionID: c.id, Agent: def.Name, ParentToolUseID: req.ToolUseID}
+		c.interaction = interaction.Label(a.interaction, c.who)
+		tool.Provide(env.Services, c.interaction)
+		c.canUse = c.canUseTool(c.decider)
 	}
 	if extra != nil && extra.Services != nil {
 		extra.Services(env.Services)
@@ -394,8 +395,8 @@ func (c *Agent) drive(ctx context.Context, prompt string, forward func(Event)) *
 
 // outcome turns a child's result into the Agent tool's outcome and settles
 // its worktree.
-func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *agenttool.Outcome {
-	out := &agenttool.Outcome{
+func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *subagent.Outcome {
+	out := &subagent.Outcome{
 		AgentID: c.id, AgentType: c.sub.def.Name, Text: res.Text, IsError: res.IsError, Subtype: res.Subtype,
 		Structured: res.Structured,
 		Turns:      res.NumTurns, Tokens: res.Usage.PromptTokens() + res.Usage.OutputTokens, CostUSD: res.CostUSD,
@@ -405,7 +406,7 @@ func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *agenttool.Outcom
 	}
 	if wt := c.sub.worktree; wt != nil {
 		kept, err := wt.finish(context.WithoutCancel(ctx))
-		out.Worktree = &agenttool.Worktree{Path: wt.Worktree.Path, Branch: wt.Branch, Kept: kept}
+		out.Worktree = &subagent.Worktree{Path: wt.Top, Branch: wt.Branch, Kept: kept}
 		if err != nil {
 			out.Text += "\n\n(worktree: " + err.Error() + ")"
 		}
@@ -413,20 +414,20 @@ func (c *Agent) outcome(ctx context.Context, res *ResultEvent) *agenttool.Outcom
 	return out
 }
 
-// runner is the agenttool.Runner of an agent: it runs the agent's
+// runner is the subagent.Runner of an agent: it runs the agent's
 // subagents.
 type runner struct{ a *Agent }
 
-func (r runner) RunAgent(ctx context.Context, env *tool.Env, req agenttool.Request) (*agenttool.Outcome, error) {
+func (r runner) RunAgent(ctx context.Context, env *tool.Env, req subagent.Request) (*subagent.Outcome, error) {
 	return r.a.runSubagent(ctx, req)
 }
 
-func (r runner) StartAgent(ctx context.Context, env *tool.Env, req agenttool.Request) (*agenttool.Started, error) {
+func (r runner) StartAgent(ctx context.Context, env *tool.Env, req subagent.Request) (*subagent.Started, error) {
 	s, err := r.a.startSubagent(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &agenttool.Started{TaskID: s.TaskID, AgentID: s.ID, OutputPath: s.OutputPath}, nil
+	return &subagent.Started{TaskID: s.TaskID, AgentID: s.ID, OutputPath: s.OutputPath}, nil
 }
 
 // SubagentOptions describe a subagent started from code ([Agent.RunSubagent],
@@ -463,23 +464,23 @@ type SubagentOptions struct {
 	OnState func(state string, res *ResultEvent)
 }
 
-func (a *Agent) request(o SubagentOptions) (agenttool.Request, error) {
-	typ := cmpOr(o.Type, agenttool.GeneralPurpose)
+func (a *Agent) request(o SubagentOptions) (subagent.Request, error) {
+	typ := cmpOr(o.Type, subagent.GeneralPurpose)
 	def, ok := a.ws.Agents().Get(typ)
 	if !ok {
-		return agenttool.Request{}, fmt.Errorf("agent: unknown agent type %q (available: %s)", typ, strings.Join(a.ws.Agents().Names(), ", "))
+		return subagent.Request{}, fmt.Errorf("agent: unknown agent type %q (available: %s)", typ, strings.Join(a.ws.Agents().Names(), ", "))
 	}
 	if strings.TrimSpace(o.Prompt) == "" {
-		return agenttool.Request{}, errors.New("agent: a subagent needs a prompt")
+		return subagent.Request{}, errors.New("agent: a subagent needs a prompt")
 	}
-	return agenttool.Request{Definition: def, Prompt: o.Prompt, Description: cmpOr(o.Description, typ), Name: o.Name,
+	return subagent.Request{Definition: def, Prompt: o.Prompt, Description: cmpOr(o.Description, typ), Name: o.Name,
 		Model: o.Model, Isolation: o.Isolation, ToolUseID: o.ParentToolUseID}, nil
 }
 
 // RunSubagent runs a subagent of this agent to its end, as an Agent call
 // does: the parent's permission engine and hooks, a narrowed pool, its own
 // limits and transcript; its usage and cost are added to the parent's.
-func (a *Agent) RunSubagent(ctx context.Context, o SubagentOptions) (*agenttool.Outcome, error) {
+func (a *Agent) RunSubagent(ctx context.Context, o SubagentOptions) (*subagent.Outcome, error) {
 	req, err := a.request(o)
 	if err != nil {
 		return nil, err
@@ -487,7 +488,7 @@ func (a *Agent) RunSubagent(ctx context.Context, o SubagentOptions) (*agenttool.
 	return a.runSubagent(ctx, req)
 }
 
-func (a *Agent) runSubagent(ctx context.Context, req agenttool.Request) (*agenttool.Outcome, error) {
+func (a *Agent) runSubagent(ctx context.Context, req subagent.Request) (*subagent.Outcome, error) {
 	c, err := a.spawn(ctx, req, nil)
 	if err != nil {
 		return nil, err
@@ -526,7 +527,7 @@ type Subagent struct {
 
 	child *Agent
 	done  chan struct{}
-	out   *agenttool.Outcome
+	out   *subagent.Outcome
 	// idle is set while a long-lived subagent waits in Idle: it is not
 	// running then, so a parent waiting for background work does not wait
 	// for it.
@@ -541,7 +542,7 @@ func (s *Subagent) Send(msg string) { s.child.Notify(msg) }
 func (s *Subagent) Done() <-chan struct{} { return s.done }
 
 // Outcome returns the subagent's outcome once Done is closed (nil before).
-func (s *Subagent) Outcome() *agenttool.Outcome {
+func (s *Subagent) Outcome() *subagent.Outcome {
 	select {
 	case <-s.done:
 		return s.out
@@ -563,12 +564,11 @@ func (a *Agent) StartSubagent(ctx context.Context, o SubagentOptions) (*Subagent
 	return a.startSubagent(ctx, req, &o)
 }
 
-func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *SubagentOptions) (*Subagent, error) {
+func (a *Agent) startSubagent(ctx context.Context, req subagent.Request, o *SubagentOptions) (*Subagent, error) {
 	if o == nil {
 		o = &SubagentOptions{}
 	}
-	tasks := a.ws.Tasks()
-	if tasks == nil {
+	if a.ws.Tasks() == nil {
 		return nil, errors.New("this session has no background-task manager")
 	}
 	c, err := a.spawn(ctx, req, o)
@@ -627,7 +627,7 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *Sub
 		}
 		return nil
 	}
-	onDone := func(info shell.TaskInfo) {
+	onDone := func(id, status string) {
 		text := ""
 		if s.out != nil {
 			text = s.out.Text
@@ -635,29 +635,29 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *Sub
 				text += fmt.Sprintf("\n\nIts changes are in the git worktree %s on branch %s.", w.Path, w.Branch)
 			}
 		}
-		note := TaskNotification(req.Description, s.Type, info.ID, string(info.Status), text)
+		note := TaskNotification(req.Description, s.Type, id, status, text)
 		// One step, so that a waiting run never sees the agent gone
 		// without its note.
 		a.kids.mu.Lock()
-		delete(a.kids.bg, info.ID)
+		delete(a.kids.bg, id)
 		a.kids.inbox = append(a.kids.inbox, note)
 		a.kids.mu.Unlock()
 		close(s.done)
 		a.kids.signal()
 		a.wakeRun()
 	}
-	info, err := tasks.Go(c.execSess.Env().ToolResultsDir, "agent", req.Description, fn, onDone)
+	id, output, err := a.ws.GoBackground(c.execSess.Env().ToolResultsDir, "agent", req.Description, fn, onDone)
 	if err != nil {
 		close(ready)
 		c.Close()
 		return nil, err
 	}
-	s.TaskID, s.OutputPath = info.ID, info.OutputPath
+	s.TaskID, s.OutputPath = id, output
 	a.kids.mu.Lock()
 	if a.kids.bg == nil {
 		a.kids.bg = map[string]*Subagent{}
 	}
-	a.kids.bg[info.ID] = s
+	a.kids.bg[id] = s
 	a.kids.mu.Unlock()
 	close(ready)
 	return s, nil
@@ -666,12 +666,11 @@ func (a *Agent) startSubagent(ctx context.Context, req agenttool.Request, o *Sub
 // stopBackground stops the agent's running background subagents and waits
 // for them.
 func (a *Agent) stopBackground(ctx context.Context) {
-	tasks := a.ws.Tasks()
-	if tasks == nil {
+	if a.ws.Tasks() == nil {
 		return
 	}
 	for _, s := range a.kids.running() {
-		tasks.Stop(ctx, s.TaskID)
+		a.ws.StopBackground(ctx, s.TaskID)
 	}
 }
 
@@ -697,7 +696,7 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return textutil.Truncate(s, n+1)
 }
 
 func firstLine(s string) string {

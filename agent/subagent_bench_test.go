@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/llm/llmtest"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // fanOutServer answers a parent that starts n subagents in one message,
@@ -64,11 +65,11 @@ func BenchmarkSubagentFanOut(b *testing.B) {
 			f := &fixture{srv: fanOutServer(b, n, &live, &peak), dir: b.TempDir()}
 			b.ReportAllocs()
 			for b.Loop() {
-				a, err := New(context.Background(), Options{
-					Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true,
-					Pool:   toolset.Options{Tools: testToolsB(b)},
-					Agents: []agenttool.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
-				})
+				a, err := New(context.Background(), withWorkspace(b, testOpts{
+					Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true},
+					WorkDir: f.dir, Pool: toolset.Options{Tools: testToolsB(b)},
+					Agents: []subagent.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
+				}, nil))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -88,11 +89,11 @@ func BenchmarkSubagentFanOut(b *testing.B) {
 // bytes of live heap per subagent. The target is at most 200 KB.
 func BenchmarkIdleSubagent(b *testing.B) {
 	f := &fixture{srv: llmtest.NewServer(b), dir: b.TempDir(), store: sessionStore(b)}
-	a, err := New(context.Background(), Options{
-		Provider: f.provider(), Model: "claude-sonnet-4-5", WorkDir: f.dir, NoEnvFacts: true, NoMemoryFiles: true,
-		Pool: toolset.Options{Tools: testToolsB(b)}, Store: f.store,
-		Agents: []agenttool.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
-	})
+	a, err := New(context.Background(), withWorkspace(b, testOpts{
+		Options: Options{Provider: f.provider(), Model: "claude-sonnet-4-5", NoEnvFacts: true, NoMemoryFiles: true},
+		WorkDir: f.dir, Pool: toolset.Options{Tools: testToolsB(b)},
+		Agents: []subagent.Definition{{Name: "noop", Description: "unused", Prompt: "unused"}},
+	}, func(wo *workspace.Options) { wo.Transcripts = f.store }))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -124,7 +124,7 @@ func newSub(t *testing.T, f *fixture, wo func(*workspace.Options)) *subFixture {
 	sf := &subFixture{fixture: f}
 	home := t.TempDir()
 	o := workspace.Options{
-		Dir: f.dir, NoSettings: true, NoAgentFiles: true, PolicyPath: "-", Tools: testTools(t, nil),
+		Dir: f.dir, NoSettings: true, NoAgentFiles: true, PolicyPath: "-", Tools: testTools(t, nil), Transcripts: f.store,
 		Getenv: func(k string) string {
 			if k == "HOME" {
 				return home
@@ -150,9 +150,9 @@ func newSub(t *testing.T, f *fixture, wo func(*workspace.Options)) *subFixture {
 	return sf
 }
 
-func (sf *subFixture) agent(t *testing.T, mod func(*Options)) *Agent {
-	return sf.fixture.agent(t, func(o *Options) {
-		o.Workspace, o.Pool = sf.ws, Options{}.Pool
+func (sf *subFixture) agent(t *testing.T, mod func(*testOpts)) *Agent {
+	return sf.fixture.agent(t, func(o *testOpts) {
+		o.Workspace = sf.ws
 		if mod != nil {
 			mod(o)
 		}
@@ -230,7 +230,7 @@ func TestParallelSubagents(t *testing.T) {
 				if _, ok := se.Event.(*MessageEvent); ok {
 					byParent[se.ParentToolUseID]++
 				}
-				if se.AgentType != agenttool.GeneralPurpose {
+				if se.AgentType != subagent.GeneralPurpose {
 					t.Errorf("agent type %q", se.AgentType)
 				}
 			}
@@ -243,7 +243,7 @@ func TestParallelSubagents(t *testing.T) {
 			t.Fatalf("SubagentStart %d, SubagentStop %d", len(starts), len(stops))
 		}
 		for _, in := range stops {
-			if in.SessionID != a.SessionID() || in.AgentID == "" || in.AgentType != agenttool.GeneralPurpose {
+			if in.SessionID != a.SessionID() || in.AgentID == "" || in.AgentType != subagent.GeneralPurpose {
 				t.Fatalf("SubagentStop input %+v", in)
 			}
 			recs, err := session.ReadFile(in.AgentTranscriptPath)
@@ -291,7 +291,7 @@ func TestExploreCannotWrite(t *testing.T) {
 		}
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, func(o *workspace.Options) { o.Mode = tool.ModeAcceptEdits })
-		a := sf.agent(t, func(o *Options) { o.SmallModel = "fast-model" })
+		a := sf.agent(t, func(o *testOpts) { o.SmallModel = "fast-model" })
 		_, res, err := collect(t, context.Background(), a, "explore")
 		if err != nil || res.IsError {
 			t.Fatalf("%+v %v", res, err)
@@ -415,7 +415,7 @@ func TestBackgroundAgents(t *testing.T) {
 		}
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, func(o *workspace.Options) { o.Allow = []string{"TaskStop"} })
-		a := sf.agent(t, func(o *Options) { o.WaitForBackground = true })
+		a := sf.agent(t, func(o *testOpts) { o.WaitForBackground = true })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, res, err := collect(t, ctx, a, "background")
@@ -525,7 +525,7 @@ func TestWorktreeIsolation(t *testing.T) {
 	}
 	f.srv = llmtest.NewServer(t, sc.responder(t))
 	sf := newSub(t, f, func(o *workspace.Options) { o.Mode = tool.ModeAcceptEdits })
-	a := sf.agent(t, func(o *Options) { o.NoEnvFacts = false })
+	a := sf.agent(t, func(o *testOpts) { o.NoEnvFacts = false })
 	if _, res, err := collect(t, context.Background(), a, "isolate"); err != nil || res.IsError {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -583,7 +583,7 @@ func TestResumeChild(t *testing.T) {
 	var childID string
 	for _, ev := range evs {
 		if tr, ok := ev.(*ToolResultEvent); ok {
-			if out, ok := tr.Outcome.Result.Structured.(*agenttool.Outcome); ok {
+			if out, ok := tr.Outcome.Result.Structured.(*subagent.Outcome); ok {
 				childID = out.AgentID
 			}
 		}
@@ -591,7 +591,8 @@ func TestResumeChild(t *testing.T) {
 	if childID == "" {
 		t.Fatal("no agent id in the Agent result")
 	}
-	child, err := New(context.Background(), Options{Provider: f.provider(), Store: f.store, WorkDir: f.dir, SessionID: childID, NoEnvFacts: true, NoMemoryFiles: true})
+	co := testOpts{Options: Options{Provider: f.provider(), NoEnvFacts: true, NoMemoryFiles: true}, WorkDir: f.dir}
+	child, err := New(context.Background(), withWorkspace(t, co, func(wo *workspace.Options) { wo.Transcripts, wo.ResumeID = f.store, childID }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,7 +632,7 @@ func TestNestingDepth(t *testing.T) {
 			}
 			f.srv = llmtest.NewServer(t, sc.responder(t))
 			sf := newSub(t, f, nil)
-			a := sf.agent(t, func(o *Options) { o.MaxAgentDepth = tc.depth })
+			a := sf.agent(t, func(o *testOpts) { o.MaxAgentDepth = tc.depth })
 			if _, res, err := collect(t, context.Background(), a, "nest"); err != nil || res.IsError {
 				t.Fatalf("%+v %v", res, err)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -14,7 +14,7 @@ import (
 // minus def.DisallowedTools, minus ToolSearch, minus Agent unless canNest.
 // Runtimes other than the in-process loop (durable runs) narrow a child's
 // pool with it, as the in-process loop does.
-func SubagentTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []string {
+func SubagentTools(p *toolset.Pool, def subagent.Definition, canNest bool) []string {
 	return childTools(p, def, canNest)
 }
 
@@ -24,7 +24,7 @@ func SubagentTools(p *toolset.Pool, def agenttool.Definition, canNest bool) []st
 func SubagentMode(def, parent tool.Mode) tool.Mode { return childMode(def, parent) }
 
 // SubagentModel returns the model of a subagent: the call's model, else
-// its type's; "inherit" (or none) is the parent's, agenttool.ModelFast the
+// its type's; "inherit" (or none) is the parent's, subagent.ModelFast the
 // small model (the parent's when there is none).
 func SubagentModel(call, def, parent, small string) string {
 	model := call
@@ -34,7 +34,7 @@ func SubagentModel(call, def, parent, small string) string {
 	switch model {
 	case "", "inherit":
 		return parent
-	case agenttool.ModelFast:
+	case subagent.ModelFast:
 		return cmpOr(small, parent)
 	}
 	return model

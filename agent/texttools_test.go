@@ -23,7 +23,7 @@ func TestTextToolProtocol(t *testing.T) {
 			llmtest.TextReply("Echoing.\n<Echo>\n<text>"+long+"</text>\n</Echo>\n<Fail>\noops\n</Fail>\n"),
 			llmtest.TextReply("done"),
 		)
-		a := f.agent(t, func(o *Options) { o.ToolProtocol = texttools.Text })
+		a := f.agent(t, func(o *testOpts) { o.ToolProtocol = texttools.Text })
 		evs, res, err := collect(t, context.Background(), a, "go")
 		if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.Text != "done" {
 			t.Fatalf("res %+v err %v", res, err)
@@ -82,7 +82,7 @@ func TestTextProtocolUnknownTool(t *testing.T) {
 			llmtest.TextReply("<echo_text>\n<text>hi</text>\n</echo_text>"),
 			llmtest.TextReply("done"),
 		)
-		a := f.agent(t, func(o *Options) { o.ToolProtocol = texttools.Text })
+		a := f.agent(t, func(o *testOpts) { o.ToolProtocol = texttools.Text })
 		_, res, err := collect(t, context.Background(), a, "go")
 		if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.Text != "done" {
 			t.Fatalf("res %+v err %v", res, err)

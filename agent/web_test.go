@@ -13,9 +13,11 @@ import (
 	"github.com/gantry-dev/gantry/netguard"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
-// TestSmallModelAnswersWebFetch: with SmallModel set, WebFetch's prompt is
+// TestSmallModelAnswersWebFetch: with the workspace's Summarizer over a
+// small model, WebFetch's prompt is
 // answered by a nested request to the small model, and the main model
 // reads that answer, marked untrusted.
 func TestSmallModelAnswersWebFetch(t *testing.T) {
@@ -34,11 +36,17 @@ func TestSmallModelAnswersWebFetch(t *testing.T) {
 		llmtest.TextReply("Release 1.2 adds WebFetch."), // the small model
 		llmtest.TextReply("It adds WebFetch."),
 	)
-	a := f.agent(t, func(o *Options) {
-		o.SmallModel = "claude-haiku-4-5"
-		o.Decider = eng
-		o.Pool = toolset.Options{Tools: web.Tools(web.Options{Network: netguard.Policy{Allow: []netguard.Class{netguard.Loopback}}})}
+	ws, err := workspace.Open(context.Background(), workspace.Options{
+		Dir: f.dir, NoSettings: true, Decider: eng,
+		Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: web.Tools(web.Options{Network: netguard.Policy{Allow: []netguard.Class{netguard.Loopback}}})},
+		// The CLI's --small-model.
+		Summarizer: &web.ModelSummarizer{Provider: f.provider(), Model: "claude-haiku-4-5"},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	a := f.agent(t, func(o *testOpts) { o.Workspace = ws })
 	_, res, err := collect(t, context.Background(), a, "what is new in the release?")
 	if err != nil || res.IsError {
 		t.Fatalf("run: %v %+v", err, res)

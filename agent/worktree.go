@@ -3,23 +3,25 @@ package agent
 import (
 	"context"
 
-	wt "github.com/gantry-dev/gantry/builtin/worktree"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // worktree is the git worktree of an isolated subagent.
 type worktree struct {
-	*wt.Worktree
-	Path string // the child's working directory inside it
+	Path   string // the child's working directory inside it
+	Top    string // the worktree's top level
+	Branch string
+	finish func(context.Context) (kept bool, err error)
 }
 
-func createWorktree(ctx context.Context, dir, name string) (*worktree, error) {
-	w, err := wt.Create(ctx, dir, name)
+// createWorktree creates it through the workspace (which owns the tools'
+// engines; the loop imports no tool package).
+func createWorktree(ctx context.Context, ws *workspace.Workspace, dir, name string) (*worktree, error) {
+	w, err := ws.CreateWorktree(ctx, dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return &worktree{Worktree: w, Path: w.Sub}, nil
+	// finish removes the worktree when the child changed nothing, and
+	// keeps it otherwise.
+	return &worktree{Path: w.Sub, Top: w.Path, Branch: w.Branch, finish: w.Finish}, nil
 }
-
-// finish removes the worktree when the child changed nothing, and keeps it
-// otherwise.
-func (w *worktree) finish(ctx context.Context) (kept bool, err error) { return w.Worktree.Finish(ctx) }

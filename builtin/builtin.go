@@ -4,8 +4,8 @@
 // Tiers: the core tools (Read, Write, Edit, Glob, Grep, Bash, WebFetch,
 // WebSearch) are what every coding agent needs; advanced ones (NotebookEdit,
 // TaskOutput, TaskStop, TodoWrite, the Task list tools, the interaction
-// tools EnterPlanMode, ExitPlanMode and AskUserQuestion) are for longer
-// sessions; specialist ones (ListMcpResources, ReadMcpResource, LSP;
+// tools EnterPlanMode, ExitPlanMode and AskUserQuestion, Sleep and
+// PushNotification) are for longer sessions; specialist ones (ListMcpResources, ReadMcpResource, LSP;
 // TeamCreate, TeamDelete, SendMessage) are needed rarely and are
 // deferred to ToolSearch.
 package builtin
@@ -23,10 +23,12 @@ import (
 	"github.com/gantry-dev/gantry/builtin/lsp"
 	"github.com/gantry-dev/gantry/builtin/mcpres"
 	"github.com/gantry-dev/gantry/builtin/memory"
+	"github.com/gantry-dev/gantry/builtin/notify"
 	"github.com/gantry-dev/gantry/builtin/plan"
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/builtin/sleep"
 	"github.com/gantry-dev/gantry/builtin/task"
 	"github.com/gantry-dev/gantry/builtin/team"
 	"github.com/gantry-dev/gantry/builtin/todo"
@@ -60,6 +62,8 @@ type Options struct {
 	Config config.Options
 	// Trigger configures RemoteTrigger (which gantry serve it talks to).
 	Trigger triggertool.Options
+	// Sleep configures Sleep (the longest sleep).
+	Sleep sleep.Options
 	// Only, if not nil, names the built-in tools to build (names or
 	// aliases): [Tools] and [Registry] build and hold just those, so a
 	// one-shot call (`gantry tools call`) does not pay for building every
@@ -149,6 +153,8 @@ var catalog = []group{
 	{[]string{"EnterWorktree", "ExitWorktree"}, func(Options) ([]tool.Tool, error) { return worktree.Tools(), nil }},
 	{[]string{"CronCreate", "CronDelete", "CronList"}, func(Options) ([]tool.Tool, error) { return crontool.Tools(), nil }},
 	{[]string{"RemoteTrigger"}, func(o Options) ([]tool.Tool, error) { return one(triggertool.New(o.Trigger)) }},
+	{[]string{sleep.Name}, func(o Options) ([]tool.Tool, error) { return one(sleep.New(o.Sleep)) }},
+	{[]string{notify.Name}, func(Options) ([]tool.Tool, error) { return one(notify.New()) }},
 }
 
 // Known reports whether name is the name or an alias of a built-in tool,
@@ -225,7 +231,8 @@ func SessionServices(s *tool.Services) io.Closer {
 // for the todo list, the task list, mailboxes and teams, unless
 // [ProvideStore] gives a durable one; the language-server manager of the
 // LSP tool, which also reports new errors after Write and Edit (a
-// file.WriteObserver) — and returns the closer that ends them with
+// file.WriteObserver); the [sleep.Waker] a front end calls when the person
+// sends a message while the agent works — and returns the closer that ends them with
 // the session (every background task is killed and reaped, every language
 // server shut down).
 func NewSessionServices(s *tool.Services, opts Options) io.Closer {
@@ -237,6 +244,7 @@ func NewSessionServices(s *tool.Services, opts Options) io.Closer {
 	tool.Provide(s, servers)
 	tool.Provide[file.WriteObserver](s, servers)
 	tool.Provide[tool.Reminder](s, servers) // late diagnostics at the next turn
+	tool.Provide(s, sleep.NewWaker())       // the front end wakes Sleep when the person writes
 	return closerFunc(func() error {
 		return errors.Join(tasks.Close(), servers.Close())
 	})

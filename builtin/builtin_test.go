@@ -21,6 +21,7 @@ func TestRegistryHoldsEveryBuiltin(t *testing.T) {
 	want := []string{"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "LSP", "ListMcpResources", "NotebookEdit", "Read", "ReadMcpResource", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TeamCreate", "TeamDelete", "TodoWrite", "WebFetch", "Write"}
 	want = append(want, "Skill", "Config")                                       // the specialist tools
 	want = append(want, "CronCreate", "CronDelete", "CronList", "RemoteTrigger") // scheduling
+	want = append(want, "Sleep", "PushNotification")                             // waiting, telling the person
 	slices.Sort(want)
 	got := entryNames(t, r)
 	slices.Sort(got)

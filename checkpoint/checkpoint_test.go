@@ -764,3 +764,55 @@ func FuzzReadJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestRewindCountLines: with CountLines, a rewind's report sums the lines
+// it adds and removes — an edited file, a created one it removes, a
+// deleted one it brings back — in a dry run and a real rewind alike.
+func TestRewindCountLines(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "edit.txt", "one\ntwo\n")
+	write(t, dir, "gone.txt", "a\nb\nc\n")
+	s := open(t, dir, nil)
+	ctx := context.Background()
+	if _, err := s.Create(ctx, Meta{ID: "c0", Session: "s1", Kind: KindTurn}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "edit.txt", "one\nTWO\nthree\n")
+	write(t, dir, "new.txt", "x\ny\n")
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	if _, err := s.Create(ctx, Meta{ID: "c1", Session: "s1", Kind: KindTurn}); err != nil {
+		t.Fatal(err)
+	}
+	// A line counter of its own: lines of to missing from from, and back.
+	count := func(from, to []byte) (int, int) {
+		has := func(text []byte) map[string]int {
+			m := map[string]int{}
+			for l := range strings.SplitSeq(string(text), "\n") {
+				if l != "" {
+					m[l]++
+				}
+			}
+			return m
+		}
+		f, g := has(from), has(to)
+		add, del := 0, 0
+		for l, n := range g {
+			add += max(n-f[l], 0)
+		}
+		for l, n := range f {
+			del += max(n-g[l], 0)
+		}
+		return add, del
+	}
+	// Rewinding to c0: edit.txt gains "two" and loses "TWO", "three";
+	// gone.txt comes back (3 lines); new.txt goes (2 lines).
+	for _, dry := range []bool{true, false} {
+		rep, err := s.Rewind(ctx, "c0", RewindOptions{DryRun: dry, CountLines: count})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Insertions != 4 || rep.Deletions != 4 {
+			t.Errorf("dry run %v: insertions %d, deletions %d; want 4, 4", dry, rep.Insertions, rep.Deletions)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,11 @@ type RewindOptions struct {
 	DryRun bool
 	// Session labels the checkpoint recorded before the rewind.
 	Session string
+	// CountLines, if set, counts the lines a rewind adds and removes in a
+	// file turning from to to (a line diff); the Report's Insertions and
+	// Deletions are its sums over the files the rewind writes or removes.
+	// Nil counts nothing. Files over 8 MiB are not counted.
+	CountLines func(from, to []byte) (added, removed int)
 }
 
 // Report says what a rewind did (or, with DryRun, would do).
@@ -44,6 +50,10 @@ type Report struct {
 	// left as they are.
 	NotCovered []NotCovered `json:"not_covered,omitempty"`
 	DryRun     bool         `json:"dry_run,omitempty"`
+	// Insertions and Deletions are the lines the rewind adds and removes
+	// in regular files (with RewindOptions.CountLines).
+	Insertions int `json:"insertions,omitempty"`
+	Deletions  int `json:"deletions,omitempty"`
 }
 
 // Changed reports whether the rewind changed (or would change) anything.
@@ -145,6 +155,9 @@ func (s *Store) Rewind(ctx context.Context, id string, o RewindOptions) (*Report
 		rep.ModeChanged = append(rep.ModeChanged, e.Path)
 	}
 	slices.Sort(rep.Restored)
+	if o.CountLines != nil {
+		s.countLines(pl, rep, o.CountLines)
+	}
 	if o.DryRun {
 		return rep, nil
 	}
@@ -371,4 +384,46 @@ func isNotEmpty(err error) bool {
 		return strings.Contains(pe.Err.Error(), "not empty") || strings.Contains(pe.Err.Error(), "exists")
 	}
 	return false
+}
+
+// maxCounted bounds the files whose lines a rewind counts.
+const maxCounted = 8 << 20
+
+// countLines sums the lines pl adds and removes in regular files: a file
+// written from its current content (none when it is not a regular file
+// now) to the checkpoint's, a removed file's whole content.
+func (s *Store) countLines(pl *plan, rep *Report, count func(from, to []byte) (int, int)) {
+	current := func(rel string) []byte {
+		p := filepath.Join(s.dir, filepath.FromSlash(rel))
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCounted {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		return b
+	}
+	for _, e := range pl.write {
+		if e.Type != TypeFile || e.Size > maxCounted {
+			continue
+		}
+		rc, err := s.openObject(e.Hash)
+		if err != nil {
+			continue
+		}
+		to, err := io.ReadAll(io.LimitReader(rc, maxCounted+1))
+		rc.Close()
+		if err != nil {
+			continue
+		}
+		add, del := count(current(e.Path), to)
+		rep.Insertions += add
+		rep.Deletions += del
+	}
+	for _, e := range pl.remove {
+		if e.Type != TypeFile {
+			continue
+		}
+		_, del := count(current(e.Path), nil)
+		rep.Deletions += del
+	}
 }

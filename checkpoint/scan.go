@@ -1,8 +1,6 @@
 package checkpoint
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/ignorefile"
+
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
 )
@@ -25,9 +25,6 @@ import (
 // previous tree is hashed again even if its stat is unchanged, because
 // file-system timestamps are coarser than the writes they stamp.
 const racyWindow = 2 * time.Second
-
-// maxIgnoreFile bounds a .gitignore read.
-const maxIgnoreFile = 1 << 20
 
 // scanWorkers bounds the directories listed and stat-ed at once;
 // directories are listed in parallel only once parallelAfter entries
@@ -358,32 +355,13 @@ func readIgnoreAt(dirfd int, domain []string) []gitignore.Pattern {
 	}
 	f := os.NewFile(uintptr(fd), ".gitignore")
 	defer f.Close()
-	return parseIgnore(f, domain)
+	return ignorefile.Read(f, domain)
 }
 
 // readIgnore parses a gitignore-syntax file whose patterns apply below
 // domain.
 func readIgnore(file string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	return parseIgnore(f, domain)
-}
-
-func parseIgnore(f *os.File, domain []string) []gitignore.Pattern {
-	data, _ := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	var out []gitignore.Pattern
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		l := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		out = append(out, gitignore.ParsePattern(l, domain))
-	}
-	return out
+	return ignorefile.ReadFile(file, domain)
 }
 
 func errText(err error) string {

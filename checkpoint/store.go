@@ -44,6 +44,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 )
 
 // Defaults of [Options].
@@ -704,18 +706,7 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func cut(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+func cut(s string, n int) string { return textutil.Truncate(strings.TrimSpace(s), n) }
 
 // Latest returns the newest checkpoint of kind ("" = any) of session (""
 // = any session): for example the turn a rewind without an id undoes.

@@ -36,12 +36,18 @@ func Resume(j store.CronJob, now time.Time) (store.CronJob, error) {
 	return j, nil
 }
 
+// Pauser is the part of store.CronJobs that [Pause] uses.
+type Pauser interface {
+	GetCronJob(ctx context.Context, id string) (store.CronJob, error)
+	PauseCronJob(ctx context.Context, id string, paused bool, resume func(store.CronJob) (store.CronJob, error)) (store.CronJob, error)
+}
+
 // Pause pauses (paused true) or resumes (false) the job id kept in st, at
 // now, and returns it as stored: a paused job stays, with no next fire,
 // until resumed (see store.CronJobs.PauseCronJob and [Resume]). Only a
 // job with a schedule can be paused: a trigger's queued request (cron
 // "now") cannot (the error wraps store.ErrInvalid).
-func Pause(ctx context.Context, st store.CronJobs, id string, paused bool, now time.Time) (store.CronJob, error) {
+func Pause(ctx context.Context, st Pauser, id string, paused bool, now time.Time) (store.CronJob, error) {
 	if paused {
 		j, err := st.GetCronJob(ctx, id)
 		if err != nil {

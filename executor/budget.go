@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -65,16 +66,11 @@ func applyBudget(r *tool.Result, limit, previewChars int, dir, id string) (*tool
 // previewOf returns about the first n characters of s, cut at the last line
 // boundary in that span when there is one in its second half.
 func previewOf(s string, n int) string {
-	end := 0
-	for i := 0; i < n && end < len(s); i++ {
-		_, size := utf8.DecodeRuneInString(s[end:])
-		end += size
-	}
-	if end >= len(s) {
+	p, cut := textutil.Head(s, n)
+	if !cut {
 		return s
 	}
-	p := s[:end]
-	if i := strings.LastIndexByte(p, '\n'); i >= end/2 {
+	if i := strings.LastIndexByte(p, '\n'); i >= len(p)/2 {
 		p = p[:i]
 	}
 	return p

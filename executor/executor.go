@@ -113,6 +113,9 @@ type Call struct {
 	Name string `json:"name"`
 	// Input is the model's input, as sent.
 	Input json.RawMessage `json:"input"`
+	// MessageID is the id of the model message that holds the call, given
+	// to the tool as [tool.Env.MessageID] ("" = unknown).
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // Kind classifies how a call ended.

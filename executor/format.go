@@ -10,15 +10,18 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"golang.org/x/net/idna"
 )
 
 // checkFormat reports whether s is a valid value of a JSON Schema
 // "format" (2020-12's list): nil when it is, or when the format is not one
 // Gantry asserts (unknown formats are annotations). The executor asserts
 // formats on tool inputs (see docs/tool-schemas.md): a tool declaring
-// "format": "uuid" is not called with "not-a-uuid". Checks use only the
-// standard library; internationalised host names are checked by Unicode
-// category (and Punycode), not against IDNA tables.
+// "format": "uuid" is not called with "not-a-uuid". Checks use the
+// standard library, and golang.org/x/net/idna for host names.
 func checkFormat(format, s string) error {
 	var ok bool
 	switch format {
@@ -292,166 +295,52 @@ func isEmail(s string, idn bool) bool {
 		ad, err := netip.ParseAddr(lit)
 		return ok && err == nil && ad.Is4()
 	}
+	if idn {
+		// RFC 6531 mail domains may come in any normalisation form; IDNA
+		// checks the NFC one.
+		domain = norm.NFC.String(domain)
+	}
 	return isHostname(domain, idn)
 }
 
-// isHostname: RFC 1123 host names: dot-separated labels of 1–63 letters,
-// digits and hyphens, not starting or ending with a hyphen, 253
-// characters at most; "--" in positions 3–4 only in an A-label ("xn--"),
-// which must be valid Punycode of a U-label; idn allows U-labels (non-ASCII
-// letters, digits and marks, not starting with a mark). Without IDNA
-// tables the contextual and Bidi rules are not checked.
+// hostnameIDNA validates host names by IDNA 2008 for registration (UTS
+// #46 without mapping): each label's code points against the IDNA tables,
+// the hyphen, joiner and Bidi rules, an A-label ("xn--") as valid
+// Punycode of a valid U-label, and the lengths of the ASCII form (labels
+// of 1–63 octets, 253 in all). "_" is refused (StrictDomainName).
+var hostnameIDNA = idna.New(idna.ValidateForRegistration(), idna.CheckHyphens(true), idna.CheckJoiners(true), idna.Transitional(false))
+
+// isHostname: RFC 1123 host names (ASCII letters, digits and hyphens;
+// "--" in positions 3–4 only in an A-label, which must be valid) or, with
+// idn, RFC 5890 internationalised ones (U-labels too; the ideographic and
+// full-width full stops separate labels). Both are checked by
+// golang.org/x/net/idna; ASCII letters may be in either case.
 func isHostname(s string, idn bool) bool {
-	size := func(s string) int { return len(s) }
 	if idn {
-		// UTS 46: the ideographic and full-width full stops separate labels
-		// too; lengths are of the A-labels, which the rune count bounds from
-		// below (the tables that would give them exactly are not here).
 		s = strings.NewReplacer("\u3002", ".", "\uFF0E", ".", "\uFF61", ".").Replace(s)
-		size = utf8.RuneCountInString
-	}
-	if s == "" || size(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || size(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		if len(label) >= 4 && label[2:4] == "--" {
-			if !strings.EqualFold(label[:2], "xn") {
-				return false // RFC 5891: reserved for A-labels
-			}
-			u, ok := punycodeDecode(label[4:])
-			if !ok || !isULabel(u) {
-				return false
-			}
-		}
-		for i, r := range label {
-			switch {
-			case r == '-', r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
-			case idn && r >= utf8.RuneSelf && uLabelRune(r, i == 0):
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// isULabel reports whether a decoded A-label looks like a U-label: not
-// empty, not all ASCII, letters, digits, hyphens and marks, not starting
-// with a mark.
-func isULabel(u []rune) bool {
-	ascii := true
-	for i, r := range u {
-		switch {
-		case r >= utf8.RuneSelf:
-			ascii = false
-			if !uLabelRune(r, i == 0) {
-				return false
-			}
-		case r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
-		default:
-			return false
-		}
-	}
-	return len(u) > 0 && !ascii
-}
-
-// uLabelRune reports whether a non-ASCII rune may be in a U-label as far
-// as Unicode categories tell: letters, digits, marks (not first),
-// punctuation and symbols (IDNA allows some, by its tables, which are not
-// here: allowing them all never refuses a valid name), the zero-width
-// joiners; never spaces, controls or label separators other than ".".
-func uLabelRune(r rune, first bool) bool {
-	switch {
-	case r == 0x3002 || r == 0xFF0E || r == 0xFF61: // ideographic, fullwidth and halfwidth full stops separate labels
-		return false
-	case unicode.IsLetter(r), unicode.IsDigit(r), unicode.IsNumber(r):
-		return true
-	case unicode.IsMark(r):
-		return !first
-	case r == 0x200C || r == 0x200D:
-		return !first
-	case unicode.IsPunct(r), unicode.IsSymbol(r):
-		return true
-	}
-	return false
-}
-
-// punycodeDecode decodes the part of an A-label after "xn--" (RFC 3492).
-func punycodeDecode(s string) ([]rune, bool) {
-	const (
-		base, tmin, tmax, skew, damp = 36, 1, 26, 38, 700
-		maxCode                      = 0x10FFFF
-	)
-	var out []rune
-	if b := strings.LastIndexByte(s, '-'); b >= 0 {
-		for i := 0; i < b; i++ {
+	} else {
+		for i := 0; i < len(s); i++ {
 			if s[i] >= utf8.RuneSelf {
-				return nil, false
+				return false
 			}
-			out = append(out, rune(s[i]))
 		}
-		s = s[b+1:]
 	}
-	adapt := func(delta, numPoints int, first bool) int {
-		if first {
-			delta /= damp
-		} else {
-			delta /= 2
-		}
-		delta += delta / numPoints
-		k := 0
-		for delta > ((base-tmin)*tmax)/2 {
-			delta /= base - tmin
-			k += base
-		}
-		return k + (base-tmin+1)*delta/(delta+skew)
+	if s == "" || strings.HasSuffix(s, ".") {
+		return false
 	}
-	n, i, bias := 128, 0, 72
-	for len(s) > 0 {
-		oldi, w := i, 1
-		for k := base; ; k += base {
-			if len(s) == 0 {
-				return nil, false
-			}
-			c := s[0]
-			s = s[1:]
-			var digit int
-			switch {
-			case c >= 'a' && c <= 'z':
-				digit = int(c - 'a')
-			case c >= 'A' && c <= 'Z':
-				digit = int(c - 'A')
-			case c >= '0' && c <= '9':
-				digit = int(c-'0') + 26
-			default:
-				return nil, false
-			}
-			if digit > (maxCode*base-i)/w {
-				return nil, false
-			}
-			i += digit * w
-			t := min(max(k-bias, tmin), tmax)
-			if digit < t {
-				break
-			}
-			w *= base - t
-			if w > maxCode*base {
-				return nil, false
-			}
+	a, err := hostnameIDNA.ToASCII(asciiLower(s))
+	return err == nil && len(a) <= 253
+}
+
+// asciiLower lowers the ASCII letters of s (IDNA registration refuses
+// upper case, which host names allow), leaving other characters alone.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
 		}
-		bias = adapt(i-oldi, len(out)+1, oldi == 0)
-		n += i / (len(out) + 1)
-		i %= len(out) + 1
-		if n > maxCode || (n >= 0xD800 && n <= 0xDFFF) || len(out) >= 63 {
-			return nil, false
-		}
-		out = append(out[:i], append([]rune{rune(n)}, out[i:]...)...)
-		i++
-	}
-	return out, true
+		return r
+	}, s)
 }
 
 // uriChar reports whether c may appear in a URI (RFC 3986: unreserved,

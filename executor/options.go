@@ -101,6 +101,13 @@ type Options struct {
 	PartialInterval time.Duration
 	// Getenv reads GANTRY_MAX_TOOL_CONCURRENCY (nil = os.Getenv).
 	Getenv func(string) string
+	// DenialsAsGiven gives the model the reason of a denial decided by a
+	// person or a program (decision source "user", "callback" or "hook")
+	// and a PreToolUse hook's block reason exactly as given, as the Agent
+	// SDK does. Off (the default), and for every other denial (rules, the
+	// mode, nobody to ask, a denial without a reason), Gantry words the
+	// result: what was denied, why, and not to retry.
+	DenialsAsGiven bool
 }
 
 type config struct {
@@ -121,6 +128,7 @@ type config struct {
 	timeoutThreshol int
 	getenv          func(string) string
 	partialEvery    time.Duration
+	asGiven         bool
 }
 
 // config returns the options with their defaults filled in.
@@ -143,6 +151,7 @@ func (o Options) config() config {
 		timeoutThreshol: DefaultSignalThreshold,
 		getenv:          o.Getenv,
 		partialEvery:    max(o.PartialInterval, 0),
+		asGiven:         o.DenialsAsGiven,
 	}
 	if o.PartialInterval == 0 {
 		c.partialEvery = DefaultPartialInterval

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -314,6 +316,8 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 	o := &j.out
 	t, spec := j.tool, j.spec
 	env := s.sess.callEnv(j.call.ID)
+	env.MessageID = j.call.MessageID
+	env.CanUseTool = e.subCallCheck(env)
 	sessProgress := env.Progress
 	env.Progress = func(p tool.Progress) {
 		j.emit(func(st *tool.Status) { st.Progress = &p })
@@ -359,7 +363,11 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 				return true
 			}
 			if out.Block {
-				e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
+				if e.cfg.asGiven && out.Reason != "" {
+					e.fail(o, KindBlocked, nil, "%s", out.Reason)
+				} else {
+					e.fail(o, KindBlocked, nil, "The call to %s was blocked by a PreToolUse hook: %s", spec.Name, firstNonEmpty(out.Reason, "no reason given"))
+				}
 				return true
 			}
 			if len(out.UpdatedInput) > 0 && !j.unchanged(out.UpdatedInput) {
@@ -391,7 +399,7 @@ func (e *Executor) execute(s *Stream, j *job, here bool) bool {
 		if d.Interrupt {
 			o.Stop, o.StopReason = true, firstNonEmpty(d.Reason, "the user stopped the run")
 		}
-		e.fail(o, KindDenied, nil, "%s", denyText(spec.Name, d))
+		e.fail(o, KindDenied, nil, "%s", e.denyText(spec.Name, d))
 		return true
 	}
 	if len(d.UpdatedInput) > 0 && !j.unchanged(d.UpdatedInput) {
@@ -521,24 +529,13 @@ func cancelText(cause error, name string, started bool) (Kind, string) {
 	var se *siblingError
 	switch {
 	case errors.As(cause, &se):
-		return KindSiblingFailed, fmt.Sprintf("The call to %s %s because a parallel call (%s, id %s) failed: %s", name, what, se.name, se.id, truncate(se.text, 300))
+		return KindSiblingFailed, fmt.Sprintf("The call to %s %s because a parallel call (%s, id %s) failed: %s", name, what, se.name, se.id, textutil.Truncate(se.text, 300))
 	case errors.Is(cause, ErrInterrupted):
 		return KindCancelled, fmt.Sprintf("The call to %s %s: the run was stopped.", name, what)
 	case errors.Is(cause, ErrDiscarded):
 		return KindCancelled, fmt.Sprintf("The call to %s %s: the response was discarded.", name, what)
 	}
 	return KindCancelled, fmt.Sprintf("The call to %s %s: cancelled by the user.", name, what)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // replaceInput validates an input rewritten by a hook or a permission
@@ -668,7 +665,51 @@ func (e *Executor) decide(ctx context.Context, req *permission.Request) permissi
 	return permission.ResolveAsk(ctx, req, d, e.cfg.canUse)
 }
 
-func denyText(name string, d permission.Decision) string {
+// subCallCheck is [tool.Env.CanUseTool] of a call running in env: the
+// permission decision, ask included, for a call the tool means to make
+// on the model's behalf, in the calling call's environment. PreToolUse
+// hooks do not run: they see the sub-call if and when it runs through an
+// executor.
+func (e *Executor) subCallCheck(env *tool.Env) func(ctx context.Context, name string, input json.RawMessage) (tool.PermissionResult, error) {
+	return func(ctx context.Context, name string, input json.RawMessage) (tool.PermissionResult, error) {
+		t, ok := e.resolver.Lookup(name)
+		if !ok || t == nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: unknownToolError(name, e.resolver.Names()).Error()}, nil
+		}
+		spec := t.Spec()
+		in, _, err := e.validate(spec, input)
+		if err != nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: fmt.Sprintf("invalid input for %s: %v", spec.Name, err)}, nil
+		}
+		if v, ok := t.(tool.InputValidator); ok {
+			if err := v.ValidateInput(ctx, env, in); err != nil {
+				return tool.PermissionResult{Behavior: tool.Deny, Reason: fmt.Sprintf("invalid input for %s: %v", spec.Name, err)}, nil
+			}
+		}
+		req := &permission.Request{Tool: t, Name: name, Input: in, Env: env, Traits: tool.TraitsOf(t, in)}
+		if pc, ok := t.(tool.PermissionChecker); ok {
+			req.ToolCheck = pc.CheckPermission(ctx, env, in)
+		}
+		d := e.decide(ctx, req)
+		if err := ctx.Err(); err != nil {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: "cancelled"}, err
+		}
+		if d.Behavior != tool.Allow {
+			return tool.PermissionResult{Behavior: tool.Deny, Reason: e.denyText(spec.Name, d)}, nil
+		}
+		return tool.PermissionResult{Behavior: tool.Allow, Reason: d.Reason, UpdatedInput: d.UpdatedInput}, nil
+	}
+}
+
+// denyText is what the model gets for a denied call (see
+// Options.DenialsAsGiven).
+func (e *Executor) denyText(name string, d permission.Decision) string {
+	if e.cfg.asGiven && d.Reason != "" {
+		switch d.Source {
+		case "user", "callback", "hook":
+			return d.Reason
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission to use %s was denied", name)
 	if d.Reason != "" {

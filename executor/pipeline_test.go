@@ -626,3 +626,61 @@ func TestNilResultAndFailClosedTraits(t *testing.T) {
 		t.Errorf("empty input became %q", o.Input)
 	}
 }
+
+// TestDenialsAsGiven: with Options.DenialsAsGiven, the reason of a denial
+// by a person, a program or a hook, and a PreToolUse hook's block reason,
+// are the whole result text; rules, modes and reasonless denials keep
+// Gantry's wording, as does everything without the option.
+func TestDenialsAsGiven(t *testing.T) {
+	k := newKit(t)
+	ask := permission.DeciderFunc(func(ctx context.Context, req *permission.Request) (permission.Decision, error) {
+		return permission.Decision{Behavior: tool.Ask}, nil
+	})
+	rule := permission.DeciderFunc(func(ctx context.Context, req *permission.Request) (permission.Decision, error) {
+		return permission.Decision{Behavior: tool.Deny, Reason: "not here", Rule: "Store(*)", Source: "project"}, nil
+	})
+	callback := func(source, reason string) permission.CanUseTool {
+		return func(context.Context, *permission.Request, permission.Decision) (permission.Decision, error) {
+			return permission.Decision{Behavior: tool.Deny, Source: source, Reason: reason}, nil
+		}
+	}
+	block := hook.RunnerFunc(func(ctx context.Context, in *hook.Input) (*hook.Output, error) {
+		if in.Event != hook.PreToolUse {
+			return nil, nil
+		}
+		return &hook.Output{Block: true, Reason: "writes are blocked by the hook"}, nil
+	})
+	tests := []struct {
+		name  string
+		opts  Options
+		exact string // "" = Gantry's wording
+	}{
+		{"program's deny", Options{Decider: ask, CanUseTool: callback("user", "no Store here"), DenialsAsGiven: true}, "no Store here"},
+		{"callback's deny", Options{Decider: ask, CanUseTool: callback("callback", "not today"), DenialsAsGiven: true}, "not today"},
+		{"hook's block", Options{Decider: allowAll(), Hooks: block, DenialsAsGiven: true}, "writes are blocked by the hook"},
+		{"rule keeps the wording", Options{Decider: rule, DenialsAsGiven: true}, ""},
+		{"mode keeps the wording", Options{DenialsAsGiven: true}, ""}, // the default engine: nobody can approve
+		{"off: program's deny worded", Options{Decider: ask, CanUseTool: callback("user", "no Store here")}, ""},
+		{"off: hook's block worded", Options{Decider: allowAll(), Hooks: block}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(k.resolver(t), tc.opts)
+			b := run(t, e, call("1", "Store", `{"id":"a","ms":0}`))
+			o := b.Outcomes[0]
+			if o.Kind != KindDenied && o.Kind != KindBlocked {
+				t.Fatalf("kind %q: %s", o.Kind, text(o))
+			}
+			got := text(o)
+			if tc.exact != "" {
+				if got != tc.exact {
+					t.Errorf("text %q, want %q", got, tc.exact)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, "Permission to use Store was denied") && !strings.HasPrefix(got, "The call to Store was blocked by a PreToolUse hook: ") {
+				t.Errorf("text %q is not Gantry's wording", got)
+			}
+		})
+	}
+}

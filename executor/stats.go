@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 )
 
 // reservoirSize is how many recent durations per tool the percentiles are
@@ -157,7 +159,7 @@ func (s *Stats) record(o *Outcome) []Signal {
 		s.sigs[key]++
 		if c := s.sigs[key]; c >= s.errN {
 			sigs = append(sigs, Signal{Kind: SignalRepeatedError, Tool: o.Tool, Count: c, Signature: sig, ToolUseID: o.ID,
-				Message: "tool " + o.Tool + " returned the same error " + itoa(c) + " times: " + truncate(sig, 200)})
+				Message: "tool " + o.Tool + " returned the same error " + itoa(c) + " times: " + textutil.Truncate(sig, 200)})
 			delete(s.sigs, key)
 		}
 	}
@@ -214,7 +216,7 @@ func normalizeError(s string) string {
 			break
 		}
 	}
-	return truncate(b.String(), 500)
+	return textutil.Truncate(b.String(), 500)
 }
 
 func isHexID(w string) bool {

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
@@ -422,7 +424,7 @@ func (s *Stream) finalize(j *job) {
 				et = string(KindToolError)
 			}
 			j.span.SetAttributes(attribute.String("error.type", et))
-			j.span.SetStatus(codes.Error, truncate(o.Result.TextContent(), 200))
+			j.span.SetStatus(codes.Error, textutil.Truncate(o.Result.TextContent(), 200))
 		}
 		if o.Tool != "" && o.Tool != o.Name {
 			j.span.SetAttributes(attribute.String("gen_ai.tool.name", o.Tool))

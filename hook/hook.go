@@ -29,6 +29,13 @@ const (
 	SessionEnd         Event = "SessionEnd"
 	PreCompact         Event = "PreCompact"
 	Notification       Event = "Notification"
+	// Elicitation fires when an MCP server asks the person for input,
+	// before they are asked: a hook may answer it (Output.Elicitation)
+	// and the person is not asked. Matchers match the server's name.
+	Elicitation Event = "Elicitation"
+	// ElicitationResult fires with the answer (the person's or a hook's)
+	// before it goes back to the server: a hook may replace it.
+	ElicitationResult Event = "ElicitationResult"
 )
 
 // Input is what a hook receives (as JSON on stdin for command hooks). Which
@@ -64,6 +71,22 @@ type Input struct {
 	AgentID             string `json:"agent_id,omitempty"`
 	AgentType           string `json:"agent_type,omitempty"`
 	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
+	// MCPServerName, RequestedSchema and URL describe an MCP elicitation
+	// (Elicitation, ElicitationResult; Message holds the server's
+	// message); Action and Content are its answer (ElicitationResult).
+	MCPServerName   string          `json:"mcp_server_name,omitempty"`
+	RequestedSchema json.RawMessage `json:"requested_schema,omitempty"`
+	URL             string          `json:"url,omitempty"`
+	Action          string          `json:"action,omitempty"`
+	Content         map[string]any  `json:"content,omitempty"`
+}
+
+// ElicitationAnswer is a hook's answer to an MCP elicitation: Action is
+// "accept", "decline" or "cancel"; Content is the form's values with
+// accept.
+type ElicitationAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
 }
 
 // Output is the combined outcome of the hooks that ran for one Input. The zero
@@ -91,6 +114,11 @@ type Output struct {
 	// people; SystemMessage is a warning shown to the user.
 	SuppressOutput bool   `json:"suppress_output,omitempty"`
 	SystemMessage  string `json:"system_message,omitempty"`
+	// Elicitation answers an MCP elicitation (Elicitation: instead of
+	// asking the person; ElicitationResult: replacing the answer). Of
+	// several hooks the most refusing answer wins (cancel, then decline,
+	// then the first accept); a Block is a decline.
+	Elicitation *ElicitationAnswer `json:"elicitation,omitempty"`
 }
 
 // Runner runs every hook configured for in.Event (matched on in.ToolName

@@ -208,6 +208,8 @@ func subject(in *Input) (string, bool) {
 		return in.Trigger, true
 	case SessionEnd:
 		return in.Reason, true
+	case Elicitation, ElicitationResult:
+		return in.MCPServerName, true
 	}
 	return "", false
 }
@@ -355,6 +357,13 @@ func combine(event Event, outs []named) *Output {
 		}
 		out.SuppressOutput = out.SuppressOutput || o.SuppressOutput
 		msgs = append(msgs, o.SystemMessage)
+		if e := o.Elicitation; e != nil && (out.Elicitation == nil || elicitRank(e.Action) > elicitRank(out.Elicitation.Action)) {
+			out.Elicitation = e
+		}
+	}
+	if out.Block && (event == Elicitation || event == ElicitationResult) &&
+		(out.Elicitation == nil || elicitRank(out.Elicitation.Action) < elicitRank("decline")) {
+		out.Elicitation = &ElicitationAnswer{Action: "decline"}
 	}
 	if out.Block {
 		out.UpdatedInput = nil
@@ -367,6 +376,18 @@ func combine(event Event, outs []named) *Output {
 	out.StopReason = joinNonEmpty("\n", stops...)
 	out.SystemMessage = joinNonEmpty("\n", msgs...)
 	return out
+}
+
+// elicitRank orders elicitation answers from the most giving to the most
+// refusing: accept, decline, cancel.
+func elicitRank(action string) int {
+	switch action {
+	case "cancel":
+		return 2
+	case "decline":
+		return 1
+	}
+	return 0
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
@@ -519,6 +540,9 @@ type wireOutput struct {
 		PermissionDecisionReason string          `json:"permissionDecisionReason"`
 		UpdatedInput             json.RawMessage `json:"updatedInput"`
 		AdditionalContext        string          `json:"additionalContext"`
+		// Elicitation's and ElicitationResult's answer.
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
 		// PermissionRequest's form.
 		Decision *struct {
 			Behavior     string          `json:"behavior"`
@@ -570,6 +594,14 @@ func parseStdout(event Event, stdout []byte) (*Output, error) {
 			return nil, fmt.Errorf("hookSpecificOutput is for %s, not %s", hs.HookEventName, event)
 		}
 		out.AdditionalContext = hs.AdditionalContext
+		if hs.Action != "" {
+			switch hs.Action {
+			case "accept", "decline", "cancel":
+				out.Elicitation = &ElicitationAnswer{Action: hs.Action, Content: hs.Content}
+			default:
+				return nil, fmt.Errorf("unknown elicitation action %q (want accept, decline or cancel)", hs.Action)
+			}
+		}
 		behavior, reason, upd := hs.PermissionDecision, hs.PermissionDecisionReason, hs.UpdatedInput
 		if d := hs.Decision; d != nil {
 			behavior, reason = d.Behavior, d.Message

@@ -423,3 +423,25 @@ func TestHandles(t *testing.T) {
 		t.Error("a hook added after the first check is not handled")
 	}
 }
+
+func TestParseElicitationOutput(t *testing.T) {
+	out, err := ParseOutput(Elicitation, []byte(`{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{"name":"Bot"}}}`))
+	if err != nil || out.Elicitation == nil || out.Elicitation.Action != "accept" || out.Elicitation.Content["name"] != "Bot" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if _, err := ParseOutput(Elicitation, []byte(`{"hookSpecificOutput":{"action":"maybe"}}`)); err == nil {
+		t.Error("unknown action accepted")
+	}
+	// Of several hooks the most refusing answer wins; a block declines.
+	c := combine(Elicitation, []named{{out: &Output{Elicitation: &ElicitationAnswer{Action: "accept"}}}, {out: &Output{Elicitation: &ElicitationAnswer{Action: "cancel"}}}})
+	if c.Elicitation.Action != "cancel" {
+		t.Errorf("combined %+v", c.Elicitation)
+	}
+	c = combine(ElicitationResult, []named{{out: &Output{Elicitation: &ElicitationAnswer{Action: "accept"}}}, {out: &Output{Block: true}}})
+	if c.Elicitation.Action != "decline" {
+		t.Errorf("blocked %+v", c.Elicitation)
+	}
+	if s, ok := subject(&Input{Event: Elicitation, MCPServerName: "forms"}); !ok || s != "forms" {
+		t.Errorf("subject %q %v", s, ok)
+	}
+}

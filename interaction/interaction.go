@@ -6,11 +6,13 @@
 //
 // A [Channel] has one method, [Channel.Ask], that takes a [Request] and
 // returns the matching [Answer]. The request kinds are [*PermissionRequest],
-// [*QuestionRequest], [*PlanRequest], [*ElicitationRequest] and
-// [*TrustRequest]; their answers are [*PermissionAnswer],
-// [*QuestionAnswer], [*PlanAnswer], [*ElicitationAnswer] and
-// [*TrustAnswer]. The typed helpers ([AskPermission], [AskQuestions],
-// [ApprovePlan], [Elicit], [AskTrust]) check the pairing.
+// [*QuestionRequest], [*PlanRequest], [*ElicitationRequest],
+// [*TrustRequest] and [*NotificationRequest] (nothing to decide: the
+// person is told something, the channel answers at once); their answers
+// are [*PermissionAnswer], [*QuestionAnswer], [*PlanAnswer],
+// [*ElicitationAnswer], [*TrustAnswer] and [*NotificationAnswer]. The typed
+// helpers ([AskPermission], [AskQuestions], [ApprovePlan], [Elicit],
+// [AskTrust], [Notify]) check the pairing.
 //
 // Implementations: [Funcs] (one function per kind, for SDK users and
 // policies), [Terminal] (line prompts on a terminal), [Nobody] (headless: every
@@ -58,6 +60,9 @@ const (
 	KindPlan        Kind = "plan"
 	KindElicitation Kind = "elicitation"
 	KindTrust       Kind = "trust"
+	// KindNotification tells the person something; nothing is decided
+	// and the channel answers at once ([NotificationRequest]).
+	KindNotification Kind = "notification"
 )
 
 // Request is one thing a person is asked to decide. The concrete types are
@@ -111,6 +116,8 @@ type Funcs struct {
 	Plan        func(ctx context.Context, req *PlanRequest) (*PlanAnswer, error)
 	Elicitation func(ctx context.Context, req *ElicitationRequest) (*ElicitationAnswer, error)
 	Trust       func(ctx context.Context, req *TrustRequest) (*TrustAnswer, error)
+	// Notification delivers a notification and says how.
+	Notification func(ctx context.Context, req *NotificationRequest) (*NotificationAnswer, error)
 }
 
 // Ask implements [Channel].
@@ -135,6 +142,10 @@ func (f Funcs) Ask(ctx context.Context, req Request) (Answer, error) {
 	case *TrustRequest:
 		if f.Trust != nil {
 			return nilAnswer(f.Trust(ctx, r))
+		}
+	case *NotificationRequest:
+		if f.Notification != nil {
+			return nilAnswer(f.Notification(ctx, r))
 		}
 	case nil:
 		return nil, errors.New("interaction: nil request")
@@ -258,6 +269,8 @@ func Label(ch Channel, who Who) Channel {
 		case *PlanRequest:
 			req = relabel(r, fill)
 		case *ElicitationRequest:
+			req = relabel(r, fill)
+		case *NotificationRequest:
 			req = relabel(r, fill)
 		}
 		return ch.Ask(ctx, req)

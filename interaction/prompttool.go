@@ -167,7 +167,7 @@ func (p *PromptTool) call(ctx context.Context, in PromptInput) (PromptOutput, er
 		return PromptOutput{}, fmt.Errorf("interaction: permission prompt tool %s returned nothing", t.Spec().Name)
 	}
 	if res.IsError {
-		return PromptOutput{}, fmt.Errorf("interaction: permission prompt tool %s failed: %s", t.Spec().Name, label(res.TextContent(), 300))
+		return PromptOutput{}, fmt.Errorf("interaction: permission prompt tool %s failed: %s", t.Spec().Name, DisplayLine(res.TextContent(), 300))
 	}
 	return ParsePromptOutput(res.TextContent())
 }

@@ -49,6 +49,9 @@ func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 
 // Ask implements [Channel].
 func (t *Terminal) Ask(ctx context.Context, req Request) (Answer, error) {
+	if r, ok := req.(*NotificationRequest); ok {
+		return notifyTerminal(t.out, r) // nothing to answer: never waits for a question
+	}
 	t.ask.Lock()
 	defer t.ask.Unlock()
 	if t.Pause != nil {
@@ -111,16 +114,6 @@ func (t *Terminal) readLoop() {
 
 func (t *Terminal) printf(format string, args ...any) { fmt.Fprintf(t.out, format, args...) }
 
-// label escapes s for one line of at most n runes.
-func label(s string, n int) string {
-	s = outbuf.EscapeDisplay(s)
-	s = strings.NewReplacer("\n", `\n`, "\t", " ").Replace(s)
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // block escapes s for display on several lines, each indented.
 func block(s, indent string) string { return blockPrefixed(s, indent, indent) }
 
@@ -164,7 +157,7 @@ func (t *Terminal) who(w Who) string {
 	if w.Agent == "" {
 		return ""
 	}
-	return " (subagent " + label(w.Agent, 40) + ")"
+	return " (subagent " + DisplayLine(w.Agent, 40) + ")"
 }
 
 func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer, error) {
@@ -173,13 +166,13 @@ func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer
 	pv := Preview(r.ToolName, r.Input)
 	switch {
 	case pv.Command != "":
-		t.printf("\nGantry%s wants to run this command (%s):\n%s\n", t.who(r.Who), label(r.ToolName, 64), blockPrefixed(pv.Command, "  $ ", "    "))
+		t.printf("\nGantry%s wants to run this command (%s):\n%s\n", t.who(r.Who), DisplayLine(r.ToolName, 64), blockPrefixed(pv.Command, "  $ ", "    "))
 	case pv.Path != "":
 		verb := "change"
 		if pv.Removed == "" {
 			verb = "write"
 		}
-		t.printf("\nGantry%s wants to %s %s (%s):\n", t.who(r.Who), verb, label(pv.Path, 500), label(r.ToolName, 64))
+		t.printf("\nGantry%s wants to %s %s (%s):\n", t.who(r.Who), verb, DisplayLine(pv.Path, 500), DisplayLine(r.ToolName, 64))
 		if pv.ReplaceAll {
 			t.printf("  (every occurrence)\n")
 		}
@@ -189,19 +182,19 @@ func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer
 			t.printf("  (empty)\n")
 		}
 	case pv.URL != "":
-		t.printf("\nGantry%s wants to use %s on %s\n", t.who(r.Who), label(r.ToolName, 64), label(pv.URL, 2000))
+		t.printf("\nGantry%s wants to use %s on %s\n", t.who(r.Who), DisplayLine(r.ToolName, 64), DisplayLine(pv.URL, 2000))
 	default:
-		t.printf("\nGantry%s wants to use %s with:\n%s\n", t.who(r.Who), label(r.ToolName, 64), block(pv.Input, "  "))
+		t.printf("\nGantry%s wants to use %s with:\n%s\n", t.who(r.Who), DisplayLine(r.ToolName, 64), block(pv.Input, "  "))
 	}
 	if r.Description != "" {
-		t.printf("  the model says: %s\n", label(r.Description, 300))
+		t.printf("  the model says: %s\n", DisplayLine(r.Description, 300))
 	}
 	if r.Reason != "" {
 		why := r.Reason
 		if r.Rule != "" {
 			why += " (rule " + r.Rule + ")"
 		}
-		t.printf("  why it asks: %s\n", label(why, 500))
+		t.printf("  why it asks: %s\n", DisplayLine(why, 500))
 	}
 	type option struct {
 		text   string
@@ -209,7 +202,7 @@ func (t *Terminal) permission(ctx context.Context, r *PermissionRequest) (Answer
 	}
 	opts := []option{{"Yes, this once", PermissionAnswer{Choice: AllowOnce}}}
 	if len(r.Suggestions) > 0 {
-		rules := label(strings.Join(r.Suggestions, ", "), 200)
+		rules := DisplayLine(strings.Join(r.Suggestions, ", "), 200)
 		opts = append(opts, option{"Yes, and allow " + rules + " for this session", PermissionAnswer{Choice: AllowSession}})
 		if len(r.Scopes) > 0 {
 			opts = append(opts, option{fmt.Sprintf("Yes, and always allow %s (saved to %s settings)", rules, r.Scopes[0]),
@@ -240,11 +233,11 @@ func (t *Terminal) questions(ctx context.Context, r *QuestionRequest) (Answer, e
 	ans := &QuestionAnswer{Answers: map[string]string{}}
 	t.printf("\nThe model%s asks:\n", t.who(r.Who))
 	for _, q := range r.Questions {
-		t.printf("\n[%s] %s\n", label(q.Header, 30), label(q.Question, 300))
+		t.printf("\n[%s] %s\n", DisplayLine(q.Header, 30), DisplayLine(q.Question, 300))
 		for i, o := range q.Options {
-			t.printf("  %d. %s", i+1, label(o.Label, 80))
+			t.printf("  %d. %s", i+1, DisplayLine(o.Label, 80))
 			if o.Description != "" {
-				t.printf(" — %s", label(o.Description, 200))
+				t.printf(" — %s", DisplayLine(o.Description, 200))
 			}
 			t.printf("\n")
 			if o.Preview != "" {
@@ -295,7 +288,7 @@ func parseChoice(q Question, line string) string {
 func (t *Terminal) plan(ctx context.Context, r *PlanRequest) (Answer, error) {
 	t.printf("\nThe model%s presents a plan", t.who(r.Who))
 	if r.PlanFile != "" {
-		t.printf(" (saved at %s)", label(r.PlanFile, 200))
+		t.printf(" (saved at %s)", DisplayLine(r.PlanFile, 200))
 	}
 	t.printf(":\n\n%s\n\n", block(r.Plan, "  "))
 	back := r.ReturnMode
@@ -331,9 +324,9 @@ func (t *Terminal) plan(ctx context.Context, r *PlanRequest) (Answer, error) {
 
 func (t *Terminal) trust(ctx context.Context, r *TrustRequest) (Answer, error) {
 	if len(r.Servers) > 0 {
-		t.printf("The MCP servers of %s changed since you approved them:\n", label(r.Dir, 300))
+		t.printf("The MCP servers of %s changed since you approved them:\n", DisplayLine(r.Dir, 300))
 		for _, s := range r.Servers {
-			t.printf("  %s\n", label(s, 500))
+			t.printf("  %s\n", DisplayLine(s, 500))
 		}
 		t.printf("Approve and start them? [y/N] ")
 		yes, err := t.yes(ctx)
@@ -343,11 +336,11 @@ func (t *Terminal) trust(ctx context.Context, r *TrustRequest) (Answer, error) {
 		return &TrustAnswer{Trust: yes}, nil
 	}
 	if r.Changed {
-		t.printf("\nThe configuration of %s changed since you trusted it; it is ignored until you trust it again.\n", label(r.Dir, 300))
+		t.printf("\nThe configuration of %s changed since you trusted it; it is ignored until you trust it again.\n", DisplayLine(r.Dir, 300))
 	}
-	t.printf("\nDo you trust the files in %s?\n", label(r.Dir, 300))
+	t.printf("\nDo you trust the files in %s?\n", DisplayLine(r.Dir, 300))
 	for file, what := range r.Ignored {
-		t.printf("  %s: %s\n", label(file, 200), label(strings.Join(what, ", "), 200))
+		t.printf("  %s: %s\n", DisplayLine(file, 200), DisplayLine(strings.Join(what, ", "), 200))
 	}
 	t.printf("Its settings may run hooks and commands, set environment variables, allow tools and start MCP servers.\nTrust this folder? [y/N] ")
 	yes, err := t.yes(ctx)
@@ -371,9 +364,9 @@ func (t *Terminal) yes(ctx context.Context) (bool, error) {
 }
 
 func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, error) {
-	t.printf("\nThe MCP server %s asks: %s\n", label(r.Server, 64), label(r.Message, 500))
+	t.printf("\nThe MCP server %s asks: %s\n", DisplayLine(r.Server, 64), DisplayLine(r.Message, 500))
 	if r.URL != "" {
-		t.printf("Open this page to continue: %s\nDone? [y/N] ", label(r.URL, 500))
+		t.printf("Open this page to continue: %s\nDone? [y/N] ", DisplayLine(r.URL, 500))
 		yes, err := t.yes(ctx)
 		if err != nil {
 			return nil, err
@@ -399,19 +392,19 @@ func (t *Terminal) elicit(ctx context.Context, r *ElicitationRequest) (Answer, e
 	for _, f := range fields {
 		name, title := f.Name, f.Label()
 		for attempt := 0; ; attempt++ {
-			t.printf("%s", label(title, 80))
+			t.printf("%s", DisplayLine(title, 80))
 			if f.Description != "" {
-				t.printf(" (%s)", label(f.Description, 200))
+				t.printf(" (%s)", DisplayLine(f.Description, 200))
 			}
 			if len(f.Enum) > 0 {
 				var vs []string
 				for _, v := range f.Enum {
-					vs = append(vs, label(fmt.Sprint(v), 40))
+					vs = append(vs, DisplayLine(fmt.Sprint(v), 40))
 				}
 				t.printf(" [%s]", strings.Join(vs, "|"))
 			}
 			if f.Default != nil {
-				t.printf(" (default %s)", label(fmt.Sprint(f.Default), 60))
+				t.printf(" (default %s)", DisplayLine(fmt.Sprint(f.Default), 60))
 			}
 			t.printf(": ")
 			line, err := t.readLine(ctx)

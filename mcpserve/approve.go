@@ -159,15 +159,15 @@ func askQuestions(ctx context.Context, r *interaction.QuestionRequest) (interact
 		for _, o := range q.Options {
 			labels = append(labels, o.Label)
 		}
-		fmt.Fprintf(&b, "\n%s. [%s] %s\n", key, oneLine(q.Header, 40), oneLine(q.Question, maxApprovalLine))
+		fmt.Fprintf(&b, "\n%s. [%s] %s\n", key, interaction.DisplayLine(q.Header, 40), interaction.DisplayLine(q.Question, maxApprovalLine))
 		for _, o := range q.Options {
-			fmt.Fprintf(&b, "   - %s: %s\n", oneLine(o.Label, 80), oneLine(o.Description, 200))
+			fmt.Fprintf(&b, "   - %s: %s\n", interaction.DisplayLine(o.Label, 80), interaction.DisplayLine(o.Description, 200))
 		}
 		if q.MultiSelect {
-			props[key] = map[string]any{"type": "string", "title": oneLine(q.Header, 40),
+			props[key] = map[string]any{"type": "string", "title": interaction.DisplayLine(q.Header, 40),
 				"description": "One or more of the options, separated by commas"}
 		} else {
-			props[key] = map[string]any{"type": "string", "title": oneLine(q.Header, 40), "enum": labels}
+			props[key] = map[string]any{"type": "string", "title": interaction.DisplayLine(q.Header, 40), "enum": labels}
 		}
 		props[key+"_other"] = map[string]any{"type": "string", "title": "Or your own answer to " + key}
 	}
@@ -225,7 +225,7 @@ func forwardElicitation(ctx context.Context, r *interaction.ElicitationRequest) 
 	if r.URL != "" {
 		return nil, &interaction.NobodyError{Why: "a URL elicitation of an MCP server cannot be passed on to the client"}
 	}
-	p := &mcp.ElicitParams{Message: fmt.Sprintf("[%s] %s", oneLine(r.Server, 64), r.Message)}
+	p := &mcp.ElicitParams{Message: fmt.Sprintf("[%s] %s", interaction.DisplayLine(r.Server, 64), r.Message)}
 	if len(r.Schema) > 0 {
 		p.RequestedSchema = json.RawMessage(r.Schema)
 	}
@@ -251,25 +251,14 @@ func ApprovalMessage(r *interaction.PermissionRequest) string {
 		desc = r.ToolName
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow Gantry to run %s?\n\n", oneLine(r.ToolName, 64))
-	fmt.Fprintf(&b, "Call: %s\n", oneLine(desc, maxApprovalLine))
+	fmt.Fprintf(&b, "Allow Gantry to run %s?\n\n", interaction.DisplayLine(r.ToolName, 64))
+	fmt.Fprintf(&b, "Call: %s\n", interaction.DisplayLine(desc, maxApprovalLine))
 	if r.Reason != "" {
-		fmt.Fprintf(&b, "Needs approval because: %s\n", oneLine(r.Reason, maxApprovalLine))
+		fmt.Fprintf(&b, "Needs approval because: %s\n", interaction.DisplayLine(r.Reason, maxApprovalLine))
 	}
 	if r.Rule != "" {
-		fmt.Fprintf(&b, "Rule: %s\n", oneLine(r.Rule, 120))
+		fmt.Fprintf(&b, "Rule: %s\n", interaction.DisplayLine(r.Rule, 120))
 	}
 	b.WriteString("\nChoose allow to run this call once, or deny.")
 	return b.String()
-}
-
-// oneLine escapes s for display, puts it on one line and cuts it to n
-// runes.
-func oneLine(s string, n int) string {
-	s = outbuf.EscapeDisplay(s)
-	s = strings.NewReplacer("\n", `\n`, "\t", " ").Replace(s)
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -205,6 +205,9 @@ func ToMCPResult(r *tool.Result, withStructured bool) *mcp.CallToolResult {
 	if withStructured && r.Structured != nil && !r.IsError {
 		out.StructuredContent = r.Structured
 	}
+	if len(r.Meta) > 0 {
+		out.Meta = mcp.Meta(r.Meta) // an MCP-backed tool's _meta goes back out
+	}
 	return out
 }
 

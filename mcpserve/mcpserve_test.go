@@ -386,3 +386,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 		benchCall(b, connectStdio(b))
 	})
 }
+
+func TestToMCPResultCarriesMeta(t *testing.T) {
+	r := tool.TextResult("x")
+	r.Meta = map[string]any{"example.com/trace": "t-1"}
+	if got := ToMCPResult(r, false).Meta; got["example.com/trace"] != "t-1" {
+		t.Fatalf("meta %v", got)
+	}
+	if got := ToMCPResult(tool.TextResult("x"), false).Meta; got != nil {
+		t.Fatalf("meta invented: %v", got)
+	}
+}

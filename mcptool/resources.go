@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gantry-dev/gantry/builtin/mcpres"
@@ -62,7 +64,7 @@ func (s *server) listResources(ctx context.Context) ([]mcpres.Resource, error) {
 			return nil, s.callErr(ctx, cctx, cs, "resources/list", err)
 		}
 		r := mcpres.Resource{Server: s.name, URI: res.URI, Name: res.Name, Title: res.Title,
-			Description: truncate(res.Description, MaxDescription), MIMEType: res.MIMEType}
+			Description: textutil.Truncate(res.Description, MaxDescription), MIMEType: res.MIMEType}
 		if res.Size > 0 {
 			size := res.Size
 			r.Size = &size

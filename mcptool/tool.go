@@ -9,7 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -164,7 +165,7 @@ func (s *server) wrapTools(remote []*mcp.Tool) ([]tool.Tool, []RejectedTool) {
 func (s *server) spec(name string, rt *mcp.Tool, schema json.RawMessage) tool.Spec {
 	sp := tool.Spec{
 		Name:        name,
-		Description: truncate(rt.Description, MaxDescription),
+		Description: textutil.Truncate(rt.Description, MaxDescription),
 		InputSchema: schema,
 		Timeout:     s.m.opts.CallTimeout,
 	}
@@ -189,7 +190,7 @@ func (s *server) spec(name string, rt *mcp.Tool, schema json.RawMessage) tool.Sp
 		sp.Traits.ConcurrencySafe = a.ReadOnlyHint && !s.m.opts.SerialCalls
 	}
 	if sp.Annotations.Title != "" {
-		sp.Defer.SearchHint = truncate(sp.Annotations.Title, 80)
+		sp.Defer.SearchHint = textutil.Truncate(sp.Annotations.Title, 80)
 	}
 	return sp
 }
@@ -213,21 +214,17 @@ func inputSchema(v any) (json.RawMessage, error) {
 	return b, nil
 }
 
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // ConvertResult maps an MCP tool result to a Gantry result: text, images,
 // audio, embedded resources and resource links map one to one (see
 // [ConvertContent]); structured content
 // is kept in [tool.Result.Structured] and, when the server sent no content
-// blocks, also given to the model as JSON text; isError is kept.
+// blocks, also given to the model as JSON text; isError is kept, and _meta
+// is kept in [tool.Result.Meta] (never shown to the model).
 func ConvertResult(res *mcp.CallToolResult) *tool.Result {
 	out := &tool.Result{IsError: res.IsError, Structured: res.StructuredContent}
+	if len(res.Meta) > 0 {
+		out.Meta = map[string]any(res.Meta) // the server's _meta travels with the result
+	}
 	for _, c := range res.Content {
 		out.Content = append(out.Content, ConvertContent(c))
 	}
@@ -275,5 +272,5 @@ func ConvertContent(c mcp.Content) tool.Content {
 		return tool.EmbeddedText(r.URI, r.MIMEType, r.Text)
 	}
 	b, _ := json.Marshal(c)
-	return tool.Text(fmt.Sprintf("[unsupported MCP content: %s]", truncate(string(b), 200)))
+	return tool.Text(fmt.Sprintf("[unsupported MCP content: %s]", textutil.Truncate(string(b), 200)))
 }

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gantry-dev/gantry/netguard"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/wildcard"
+	"github.com/gantry-dev/gantry/netguard"
 
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
@@ -129,11 +131,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Home == "" && cfg.Getenv != nil {
 		cfg.Home = cfg.Getenv("HOME")
 	}
-	if cfg.GantryHome == "" && cfg.Getenv != nil {
-		cfg.GantryHome = cfg.Getenv("GANTRY_HOME")
-	}
-	if cfg.GantryHome == "" && cfg.Home != "" {
-		cfg.GantryHome = filepath.Join(cfg.Home, ".gantry")
+	if cfg.GantryHome == "" {
+		cfg.GantryHome = settings.GantryHome(cfg.Getenv, cfg.Home)
 	}
 	if cfg.Home != "" {
 		cfg.Home = filepath.Clean(cfg.Home)
@@ -623,7 +622,7 @@ func (c *call) paramMatches(spec string) bool {
 		s = string(raw)
 	}
 	if hasWildcard(value) {
-		return globMatch1(value, s)
+		return wildcard.Match(value, s, wildcard.Options{Escapes: true})
 	}
 	return unescapeStars(value) == s
 }

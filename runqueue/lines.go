@@ -84,3 +84,18 @@ func CheckAnswer(a interaction.Answer) error {
 	}
 	return nil
 }
+
+// Notification is the event line of a notification a run sent to the
+// person (the PushNotification tool): nothing waits for an answer. A
+// console lists it among what needs the person; a follower of the run's
+// events may forward it (a webhook, a chat message).
+type Notification struct {
+	Type    string `json:"type"`    // "system"
+	Subtype string `json:"subtype"` // "notification"
+	interaction.NotificationRequest
+}
+
+// NotificationLine is the line of r.
+func NotificationLine(r *interaction.NotificationRequest) Notification {
+	return Notification{Type: "system", Subtype: "notification", NotificationRequest: *r}
+}

@@ -85,6 +85,11 @@ type LocalOptions struct {
 	// longer know them; an engine with a Journal reads them from there).
 	// 0 keeps every run, which suits short-lived engines only.
 	KeepEnded int
+	// Notify, when set, is called with each notification a run sends
+	// (the PushNotification tool) after its event line is emitted: a
+	// webhook, say. Its error is reported to the run's model; the
+	// notification still counts as delivered to the stream.
+	Notify func(ctx context.Context, runID string, n *interaction.NotificationRequest) error
 }
 
 // Journal is where a [Local] engine keeps runs durably. The engine calls
@@ -527,6 +532,21 @@ func marshalLine(line any) (json.RawMessage, error) {
 func (l *Local) ask(ctx context.Context, r *localRun, req interaction.Request) (interaction.Answer, error) {
 	if req == nil {
 		return nil, errors.New("runqueue: nil request")
+	}
+	if n, ok := req.(*interaction.NotificationRequest); ok {
+		// Nothing to decide: the notification is an event of the run.
+		if err := l.emit(r, NotificationLine(n)); err != nil {
+			return nil, err
+		}
+		a := &interaction.NotificationAnswer{Delivered: []string{"stream"}}
+		if l.opts.Notify != nil {
+			if err := l.opts.Notify(ctx, r.rec.ID, n); err != nil {
+				a.Errors = append(a.Errors, err.Error())
+			} else {
+				a.Delivered = append(a.Delivered, "webhook")
+			}
+		}
+		return a, nil
 	}
 	l.mu.Lock()
 	if r.rec.Status.Ended() {

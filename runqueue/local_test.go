@@ -36,6 +36,13 @@ func script() runqueue.Runner {
 					continue
 				}
 				x.Emit(line{Type: "assistant", Text: string(a.Choice)})
+			case "notify":
+				a, err := interaction.Notify(ctx, x.Channel, &interaction.NotificationRequest{Title: "Done", Message: "ready", ToolUseID: "toolu_1"})
+				if err != nil {
+					x.Emit(line{Type: "assistant", Text: "notify failed: " + err.Error()})
+					continue
+				}
+				x.Emit(line{Type: "assistant", Text: strings.Join(a.Delivered, ",")})
 			case "block":
 				<-ctx.Done()
 				return nil, ctx.Err()
@@ -213,6 +220,51 @@ func TestLocalAsk(t *testing.T) {
 				t.Fatalf("got %q, want %q", all[0], tt.want)
 			}
 		})
+	}
+}
+
+// TestLocalNotification: a notification is an event of the run, never a
+// pending ask, and the run goes on at once.
+func TestLocalNotification(t *testing.T) {
+	l := newLocal(t, runqueue.LocalOptions{})
+	ctx := context.Background()
+	r, _ := l.Start(ctx, req("notify"))
+	var got []string
+	for ev, err := range l.Events(ctx, r.ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "system" {
+			var n runqueue.Notification
+			json.Unmarshal(ev.Data, &n)
+			if n.Subtype != "notification" || n.Message != "ready" || n.Title != "Done" || n.ToolUseID != "toolu_1" {
+				t.Fatalf("notification line %s", ev.Data)
+			}
+		}
+		got = append(got, ev.Type)
+	}
+	if strings.Join(got, " ") != "system assistant result" {
+		t.Fatalf("events %v", got)
+	}
+	if all := collect(t, l, r.ID, 1); all[0] != "assistant:stream" {
+		t.Fatalf("got %q", all)
+	}
+	if run, _ := l.Get(ctx, r.ID); len(run.Asks) != 0 {
+		t.Fatalf("pending asks %+v", run.Asks)
+	}
+
+	// LocalOptions.Notify sees it too (a webhook), with the run's id.
+	var hooked []string
+	l2 := newLocal(t, runqueue.LocalOptions{Notify: func(_ context.Context, id string, n *interaction.NotificationRequest) error {
+		hooked = append(hooked, id+":"+n.Message)
+		return nil
+	}})
+	r2, _ := l2.Start(ctx, req("notify"))
+	if all := collect(t, l2, r2.ID, 1); all[0] != "assistant:stream,webhook" {
+		t.Fatalf("got %q", all)
+	}
+	if len(hooked) != 1 || hooked[0] != r2.ID+":ready" {
+		t.Fatalf("hook saw %q", hooked)
 	}
 }
 

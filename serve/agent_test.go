@@ -29,7 +29,7 @@ func agentRunner(t testing.TB, srv *llmtest.Server) *serve.AgentRunner {
 			if model == "" {
 				model = "claude-sonnet-4-5"
 			}
-			return anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test-key")), model, nil
+			return anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"}), model, nil
 		},
 		Sessions: session.NewStore(home),
 		Workspace: func(o *workspace.Options) {

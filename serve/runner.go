@@ -45,8 +45,9 @@ type AgentRunner struct {
 	// them); an adjustment that sets Options.Builtin differently from run
 	// to run must set Options.Shared to nil.
 	Workspace func(*workspace.Options)
-	// Agent, when set, adjusts each run's agent options (reminders, the
-	// small model, …).
+	// Agent, when set, adjusts each run's agent options (the loop's: the
+	// small model, limits, compaction, …; the session's are the
+	// workspace's, see Workspace).
 	Agent func(*agent.Options)
 
 	// Ledger, when set, records the runs' running shell commands so that
@@ -98,7 +99,8 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 		return nil, fmt.Errorf("serve: model: %w", err)
 	}
 	wo := workspace.Options{Dir: req.Dir, Mode: req.Options.Mode, Allow: req.Options.Allow, Deny: req.Options.Deny,
-		Interaction: x.Channel, Store: r.Store, Shared: &r.shared}
+		Interaction: x.Channel, Store: r.Store, Shared: &r.shared,
+		Transcripts: r.Sessions, ResumeID: req.Options.Resume}
 	wo.Builtin.Shell.Ledger = r.Ledger
 	if r.Workspace != nil {
 		r.Workspace(&wo)
@@ -106,6 +108,7 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 	// The request's permissions are applied last: an adjustment cannot
 	// replace them.
 	wo.Dir, wo.Mode, wo.Allow, wo.Deny, wo.Interaction = req.Dir, req.Options.Mode, req.Options.Allow, req.Options.Deny, x.Channel
+	wo.ResumeID = req.Options.Resume
 	ws, err := workspace.Open(ctx, wo)
 	if err != nil {
 		return nil, err
@@ -114,7 +117,6 @@ func (r *AgentRunner) Run(ctx context.Context, req runqueue.Request, x runqueue.
 		Provider: prov, Model: model, Workspace: ws, Closers: []io.Closer{ws},
 		SystemPrompt: req.Options.SystemPrompt, AppendSystemPrompt: req.Options.AppendSystemPrompt,
 		MaxTurns: req.Options.MaxTurns, MaxBudgetUSD: req.Options.MaxBudgetUSD,
-		Store: r.Sessions, SessionID: req.Options.Resume,
 		// Unattended: background agents report before the run ends.
 		WaitForBackground: true,
 	}

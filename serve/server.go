@@ -32,6 +32,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/gantry-dev/gantry/cron"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/serve/console"
@@ -80,6 +81,10 @@ type Options struct {
 	// defaults).
 	MaxRunning int
 	AskTimeout time.Duration
+	// Notify, when set, is called with each notification a local run
+	// sends, after its event line (runqueue.LocalOptions.Notify); the CLI
+	// sets it from --notify-webhook.
+	Notify func(ctx context.Context, runID string, n *interaction.NotificationRequest) error
 	// Lease is how long a run or fire stays leased to this process without
 	// a renewal (renewed every third of it; 0 = DefaultLease). A run whose
 	// lease ran out is lost.
@@ -196,7 +201,7 @@ func New(o Options) (*Server, error) {
 	} else {
 		j := &Journal{Runs: o.Store, Lease: o.Lease, Now: o.Now}
 		local, err := runqueue.NewLocal(runqueue.LocalOptions{Runner: o.Runner, Owner: o.Owner, MaxRunning: o.MaxRunning,
-			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded, OnFree: s.wake})
+			AskTimeout: o.AskTimeout, Now: o.Now, Journal: j, KeepEnded: keepEnded, OnFree: s.wake, Notify: o.Notify})
 		if err != nil {
 			return nil, err
 		}

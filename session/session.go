@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/home"
 )
 
 // Record types.
@@ -58,20 +60,15 @@ type Record struct {
 // ErrNotFound is returned when a session does not exist.
 var ErrNotFound = errors.New("session not found")
 
-// DefaultHome returns $GANTRY_HOME, or ~/.gantry. getenv is usually
-// os.Getenv.
+// DefaultHome returns the Gantry home as [settings.GantryHome] finds it
+// ($GANTRY_HOME, else $HOME/.gantry), or an error when there is none.
+// getenv is usually os.Getenv.
 func DefaultHome(getenv func(string) string) (string, error) {
-	if h := getenv("GANTRY_HOME"); h != "" {
-		return h, nil
+	h := home.Dir(getenv, "")
+	if h == "" {
+		return "", errors.New("session: no Gantry home: neither $GANTRY_HOME nor $HOME is set")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("session: no home directory: %w", err)
-		}
-	}
-	return filepath.Join(home, ".gantry"), nil
+	return h, nil
 }
 
 // Store is a directory of transcripts. It is safe for concurrent use; each

@@ -46,6 +46,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/home"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -211,14 +213,14 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// GantryHome returns $GANTRY_HOME if set, else userHome/.gantry.
+// GantryHome returns the Gantry home, the directory of the user's settings,
+// transcripts, checkpoints, memory and durable store. The look-up order is
+// Gantry's one rule for it: $GANTRY_HOME when set and not empty; else
+// userHome/.gantry when userHome is not ""; else $HOME/.gantry. getenv reads
+// the environment (nil: no variable is set). GantryHome returns "" when none
+// of these gives a directory.
 func GantryHome(getenv func(string) string, userHome string) string {
-	if getenv != nil {
-		if h := getenv("GANTRY_HOME"); h != "" {
-			return h
-		}
-	}
-	return filepath.Join(userHome, ".gantry")
+	return home.Dir(getenv, userHome)
 }
 
 // Paths returns the file Gantry writes for a scope (user, project, local,

@@ -109,6 +109,9 @@ type User struct {
 	ToolUseResult any    `json:"tool_use_result,omitempty"`
 	UUID          string `json:"uuid"`
 	SessionID     string `json:"session_id"`
+	// IsReplay marks the prompt written back with ReplayUser (the SDK's
+	// SDKUserMessageReplay).
+	IsReplay bool `json:"isReplay,omitempty"`
 }
 
 // StreamEventMessage is a stream_event message: one raw event of the
@@ -226,6 +229,66 @@ type Status struct {
 	Subtype        string    `json:"subtype"` // "status"
 	Status         *string   `json:"status"`
 	PermissionMode tool.Mode `json:"permissionMode,omitempty"`
-	UUID           string    `json:"uuid"`
-	SessionID      string    `json:"session_id"`
+	// CompactResult ("success", "failed") and CompactError end a
+	// "compacting" status.
+	CompactResult string `json:"compact_result,omitempty"`
+	CompactError  string `json:"compact_error,omitempty"`
+	UUID          string `json:"uuid"`
+	SessionID     string `json:"session_id"`
+}
+
+// PermissionDenied is the system message written when a tool call was
+// denied (a rule, the mode, the program's canUseTool, a person) or blocked
+// by a PreToolUse hook: the SDK's SDKPermissionDeniedMessage.
+type PermissionDenied struct {
+	Type      string `json:"type"`    // "system"
+	Subtype   string `json:"subtype"` // "permission_denied"
+	ToolName  string `json:"tool_name"`
+	ToolUseID string `json:"tool_use_id"`
+	// AgentID names the subagent whose call it was ("" = the main agent).
+	AgentID string `json:"agent_id,omitempty"`
+	// DecisionReasonType is what decided: "rule", "mode", "hook", the
+	// permission layer's source otherwise.
+	DecisionReasonType string `json:"decision_reason_type,omitempty"`
+	DecisionReason     string `json:"decision_reason,omitempty"`
+	// Message is the text the model got in the tool result.
+	Message   string `json:"message"`
+	UUID      string `json:"uuid"`
+	SessionID string `json:"session_id"`
+}
+
+// TaskUsage is a task's usage in task_* messages.
+type TaskUsage struct {
+	TotalTokens int   `json:"total_tokens"`
+	ToolUses    int   `json:"tool_uses"`
+	DurationMS  int64 `json:"duration_ms"`
+}
+
+// TaskStarted says a subagent started (SDKTaskStartedMessage).
+type TaskStarted struct {
+	Type           string `json:"type"`    // "system"
+	Subtype        string `json:"subtype"` // "task_started"
+	TaskID         string `json:"task_id"`
+	ToolUseID      string `json:"tool_use_id,omitempty"`
+	Description    string `json:"description"`
+	SubagentType   string `json:"subagent_type,omitempty"`
+	IsBackgrounded bool   `json:"is_backgrounded"`
+	TaskType       string `json:"task_type"` // "local_agent"
+	Prompt         string `json:"prompt,omitempty"`
+	UUID           string `json:"uuid"`
+	SessionID      string `json:"session_id"`
+}
+
+// TaskNotification says a task ended (SDKTaskNotificationMessage).
+type TaskNotification struct {
+	Type       string     `json:"type"`    // "system"
+	Subtype    string     `json:"subtype"` // "task_notification"
+	TaskID     string     `json:"task_id"`
+	ToolUseID  string     `json:"tool_use_id,omitempty"`
+	Status     string     `json:"status"` // completed, failed, stopped
+	OutputFile string     `json:"output_file"`
+	Summary    string     `json:"summary"`
+	Usage      *TaskUsage `json:"usage,omitempty"`
+	UUID       string     `json:"uuid"`
+	SessionID  string     `json:"session_id"`
 }

@@ -3,6 +3,7 @@ package streamjson_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,13 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
 // TestAgentSDKParity runs testdata/sdk/parity.mjs, a program for the
 // official Agent SDK, against gantry: structured output's result.result
-// and the tool_use_result shapes of Read, Edit and Bash as the program
-// reads them.
+// the tool_use_result shapes of Read, Edit and Bash as the program reads
+// them, /compact, and the session helpers (listSessions, getSessionInfo,
+// getSessionMessages) over a session and its resumption.
 func TestAgentSDKParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gantry and runs node")
@@ -35,6 +38,7 @@ func TestAgentSDKParity(t *testing.T) {
 	var mu sync.Mutex
 	steps := map[string]int{}
 	compacted := false
+	var thinking []int // the thinking budgets of the control section's second turn
 	srv := llmtest.NewServer(t, llmtest.WithResponder(func(req llmtest.Request) (llmtest.Reply, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -68,6 +72,23 @@ func TestAgentSDKParity(t *testing.T) {
 			}
 			compacted = true
 			return llmtest.TextReply("Summary: the files a.txt was read."), true
+		case strings.Contains(first, "subtask:"):
+			return llmtest.TextReply("three files"), true
+		case strings.Contains(first, "agents:"):
+			// The Agent call streams slowly after its block starts, so the
+			// subagent can run while the reply still streams.
+			if len(req.Messages) == 1 {
+				return llmtest.Reply{Content: []llm.Block{llm.Text("Delegating."), llm.ToolUse("ag", "Agent",
+					json.RawMessage(`{"description":"count the files","prompt":"subtask: count the files","subagent_type":"general-purpose"}`))}, ChunkSize: 8}, true
+			}
+			return llmtest.TextReply("done"), true
+		case strings.Contains(first, "control:"):
+			if len(req.Messages) > 1 {
+				thinking = append(thinking, req.ThinkingBudget)
+			}
+			return llmtest.Reply{Content: []llm.Block{llm.Text("ok")}, Usage: llm.Usage{InputTokens: 120, OutputTokens: 30}}, true
+		case strings.Contains(first, "sessions:"):
+			return llmtest.TextReply("remembered"), true
 		case strings.Contains(first, "tools:"):
 			calls := []llmtest.ToolCall{
 				{ID: "r", Name: "Read", Input: `{"file_path":"a.txt"}`},
@@ -96,6 +117,8 @@ func TestAgentSDKParity(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
 		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
 		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude-config"),
+		"ORDER_RUNS=" + os.Getenv("GANTRY_ORDER_RUNS"), // default 10
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -107,4 +130,8 @@ func TestAgentSDKParity(t *testing.T) {
 	if !compacted {
 		t.Error("/compact did not ask the model for a summary")
 	}
+	if !slices.Equal(thinking, []int{2048}) {
+		t.Errorf("thinking budgets after setMaxThinkingTokens(2048) = %v, want [2048]", thinking)
+	}
+	t.Logf("%s", stderr.String()[max(0, strings.LastIndex(stderr.String(), "order runs:")):])
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
@@ -70,14 +72,20 @@ type Options struct {
 	// that mode).
 	AllowBypass bool
 	// Version is Gantry's version; APIKeySource where the model key came
-	// from (system/init).
-	Version, APIKeySource string
+	// from (system/init). APIProvider is accountInfo()'s apiProvider
+	// ("firstParty" for Anthropic's API, "gateway" for another provider;
+	// "" = not said).
+	Version, APIKeySource, APIProvider string
 	// Getenv looks up the environment for the root check of
 	// bypassPermissions (nil = os.Getenv).
 	Getenv func(string) string
 	// Warn receives problems with the input that do not end the session
 	// (nil discards).
 	Warn func(msg string)
+	// ClaudeConfigDir, if set, is where the session's conversation is
+	// mirrored in the reference agent's transcript format for the SDK's
+	// session helpers (see [Mirror]; "" = no mirror).
+	ClaudeConfigDir string
 }
 
 // initRequest is the initialize control request.
@@ -110,6 +118,10 @@ type server struct {
 	ag       *agent.Agent
 	ws       *workspace.Workspace
 	openErr  error
+	mirror   *Mirror // nil: none
+	// ctxTokens is the size of the main agent's last model exchange
+	// (prompt and output tokens), for get_context_usage.
+	ctxTokens int
 }
 
 // Serve runs a stream-json session: it reads the program's messages from
@@ -243,7 +255,9 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 		s.mu.Unlock()
 		cancel()
 	}()
-	if s.runCommand(tctx, ag, blocks) {
+	blocks, undo, done := s.runCommand(tctx, ag, blocks)
+	defer undo()
+	if done {
 		return
 	}
 	var res *agent.ResultEvent
@@ -257,6 +271,12 @@ func (s *server) turn(ctx context.Context, ag *agent.Agent, u *UserInput) {
 			res = r
 			continue
 		}
+		if m, ok := ev.(*agent.MessageEvent); ok && m.Reply != nil {
+			s.mu.Lock()
+			s.ctxTokens = m.Reply.Usage.PromptTokens() + m.Reply.Usage.OutputTokens
+			s.mu.Unlock()
+		}
+		s.mirror.Event(ev)
 		s.out.Event(ev)
 	}
 	s.out.Result(res, runErr)
@@ -352,9 +372,20 @@ func (s *server) open(ctx context.Context) (*agent.Agent, *workspace.Workspace, 
 			in = &Init{}
 		}
 		if s.opts.PermissionPrompt {
-			in.Interaction = &PermissionChannel{Conn: s.conn, SetMode: s.setMode}
+			// PushNotification's notifications are system/notification
+			// messages of the stream.
+			in.Interaction = NotifyStream(s.conn, &PermissionChannel{Conn: s.conn, SetMode: s.setMode})
 		}
 		s.ag, s.ws, s.openErr = s.opts.Open(context.WithoutCancel(ctx), in)
+		if s.openErr == nil && s.opts.ClaudeConfigDir != "" {
+			dir := ""
+			if s.ws != nil {
+				dir = s.ws.Dir()
+			} else {
+				dir, _ = os.Getwd()
+			}
+			s.mirror = &Mirror{ConfigDir: s.opts.ClaudeConfigDir, Dir: dir, Version: s.opts.Version, Warn: s.opts.Warn}
+		}
 	})
 	<-s.opened
 	return s.ag, s.ws, s.openErr
@@ -364,15 +395,19 @@ func (s *server) closeAgent() {
 	if s.ag != nil {
 		_ = s.ag.Close()
 	}
+	_ = s.mirror.Close()
 }
 
 // info is system/init's extra facts.
 func (s *server) info() Info {
-	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource, SlashCommands: commandNames(builtinCommands)}
+	info := Info{Version: s.opts.Version, APIKeySource: s.opts.APIKeySource, SlashCommands: commandNames(s.commands())}
 	if s.ws == nil {
 		return info
 	}
 	info.MCPServers = s.mcpServers()
+	for _, p := range s.ws.Plugins() {
+		info.Plugins = append(info.Plugins, Plugin{Name: p.Name, Path: p.Dir})
+	}
 	if c := s.ws.Agents(); c != nil {
 		info.Agents = c.Names()
 	}
@@ -462,6 +497,32 @@ func (s *server) handle(ctx context.Context, req *ControlRequest) (any, error) {
 		}
 		ag.SetModel(model)
 		return map[string]any{}, nil
+	case "set_max_thinking_tokens":
+		var r struct {
+			Max *int `json:"max_thinking_tokens"`
+		}
+		if err := json.Unmarshal(req.Request, &r); err != nil {
+			return nil, err
+		}
+		ag, _, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		n := -1 // null: the session's own budget
+		if r.Max != nil {
+			if *r.Max < 0 {
+				return nil, fmt.Errorf("max_thinking_tokens must not be negative (got %d)", *r.Max)
+			}
+			n = *r.Max
+		}
+		ag.SetThinkingBudget(n)
+		return map[string]any{}, nil
+	case "get_context_usage":
+		ag, _, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.contextUsage(ag), nil
 	case "mcp_status":
 		if _, _, err := s.open(ctx); err != nil {
 			return nil, err
@@ -484,19 +545,68 @@ func (s *server) handle(ctx context.Context, req *ControlRequest) (any, error) {
 	return nil, fmt.Errorf("unsupported control request %q", req.Subtype())
 }
 
+// contextUsage answers get_context_usage in the SDK's shape. Gantry knows
+// the size of the last model exchange as the provider counted it (system
+// prompt, tools and messages together), not a breakdown: one "used"
+// category and the free space of the context window.
+func (s *server) contextUsage(ag *agent.Agent) map[string]any {
+	s.mu.Lock()
+	used := s.ctxTokens
+	s.mu.Unlock()
+	window := agent.DefaultContextWindow
+	free := max(window-used, 0)
+	pct := 0.0
+	if window > 0 {
+		pct = float64(used) * 100 / float64(window)
+	}
+	type category struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Tokens int    `json:"tokens"`
+		Color  string `json:"color"`
+		Kind   string `json:"kind"`
+	}
+	agents := []map[string]any{}
+	if s.ws != nil && s.ws.Agents() != nil {
+		for _, d := range s.ws.Agents().List() {
+			agents = append(agents, map[string]any{"agentType": d.Name, "source": d.Source, "tokens": 0})
+		}
+	}
+	return map[string]any{
+		"categories": []category{
+			{ID: "messages", Name: "Conversation (system prompt, tools and messages)", Tokens: used, Color: "purple", Kind: "used"},
+			{ID: "free_space", Name: "Free space", Tokens: free, Color: "promptBorder", Kind: "free"},
+		},
+		"totalTokens":  used,
+		"maxTokens":    window,
+		"rawMaxTokens": window,
+		"percentage":   pct,
+		"gridRows":     [][]any{},
+		"model":        ag.Model(),
+		"memoryFiles":  []any{},
+		"mcpTools":     []any{},
+		"agents":       agents,
+	}
+}
+
 // rewindFiles answers rewind_files through Agent.RewindFiles (the one
 // rewind of every front end), in the SDK's RewindFilesResult shape.
 func rewindFiles(ctx context.Context, ag *agent.Agent, id string, dryRun bool) map[string]any {
-	rep, err := ag.RewindFiles(ctx, id, checkpoint.RewindOptions{DryRun: dryRun})
+	rep, err := ag.RewindFiles(ctx, id, checkpoint.RewindOptions{DryRun: dryRun, CountLines: file.LineChanges})
 	if err != nil {
 		return map[string]any{"canRewind": false, "error": err.Error()}
 	}
 	changed := slices.Concat(rep.Restored, rep.Removed, rep.ModeChanged)
+	for i, p := range changed {
+		if !filepath.IsAbs(p) {
+			changed[i] = filepath.Join(ag.Env().WorkDir, p) // the SDK's paths are absolute
+		}
+	}
 	slices.Sort(changed)
 	if changed == nil {
 		changed = []string{}
 	}
-	return map[string]any{"canRewind": true, "filesChanged": changed}
+	return map[string]any{"canRewind": true, "filesChanged": changed, "insertions": rep.Insertions, "deletions": rep.Deletions}
 }
 
 // initialize answers the initialize request once the session is open.
@@ -528,12 +638,12 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 	}
 	model := ag.Model()
 	resp := map[string]any{
-		"commands":                builtinCommands,
+		"commands":                slashCommands(s.commands()),
 		"agents":                  agents,
 		"output_style":            "default",
 		"available_output_styles": []string{"default"},
 		"models":                  []map[string]string{{"value": model, "displayName": model, "description": "the session's model"}},
-		"account":                 map[string]string{"apiKeySource": s.opts.APIKeySource},
+		"account":                 s.account(),
 		"claude_code_version":     s.opts.Version,
 		"pid":                     os.Getpid(),
 	}
@@ -541,6 +651,16 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 		resp["hooks_applied"] = true
 	}
 	return resp, nil
+}
+
+// account is initialize's account (the SDK's accountInfo()): where the
+// key came from and which kind of provider serves the session.
+func (s *server) account() map[string]string {
+	acc := map[string]string{"apiKeySource": s.opts.APIKeySource}
+	if p := s.opts.APIProvider; p != "" {
+		acc["apiProvider"] = p
+	}
+	return acc
 }
 
 func (s *server) mcpStatusResponse() any {

@@ -187,7 +187,7 @@ func TestServe(t *testing.T) {
 					return nil, nil, err
 				}
 				ag, err := agent.New(ctx, agent.Options{
-					Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k")), Model: "claude-sonnet-4-5",
+					Provider: anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k"}), Model: "claude-sonnet-4-5",
 					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true, StreamEvents: true,
 					AppendSystemPrompt: init.AppendSystemPrompt,
 				})
@@ -370,13 +370,13 @@ func TestServeRewindFiles(t *testing.T) {
 		done <- streamjson.Serve(context.Background(), streamjson.Options{
 			In: in, Out: out, Version: "test", Getenv: getenv, Writer: streamjson.WriterOptions{ReplayUser: true},
 			Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
-				ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, NoSettings: true, Getenv: getenv, UserHome: home, PolicyPath: "-", Mode: "acceptEdits"})
+				ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, NoSettings: true, Getenv: getenv, UserHome: home, PolicyPath: "-", Mode: "acceptEdits", Checkpoints: st})
 				if err != nil {
 					return nil, nil, err
 				}
 				ag, err := agent.New(ctx, agent.Options{
-					Provider: anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k")), Model: "claude-sonnet-4-5",
-					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true, Checkpoints: st,
+					Provider: anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k"}), Model: "claude-sonnet-4-5",
+					Workspace: ws, Closers: []io.Closer{ws}, NoEnvFacts: true, NoMemoryFiles: true,
 				})
 				if err != nil {
 					ws.Close()
@@ -405,7 +405,11 @@ func TestServeRewindFiles(t *testing.T) {
 		}
 		return r["response"].(map[string]any)
 	}
-	if r := rewind("d", map[string]any{"user_message_id": id, "dry_run": true}); r["canRewind"] != true || fmtJSON(r["filesChanged"]) != `["x.txt"]` {
+	if prompt["isReplay"] != true {
+		t.Errorf("the replayed prompt has no isReplay: %v", prompt)
+	}
+	if r := rewind("d", map[string]any{"user_message_id": id, "dry_run": true}); r["canRewind"] != true || fmtJSON(r["filesChanged"]) != fmtJSON([]string{filepath.Join(dir, "x.txt")}) ||
+		r["insertions"] != float64(0) || r["deletions"] != float64(1) {
 		t.Fatalf("dry run: %v", r)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err != nil {

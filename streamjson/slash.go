@@ -2,10 +2,12 @@ package streamjson
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/slash"
 )
 
 // SlashCommand is one command a prompt may start with, as the SDK lists
@@ -16,36 +18,32 @@ type SlashCommand struct {
 	ArgumentHint string `json:"argumentHint"`
 }
 
-// builtinCommands are the slash commands Serve runs itself instead of
-// sending the prompt to the model.
-var builtinCommands = []SlashCommand{
-	{Name: "compact", Description: "Summarise the conversation so far to free context (optional: what the summary should keep)", ArgumentHint: "[instructions]"},
+// commands is the session's slash commands (the built-in ones before the
+// session is open).
+func (s *server) commands() *slash.Registry {
+	if s.ws != nil && s.ws.Commands() != nil {
+		return s.ws.Commands()
+	}
+	return slash.NewRegistry()
 }
 
-// commandNames returns the names of cmds (system/init's slash_commands).
-func commandNames(cmds []SlashCommand) []string {
-	names := make([]string, 0, len(cmds))
-	for _, c := range cmds {
+// slashCommands lists the commands a program may send, in the SDK's shape.
+func slashCommands(r *slash.Registry) []SlashCommand {
+	var out []SlashCommand
+	for _, c := range r.List() {
+		out = append(out, SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
+	}
+	return out
+}
+
+// commandNames returns the names of r's commands (system/init's
+// slash_commands).
+func commandNames(r *slash.Registry) []string {
+	var names []string
+	for _, c := range r.List() {
 		names = append(names, c.Name)
 	}
 	return names
-}
-
-// parseSlash splits a prompt that is a slash command into its name and
-// arguments: "/compact keep the names" → "compact", "keep the names". A
-// prompt that is not one (no leading slash, a path such as "/etc/hosts
-// is …", an empty name) gives ok false.
-func parseSlash(prompt string) (name, args string, ok bool) {
-	p := strings.TrimSpace(prompt)
-	rest, found := strings.CutPrefix(p, "/")
-	if !found {
-		return "", "", false
-	}
-	name, args, _ = strings.Cut(rest, " ")
-	if name == "" || strings.ContainsAny(name, "/\n\t") {
-		return "", "", false
-	}
-	return name, strings.TrimSpace(args), true
 }
 
 // promptText is the text of a prompt made only of text blocks ("" if it
@@ -61,28 +59,49 @@ func promptText(blocks []llm.Block) string {
 	return sb.String()
 }
 
-// runCommand runs a built-in slash command as a turn; false when the
-// prompt is not one of them (it then goes to the model as it is).
-func (s *server) runCommand(ctx context.Context, ag *agent.Agent, blocks []llm.Block) bool {
-	name, args, ok := parseSlash(promptText(blocks))
-	if !ok {
-		return false
+// runCommand runs a built-in slash command as a turn and returns true.
+// A custom command's prompt is expanded into blocks (with its model and
+// allowed-tools applied until undo is called); any other prompt comes
+// back as it was.
+func (s *server) runCommand(ctx context.Context, ag *agent.Agent, blocks []llm.Block) (_ []llm.Block, undo func(), done bool) {
+	c, args := s.commands().Find(promptText(blocks))
+	if c == nil {
+		return blocks, func() {}, false
 	}
-	switch name {
+	if !c.Builtin() {
+		undo := slash.Apply(ag, c)
+		text, err := c.Prepare(ctx, ag, args)
+		if err != nil {
+			undo()
+			s.out.Result(nil, err)
+			return nil, func() {}, true
+		}
+		return []llm.Block{llm.Text(text)}, undo, false
+	}
+	switch c.Name {
 	case "compact":
+		s.out.Compacting(false, nil)
 		ev, err := ag.Compact(ctx, args)
+		switch {
+		case err != nil:
+			s.out.Compacting(true, err)
+		case ev == nil:
+			s.out.Compacting(true, errors.New("not enough messages to compact"))
+		default:
+			s.out.Compacting(true, nil)
+		}
 		res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: ag.SessionID()}
 		switch {
 		case err != nil:
 			s.out.Result(nil, err)
-			return true
+			return nil, func() {}, true
 		case ev == nil:
 			res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, "Not enough messages to compact."
 		default:
 			s.out.CompactBoundary("manual", ev)
 		}
 		s.out.Result(res, nil)
-		return true
+		return nil, func() {}, true
 	}
-	return false
+	return blocks, func() {}, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
@@ -27,6 +28,8 @@ type Info struct {
 	// skills the Skill tool can load; SlashCommands the commands a prompt
 	// may start with (the ones Serve runs itself, such as compact).
 	Agents, Skills, SlashCommands []string
+	// Plugins are the plugins loaded.
+	Plugins []Plugin
 }
 
 // WriterOptions configure a [Writer]. The zero value writes the core
@@ -39,9 +42,13 @@ type WriterOptions struct {
 	// names none.
 	Model string
 	// Partial writes stream_event messages for the model's raw stream
-	// events (the SDK's includePartialMessages); they need the agent's
-	// Options.StreamEvents.
+	// events (the SDK's includePartialMessages; they need the agent's
+	// Options.StreamEvents).
 	Partial bool
+	// ToolProgress writes a tool_progress message for each status of a
+	// tool call: WAIT with the partial input, DOING with its progress,
+	// SUCCESS, ERROR (the CLI sets it with --include-partial-messages).
+	ToolProgress bool
 	// ReplayUser writes the prompt of each run as a user message too,
 	// with its transcript uuid (the id of the checkpoint recorded before
 	// it, if any): the CLI's --replay-user-messages.
@@ -71,6 +78,21 @@ type Writer struct {
 	calls    map[string]*callFacts        // facts of the turn's tool calls by id, until their result
 	partial  partialState
 	err      error // the first error of emit
+	// called holds the tool_use ids of the assistant messages written this
+	// turn; held the messages of subagents whose Agent call was not
+	// written yet (under streaming execution a subagent can start while
+	// its parent's reply still streams), by that call's id.
+	called map[string]bool
+	held   map[string][]func()
+	// tasks are the subagents started, by the id of their Agent call.
+	tasks map[string]*subTask
+}
+
+// subTask is what the Writer knows of a subagent's Agent call.
+type subTask struct {
+	id, description, subagentType, prompt string
+	background, started, notified         bool
+	toolUses                              int // the calls of its replies
 }
 
 // NewWriter returns a Writer that hands every message to emit (which
@@ -109,6 +131,9 @@ func (w *Writer) Begin() {
 	w.results = map[string]*executor.Outcome{}
 	w.calls = map[string]*callFacts{}
 	w.partial = partialState{}
+	if w.called == nil {
+		w.called = map[string]bool{} // kept across turns: a background subagent outlives its turn
+	}
 }
 
 // Event writes the messages of one run event (none for most deltas and
@@ -141,13 +166,21 @@ func (w *Writer) Event(ev agent.Event) {
 					in = json.RawMessage(`{}`)
 				}
 				w.denials = append(w.denials, PermissionDenial{ToolName: o.Name, ToolUseID: o.ID, ToolInput: in})
+				w.denied(o, "")
 			}
+			w.taskEnded(o)
 		}
+	case *agent.ToolStatus:
+		w.toolProgress(e.Status, nil)
 	case *agent.SubagentEvent:
-		if m, ok := e.Event.(*agent.MessageEvent); ok {
-			id := e.ParentToolUseID
-			w.message(m.Message, m.UUID, m.Reply, &id)
-		}
+		// Never before the message holding its Agent call.
+		w.after(e.ParentToolUseID, func() {
+			w.subagent(e)
+			if st, ok := subagentStatus(e.Event); ok {
+				id := e.ParentToolUseID
+				w.toolProgress(st, &id)
+			}
+		})
 	case *agent.TurnEnd:
 		if !w.apiStart.IsZero() {
 			w.apiDur += w.opts.Now().Sub(w.apiStart)
@@ -187,7 +220,7 @@ func (w *Writer) init(e *agent.InitEvent) {
 		MCPServers: nonNil(info.MCPServers), Model: model, PermissionMode: e.Mode,
 		SlashCommands: nonNil(info.SlashCommands), APIKeySource: cmpOr(info.APIKeySource, "none"),
 		ClaudeCodeVersion: info.Version, OutputStyle: "default", Agents: nonNil(info.Agents),
-		Skills: nonNil(info.Skills), Plugins: []Plugin{}, UUID: w.opts.NewUUID(), GantryVersion: info.Version,
+		Skills: nonNil(info.Skills), Plugins: nonNil(info.Plugins), UUID: w.opts.NewUUID(), GantryVersion: info.Version,
 	})
 }
 
@@ -248,7 +281,8 @@ func (w *Writer) message(m llm.Message, uuid string, reply *agent.ReplyInfo, par
 		return // the prompt, a reminder or a note Gantry added
 	}
 	if len(rest) > 0 {
-		w.send(User{Type: "user", Message: UserParam{Role: "user", Content: APIBlocks(rest)}, ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+		w.send(User{Type: "user", Message: UserParam{Role: "user", Content: APIBlocks(rest)}, ParentToolUseID: parent, UUID: next(), SessionID: w.session,
+			IsReplay: parent == nil && !hasResult})
 	}
 	if parent == nil && hasResult {
 		w.apiStart = w.opts.Now() // the next model request starts
@@ -277,6 +311,174 @@ func (w *Writer) assistant(m llm.Message, reply *agent.ReplyInfo, parent *string
 		w.send(Assistant{Type: "assistant", Message: APIMessage{ID: id, Type: "message", Role: "assistant", Model: model,
 			Content: []Block{APIBlock(b)}, StopReason: stop, Usage: usageShape(info.Usage)},
 			ParentToolUseID: parent, UUID: next(), SessionID: w.session})
+		if b.Type == llm.TypeToolUse {
+			w.noteTask(b)
+			w.release(b.ID)
+		}
+	}
+}
+
+// release marks the call id as written and writes the subagent messages
+// held for it.
+func (w *Writer) release(id string) {
+	if w.called == nil {
+		w.called = map[string]bool{}
+	}
+	w.called[id] = true
+	held := w.held[id]
+	delete(w.held, id)
+	for _, f := range held {
+		f()
+	}
+}
+
+// after runs f once the assistant message holding call id was written
+// (at once if it was).
+func (w *Writer) after(id string, f func()) {
+	if w.called[id] {
+		f()
+		return
+	}
+	if w.held == nil {
+		w.held = map[string][]func(){}
+	}
+	w.held[id] = append(w.held[id], f)
+}
+
+// subagent writes what a subagent's event shows: its task_started (on its
+// first event), its messages and its denied calls.
+func (w *Writer) subagent(e *agent.SubagentEvent) {
+	id := e.ParentToolUseID
+	t := w.tasks[id]
+	if t == nil {
+		t = &subTask{}
+		if w.tasks == nil {
+			w.tasks = map[string]*subTask{}
+		}
+		w.tasks[id] = t
+	}
+	if !t.started {
+		t.started, t.id = true, cmpOr(e.AgentID, id)
+		w.send(TaskStarted{Type: "system", Subtype: "task_started", TaskID: t.id, ToolUseID: id, Description: t.description,
+			SubagentType: cmpOr(e.AgentType, t.subagentType), IsBackgrounded: t.background, TaskType: "local_agent", Prompt: t.prompt,
+			UUID: w.opts.NewUUID(), SessionID: w.session})
+	}
+	switch ev := e.Event.(type) {
+	case *agent.MessageEvent:
+		if ev.Message.Role == llm.RoleAssistant {
+			for _, b := range ev.Message.Content {
+				if b.Type == llm.TypeToolUse {
+					t.toolUses++
+				}
+			}
+		}
+		w.message(ev.Message, ev.UUID, ev.Reply, &id)
+	case *agent.ToolResultEvent:
+		w.denied(ev.Outcome, e.AgentID)
+	case *agent.ResultEvent:
+		// The subagent's run ended (a background one too).
+		status := "completed"
+		if ev.IsError {
+			status = "failed"
+		}
+		t.notified = true
+		w.send(TaskNotification{Type: "system", Subtype: "task_notification", TaskID: t.id, ToolUseID: id, Status: status,
+			Summary: cmpOr(summaryText(ev.Text), t.description),
+			Usage:   &TaskUsage{TotalTokens: ev.Usage.PromptTokens() + ev.Usage.OutputTokens, ToolUses: t.toolUses, DurationMS: ev.Duration.Milliseconds()},
+			UUID:    w.opts.NewUUID(), SessionID: w.session})
+	}
+}
+
+// summaryText is a task's result as task_notification's summary: at most
+// 1,000 characters.
+func summaryText(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 1000 {
+		s = string(r[:999]) + "…"
+	}
+	return s
+}
+
+// denied writes the permission_denied message of a denied or blocked
+// call.
+func (w *Writer) denied(o *executor.Outcome, agentID string) {
+	if o == nil || (o.Kind != executor.KindDenied && o.Kind != executor.KindBlocked) {
+		return
+	}
+	m := PermissionDenied{Type: "system", Subtype: "permission_denied", ToolName: o.Name, ToolUseID: o.ID, AgentID: agentID,
+		UUID: w.opts.NewUUID(), SessionID: w.session}
+	if o.Result != nil {
+		m.Message = o.Result.TextContent()
+	}
+	switch {
+	case o.Kind == executor.KindBlocked:
+		m.DecisionReasonType = "hook"
+	case o.Decision != nil:
+		m.DecisionReasonType = o.Decision.Source
+		if o.Decision.Rule != "" {
+			m.DecisionReasonType = "rule"
+		}
+	}
+	if o.Decision != nil {
+		m.DecisionReason = o.Decision.Reason
+	}
+	w.send(m)
+}
+
+// taskEnded writes the task_notification of a foreground subagent whose
+// Agent call returned.
+func (w *Writer) taskEnded(o *executor.Outcome) {
+	t := w.tasks[o.ID]
+	if t == nil || !t.started || t.background || t.notified {
+		return // a subagent's own result said it (or it runs on)
+	}
+	delete(w.tasks, o.ID)
+	status := "completed"
+	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
+		status = "failed"
+	}
+	n := TaskNotification{Type: "system", Subtype: "task_notification", TaskID: t.id, ToolUseID: o.ID, Status: status,
+		Summary: t.description, UUID: w.opts.NewUUID(), SessionID: w.session}
+	if o.Duration > 0 {
+		n.Usage = &TaskUsage{DurationMS: o.Duration.Milliseconds()}
+	}
+	w.send(n)
+}
+
+// noteTask records an Agent call's description, type and prompt for its
+// task_* messages.
+func (w *Writer) noteTask(b llm.Block) {
+	if b.Type != llm.TypeToolUse || (b.Name != agenttool.Name && b.Name != "Task") {
+		return
+	}
+	var in struct {
+		Description  string `json:"description"`
+		Prompt       string `json:"prompt"`
+		SubagentType string `json:"subagent_type"`
+		Background   bool   `json:"run_in_background"`
+	}
+	_ = json.Unmarshal(b.Input, &in) // a bad input fails the call; the task shows what it can
+	if w.tasks == nil {
+		w.tasks = map[string]*subTask{}
+	}
+	t := w.tasks[b.ID]
+	if t == nil {
+		t = &subTask{}
+		w.tasks[b.ID] = t
+	}
+	t.description, t.prompt, t.subagentType, t.background = in.Description, in.Prompt, in.SubagentType, in.Background
+}
+
+// flushHeld writes subagent messages still held at the end of a turn
+// (their call was never written: nothing to order them after).
+func (w *Writer) flushHeld() {
+	ids := make([]string, 0, len(w.held))
+	for id := range w.held {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		w.release(id)
 	}
 }
 
@@ -286,6 +488,7 @@ func (w *Writer) Result(res *agent.ResultEvent, runErr error) Result {
 	if w.models == nil {
 		w.Begin()
 	}
+	w.flushHeld()
 	r := Result{Type: "result", SessionID: w.session, DurationAPIMS: w.apiDur.Milliseconds(),
 		ModelUsage: map[string]ModelUsage{}, PermissionDenials: nonNil(w.denials), UUID: w.opts.NewUUID()}
 	r.DurationMS = w.opts.Now().Sub(w.start).Milliseconds()
@@ -426,6 +629,22 @@ func (w *Writer) noteCalls(m llm.Message, info *agent.ReplyInfo, parent *string)
 			w.calls[b.ID] = &callFacts{asked: now}
 		}
 	}
+}
+
+// Compacting writes the status messages around a manual compaction:
+// "compacting" when it starts (done false), then a null status with the
+// compaction's result (err nil: success).
+func (w *Writer) Compacting(done bool, err error) {
+	m := Status{Type: "system", Subtype: "status", UUID: w.opts.NewUUID(), SessionID: w.session}
+	switch {
+	case !done:
+		m.Status = ptr("compacting")
+	case err != nil:
+		m.CompactResult, m.CompactError = "failed", err.Error()
+	default:
+		m.CompactResult = "success"
+	}
+	w.send(m)
 }
 
 // CompactBoundary writes the system/compact_boundary message of a

@@ -79,7 +79,8 @@ func record(t *testing.T, opts streamjson.WriterOptions, events []agent.Event, r
 func aTurn() []agent.Event {
 	use1 := llm.ToolUse("toolu_1", "Read", json.RawMessage(`{"file_path":"a.go"}`))
 	use2 := llm.ToolUse("toolu_2", "Bash", json.RawMessage(`{"command":"rm -rf /"}`))
-	reply := llm.AssistantMessage(llm.Thinking("let me look", "sig"), llm.Text("Reading."), use1, use2)
+	use0 := llm.ToolUse("toolu_0", "Agent", json.RawMessage(`{"description":"look around","prompt":"look","subagent_type":"Explore"}`))
+	reply := llm.AssistantMessage(llm.Thinking("let me look", "sig"), llm.Text("Reading."), use0, use1, use2)
 	okRes := &tool.Result{Content: []tool.Content{tool.Text("package a")}, Structured: map[string]any{"lines": 1}}
 	denied := &tool.Result{Content: []tool.Content{tool.Text("the user denied this call")}, IsError: true}
 	img := &tool.Result{Content: []tool.Content{tool.Text("a picture"), tool.Image([]byte{1, 2, 3}, "image/png")}}
@@ -100,6 +101,7 @@ func aTurn() []agent.Event {
 		&agent.SubagentEvent{ParentToolUseID: "toolu_0", AgentType: "Explore", Event: &agent.MessageEvent{
 			Message: llm.AssistantMessage(llm.Text("child")), Reply: &agent.ReplyInfo{ID: "msg_c", Model: "claude-haiku-4-5", StopReason: llm.StopEndTurn}}},
 		&agent.ToolStatus{},
+		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_0", Name: "Agent", Result: &tool.Result{Content: []tool.Content{tool.Text("looked")}}, Duration: 1500 * time.Millisecond}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_1", Name: "Read", Result: okRes}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_2", Name: "Bash", Input: json.RawMessage(`{"command":"rm -rf /"}`), Result: denied, Kind: executor.KindDenied}},
 		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_3", Name: "Screenshot", Result: img}},
@@ -180,7 +182,13 @@ var sdkShapes = map[string]struct{ required, optional []string }{
 	"system/api_retry": {
 		required: []string{"type", "subtype", "attempt", "max_retries", "retry_delay_ms", "error_status", "error", "uuid", "session_id"},
 	},
-	"system/status": {required: []string{"type", "subtype", "status", "uuid", "session_id"}, optional: []string{"permissionMode"}},
+	"system/status": {required: []string{"type", "subtype", "status", "uuid", "session_id"}, optional: []string{"permissionMode", "compact_result", "compact_error"}},
+	"system/permission_denied": {required: []string{"type", "subtype", "tool_name", "tool_use_id", "message", "uuid", "session_id"},
+		optional: []string{"agent_id", "decision_reason_type", "decision_reason"}},
+	"system/task_started": {required: []string{"type", "subtype", "task_id", "description", "uuid", "session_id"},
+		optional: []string{"run_id", "tool_use_id", "subagent_type", "is_backgrounded", "spawn_depth", "parent_task_id", "task_type", "workflow_name", "prompt", "skip_transcript", "ambient"}},
+	"system/task_notification": {required: []string{"type", "subtype", "task_id", "status", "output_file", "summary", "uuid", "session_id"},
+		optional: []string{"run_id", "tool_use_id", "reason", "usage", "resource_links", "skip_transcript", "ambient"}},
 }
 
 // apiMessageKeys are the keys of a Messages API message (BetaMessage).
@@ -291,5 +299,81 @@ func TestMapSubtype(t *testing.T) {
 		if sub != tc.sub || term != tc.terminal {
 			t.Errorf("MapSubtype(%s) = %s, %s; want %s, %s", tc.gantry, sub, term, tc.sub, tc.terminal)
 		}
+	}
+}
+
+// TestSubagentOrder: a subagent's messages never come before the
+// assistant message holding its Agent call, whatever order the events
+// arrive in (under streaming execution a subagent starts while its
+// parent's reply still streams — the order 2 of 8 SDK runs saw).
+func TestSubagentOrder(t *testing.T) {
+	call := llm.ToolUse("toolu_a", "Agent", json.RawMessage(`{"description":"look","prompt":"look","subagent_type":"Explore"}`))
+	child := func(text string) agent.Event {
+		return &agent.SubagentEvent{ParentToolUseID: "toolu_a", AgentType: "Explore", Event: &agent.MessageEvent{
+			Message: llm.AssistantMessage(llm.Text(text)), Reply: &agent.ReplyInfo{ID: "msg_c", Model: "claude-haiku-4-5"}}}
+	}
+	parent := &agent.MessageEvent{Message: llm.AssistantMessage(llm.Text("Delegating."), call), Reply: &agent.ReplyInfo{ID: "msg_p", StopReason: llm.StopToolUse}}
+	orders := map[string][]agent.Event{
+		"in order":            {parent, child("one"), child("two")},
+		"child first":         {child("one"), parent, child("two")},
+		"both children first": {child("one"), child("two"), parent},
+	}
+	for name, evs := range orders {
+		t.Run(name, func(t *testing.T) {
+			events := append([]agent.Event{&agent.InitEvent{SessionID: session, Model: "m"}}, evs...)
+			out := record(t, deterministic(), events, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: session}, nil)
+			var got []string
+			for _, m := range out {
+				if m["type"] != "assistant" {
+					continue
+				}
+				msg := m["message"].(map[string]any)
+				b := msg["content"].([]any)[0].(map[string]any)
+				got = append(got, fmt.Sprint(b["type"], ":", b["text"], b["id"]))
+			}
+			want := []string{"text:Delegating.<nil>", "tool_use:<nil>toolu_a", "text:one<nil>", "text:two<nil>"}
+			if !slices.Equal(got, want) {
+				t.Errorf("order = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestTaskMessages: a background subagent's task_started says so, its
+// Agent call's quick result writes no notification, and its own result
+// later writes task_notification with its summary and usage.
+func TestTaskMessages(t *testing.T) {
+	call := llm.ToolUse("toolu_b", "Agent", json.RawMessage(`{"description":"watch","prompt":"watch it","subagent_type":"Explore","run_in_background":true}`))
+	sub := func(ev agent.Event) agent.Event {
+		return &agent.SubagentEvent{ParentToolUseID: "toolu_b", AgentID: "agent-1", AgentType: "Explore", Event: ev}
+	}
+	events := []agent.Event{
+		&agent.InitEvent{SessionID: session, Model: "m"},
+		&agent.MessageEvent{Message: llm.AssistantMessage(call), Reply: &agent.ReplyInfo{ID: "msg_p", StopReason: llm.StopToolUse}},
+		&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_b", Name: "Agent", Result: &tool.Result{Content: []tool.Content{tool.Text("started in the background")}}}},
+		sub(&agent.MessageEvent{Message: llm.AssistantMessage(llm.ToolUse("c1", "Read", json.RawMessage(`{}`))), Reply: &agent.ReplyInfo{ID: "msg_c"}}),
+		sub(&agent.ResultEvent{Subtype: agent.SubtypeSuccess, Text: "all quiet", Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}, Duration: 2 * time.Second}),
+	}
+	out := record(t, deterministic(), events, &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: session}, nil)
+	var started, notes []map[string]any
+	for _, m := range out {
+		switch m["subtype"] {
+		case "task_started":
+			started = append(started, m)
+		case "task_notification":
+			notes = append(notes, m)
+		}
+	}
+	if len(started) != 1 || started[0]["is_backgrounded"] != true || started[0]["task_id"] != "agent-1" || started[0]["description"] != "watch" {
+		t.Fatalf("task_started = %v", started)
+	}
+	if len(notes) != 1 {
+		t.Fatalf("task_notification = %v, want one", notes)
+	}
+	n := notes[0]
+	u, _ := n["usage"].(map[string]any)
+	if n["status"] != "completed" || n["summary"] != "all quiet" || n["task_id"] != "agent-1" ||
+		u["total_tokens"] != float64(120) || u["tool_uses"] != float64(1) || u["duration_ms"] != float64(2000) {
+		t.Errorf("task_notification = %v", n)
 	}
 }

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -51,6 +52,20 @@ type Env struct {
 	Services *Services
 	// Progress receives progress reports while the call runs. Nil discards.
 	Progress func(Progress)
+	// MessageID is the id of the model message that asked for this call
+	// ("" when the caller did not say).
+	MessageID string
+	// CanUseTool, set by the executor for each call, decides whether this
+	// session would let a call of the named tool (a name or an alias) with
+	// input run — the same decision the executor makes for the model's
+	// calls: input validated, the tool's own check, rules, mode, and the
+	// session's ask callback, so the person may be asked. A tool that
+	// starts sub-work (other tools, a script, a subagent) asks before it
+	// acts; a Deny carries the reason to give the model. Allow may come
+	// with UpdatedInput (the person or a hook edited it). Nil means
+	// nobody can decide: treat every sub-call as denied. It must not be
+	// called after the call returned.
+	CanUseTool func(ctx context.Context, name string, input json.RawMessage) (PermissionResult, error)
 }
 
 // Progress is one progress report of a running call.

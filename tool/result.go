@@ -79,14 +79,18 @@ func EmbeddedBlob(uri, mimeType string, data []byte) Content {
 // (for example a skill's instructions). ContextModifier, if set, is applied
 // to the session's environment after the call (a `cd`, a mode change); the
 // executor applies it only for calls that are not concurrency-safe, in the
-// model's order.
+// model's order. Meta is protocol metadata that travels with the result
+// and is never shown to the model: an MCP server's _meta (progress tokens,
+// vendor keys), kept for hooks, stream-json consumers and UIs and sent
+// back out when the tool is served over MCP.
 type Result struct {
-	Content         []Content  `json:"content"`
-	Display         []Content  `json:"display,omitempty"`
-	IsError         bool       `json:"is_error,omitempty"`
-	Structured      any        `json:"structured,omitempty"`
-	Messages        []Message  `json:"messages,omitempty"`
-	ContextModifier func(*Env) `json:"-"`
+	Content         []Content      `json:"content"`
+	Display         []Content      `json:"display,omitempty"`
+	IsError         bool           `json:"is_error,omitempty"`
+	Structured      any            `json:"structured,omitempty"`
+	Messages        []Message      `json:"messages,omitempty"`
+	Meta            map[string]any `json:"_meta,omitempty"`
+	ContextModifier func(*Env)     `json:"-"`
 }
 
 // Message is an extra conversation message a tool adds.

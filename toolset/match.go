@@ -1,6 +1,10 @@
 package toolset
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/wildcard"
+)
 
 // pattern is one allow/deny/restriction name pattern.
 type pattern struct {
@@ -52,29 +56,7 @@ func MatchName(pat, name string) bool {
 }
 
 // matchGlob matches name against a glob with '*' and '?' (no escapes, no
-// classes: tool names have neither). It runs in O(len(glob)·len(name)) at
-// worst, with the classic single-backtrack algorithm.
+// classes: tool names have neither).
 func matchGlob(glob, name string) bool {
-	gi, ni := 0, 0
-	star, mark := -1, 0
-	for ni < len(name) {
-		switch {
-		case gi < len(glob) && (glob[gi] == '?' || glob[gi] == name[ni]):
-			gi++
-			ni++
-		case gi < len(glob) && glob[gi] == '*':
-			star, mark = gi, ni
-			gi++
-		case star >= 0:
-			mark++
-			ni = mark
-			gi = star + 1
-		default:
-			return false
-		}
-	}
-	for gi < len(glob) && glob[gi] == '*' {
-		gi++
-	}
-	return gi == len(glob)
+	return wildcard.Match(glob, name, wildcard.Options{Question: true})
 }

@@ -15,6 +15,7 @@ import (
 // the latest steps of a subagent it started, and its result.
 type card struct {
 	id, name string
+	display  string // the tool's name for people, when it has one other than name
 	phase    tool.Phase
 	desc     string
 	input    json.RawMessage
@@ -66,6 +67,9 @@ func (c *card) title(st *styles) string {
 		d = summarizeInput(c.name, c.input)
 	}
 	name, rest := callTitle(c.name, d)
+	if c.display != "" {
+		name = esc(oneLine(c.display))
+	}
 	t := st.bold.Render(name)
 	if rest != "" {
 		t += " " + rest

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/gantry-dev/gantry/builtin/notify"
 	"github.com/gantry-dev/gantry/interaction"
 )
 
@@ -80,11 +81,38 @@ var errClosed = &interaction.NobodyError{Why: "the terminal UI was closed before
 type channel struct {
 	bus  *bus
 	next atomic.Int64
+	// desktop raises an OS notification; nil means notify.Desktop.
+	desktop func(ctx context.Context, title, message string) error
+}
+
+// notifyMsg brings a notification into the UI: the bell, an OSC 9
+// notification and a line in the transcript.
+type notifyMsg struct {
+	r *interaction.NotificationRequest
+}
+
+// notify delivers a notification without a dialog and answers at once.
+func (c *channel) notify(ctx context.Context, r *interaction.NotificationRequest) (interaction.Answer, error) {
+	if !c.bus.send(notifyMsg{r}) {
+		return nil, errClosed
+	}
+	a := &interaction.NotificationAnswer{Delivered: []string{"terminal"}}
+	desktop := c.desktop
+	if desktop == nil {
+		desktop = notify.Desktop
+	}
+	if err := desktop(ctx, r.Title, r.Message); err == nil {
+		a.Delivered = append(a.Delivered, "desktop")
+	}
+	// No desktop notifier is no failure: the terminal told the person.
+	return a, nil
 }
 
 // Ask implements [interaction.Channel].
 func (c *channel) Ask(ctx context.Context, req interaction.Request) (interaction.Answer, error) {
-	switch req.(type) {
+	switch r := req.(type) {
+	case *interaction.NotificationRequest:
+		return c.notify(ctx, r)
 	case *interaction.PermissionRequest, *interaction.QuestionRequest, *interaction.PlanRequest,
 		*interaction.ElicitationRequest, *interaction.TrustRequest:
 	case nil:

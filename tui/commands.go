@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -44,8 +45,28 @@ func (m *model) command(line string) tea.Cmd {
 			return c.run(m, arg)
 		}
 	}
+	if c, _ := m.customCommand(line); c != nil {
+		// A custom command is a prompt: queued like one, expanded when
+		// its turn starts (startRun).
+		m.queue = append(m.queue, line)
+		return m.next()
+	}
 	m.print(m.st.warn.Render("unknown command " + esc(name) + " — /help lists them"))
 	return nil
+}
+
+// customCommand returns the custom command (package slash) a prompt
+// invokes and its arguments, or nil.
+func (m *model) customCommand(prompt string) (*slash.Command, string) {
+	ws := m.workspace()
+	if ws == nil {
+		return nil, ""
+	}
+	c, args := ws.Commands().Find(prompt)
+	if c == nil || c.Builtin() {
+		return nil, ""
+	}
+	return c, args
 }
 
 // matching lists the commands starting with what is typed (a lone word

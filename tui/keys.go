@@ -197,6 +197,7 @@ func (m *model) submit() tea.Cmd {
 	m.queue = append(m.queue, text)
 	if m.running || m.sess == nil || m.compacting {
 		m.notice = fmt.Sprintf("%d prompt(s) queued", len(m.queue))
+		m.wakeSleep()
 		return nil
 	}
 	return m.next()

@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/todo"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -292,6 +293,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case askMsg:
 		m.asks = append(m.asks, msg.p)
 		return m.showAsk()
+	case notifyMsg:
+		return m.notified(msg.r)
 	case askGoneMsg:
 		for i, p := range m.asks {
 			if p.id == msg.id {
@@ -464,10 +467,19 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	m.runBase.usage, m.runBase.cost = m.usage, m.cost
 	m.notice, m.logLine, m.errShown = "", "", false
 	ag := m.sess.Agent
+	c, args := m.customCommand(prompt)
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		defer cancel()
+		if c != nil {
+			defer slash.Apply(ag, c)()
+			var err error
+			if prompt, err = c.Prepare(ctx, ag, args); err != nil {
+				m.bus.send(runDoneMsg{gen: gen, err: err})
+				return
+			}
+		}
 		var last error
 		for ev, err := range ag.Run(ctx, prompt) {
 			if err != nil {
@@ -598,11 +610,28 @@ func (m *model) event(ev agent.Event) {
 func (m *model) card(id, name string) *card {
 	c := m.cards[id]
 	if c == nil {
-		c = &card{id: id, name: name, dir: m.workDir}
+		c = &card{id: id, name: name, dir: m.workDir, display: m.displayName(name)}
 		m.cards[id] = c
 		m.order = append(m.order, id)
 	}
 	return c
+}
+
+// displayName is the name people see of the session's tool called name
+// (its title or Doc.DisplayName: an MCP tool's "Create issue" rather than
+// mcp__github__create_issue), or "" when it has none of its own.
+func (m *model) displayName(name string) string {
+	if m.sess == nil || m.sess.Agent == nil || m.sess.Agent.Pool() == nil {
+		return ""
+	}
+	t, ok := m.sess.Agent.Pool().Lookup(name)
+	if !ok || t == nil {
+		return ""
+	}
+	if d := t.Spec().DisplayName(); d != name {
+		return d
+	}
+	return ""
 }
 
 func (m *model) dropCard(id string) {

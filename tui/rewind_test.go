@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // TestRewind drives /rewind against a real agent, a real checkpoint store
@@ -32,8 +33,8 @@ func TestRewind(t *testing.T) {
 	}
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(o *agent.Options) {
-			o.Mode, o.Store, o.Checkpoints, o.SessionID = tool.ModeAcceptEdits, store, cps, req.SessionID
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(wo *workspace.Options, _ *agent.Options) {
+			wo.Mode, wo.Transcripts, wo.Checkpoints, wo.ResumeID = tool.ModeAcceptEdits, store, cps, req.SessionID
 		})
 	}
 	h = newHarness(t, Options{Open: open}, false)
@@ -169,7 +170,7 @@ func TestRewindWithoutCheckpoints(t *testing.T) {
 	dir := t.TempDir()
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(*agent.Options) {})
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(*workspace.Options, *agent.Options) {})
 	}
 	h = newHarness(t, Options{Open: open}, false)
 	h.m.Init()

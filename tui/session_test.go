@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // TestSessionEndToEnd drives the model with a real agent over the fake
@@ -28,8 +29,8 @@ func TestSessionEndToEnd(t *testing.T) {
 	store := session.NewStore(home)
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
-		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(o *agent.Options) {
-			o.Mode, o.Store, o.SessionID, o.KeepMessages = req.Mode, store, req.SessionID, 1
+		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(wo *workspace.Options, o *agent.Options) {
+			wo.Mode, wo.Transcripts, wo.ResumeID, o.KeepMessages = req.Mode, store, req.SessionID, 1
 		})
 	}
 	h = newHarness(t, Options{Open: open, Sessions: StoreSessions(store, dir)}, true)
@@ -115,18 +116,25 @@ func lastUserText(r llmtest.Request) string {
 
 // openFileAgent opens a session on a real agent with the file tools in dir,
 // talking to the fake model API srv; adjust sets the test's options.
-func openFileAgent(ctx context.Context, srv *llmtest.Server, dir string, ch *channel, adjust func(*agent.Options)) (*Session, error) {
-	o := agent.Options{
-		Provider:    anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test")),
-		Model:       "claude-test",
-		Pool:        toolset.Options{Tools: file.Tools(file.Options{})},
-		WorkDir:     dir,
-		Interaction: ch,
-		NoEnvFacts:  true,
+func openFileAgent(ctx context.Context, srv *llmtest.Server, dir string, ch *channel, adjust func(*workspace.Options, *agent.Options)) (*Session, error) {
+	wo := workspace.Options{
+		Dir: dir, NoSettings: true, NoAgentFiles: true, NoAgentTool: true, Interaction: ch,
+		Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: file.Tools(file.Options{})},
 	}
-	adjust(&o)
+	o := agent.Options{
+		Provider:   anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test"}),
+		Model:      "claude-test",
+		NoEnvFacts: true,
+	}
+	adjust(&wo, &o)
+	ws, err := workspace.Open(ctx, wo)
+	if err != nil {
+		return nil, err
+	}
+	o.Workspace, o.Closers = ws, append(o.Closers, ws)
 	ag, err := agent.New(ctx, o)
 	if err != nil {
+		ws.Close()
 		return nil, err
 	}
 	return &Session{Agent: ag, Model: "claude-test"}, nil

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/session"
 )
@@ -60,11 +62,7 @@ func firstPrompt(path string) (string, error) {
 		}
 		for _, b := range m.Content {
 			if b.Type == llm.TypeText && strings.TrimSpace(b.Text) != "" {
-				t := oneLine(b.Text)
-				if r := []rune(t); len(r) > 70 {
-					t = string(r[:69]) + "…"
-				}
-				return t, nil
+				return textutil.Truncate(oneLine(b.Text), 70), nil
 			}
 		}
 	}

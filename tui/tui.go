@@ -94,7 +94,8 @@ type OpenRequest struct {
 type Session struct {
 	// Agent runs the prompts (required).
 	Agent *agent.Agent
-	// Workspace, when set, answers /permissions, /mcp and /agents.
+	// Workspace, when set, answers /permissions, /mcp and /agents and
+	// holds the custom slash commands.
 	Workspace *workspace.Workspace
 	// Model is the model in use, for the status line ("" = Options.Model).
 	Model string

@@ -4,33 +4,41 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/executor"
+	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
-// An SDK program gets the session `gantry -p` runs in: the settings of the
-// folder, the permission engine, hooks, MCP servers and the built-in tools,
-// then an agent over it.
+// An SDK program gets the session `gantry -p` runs in (openCLISession):
+// the folder's settings, permission engine, hooks, MCP servers and
+// built-in tools; the durable store, the transcript and the checkpoints
+// under $GANTRY_HOME; the reminders between turns. TestCLISession runs it
+// against the fake API server.
 func Example_agent() {
 	ctx := context.Background()
-	ws, err := workspace.Open(ctx, workspace.Options{Dir: ".", Mode: "acceptEdits"})
+	ag, err := openCLISession(ctx, ".", anthropic.New(anthropic.Options{}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	ag, err := agent.New(ctx, agent.Options{Provider: anthropic.New(), Workspace: ws})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ag.Close()
-	defer ws.Close()
+	defer ag.Close() // closes the workspace too
 	res, err := ag.Prompt(ctx, "Summarise README.md in one line.")
 	fmt.Println(res.Text, err)
+}
+
+// openCLISession is the CLI's session in dir over provider p.
+func openCLISession(ctx context.Context, dir string, p llm.Provider) (*agent.Agent, error) {
+	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, Persist: true})
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(ctx, agent.Options{Provider: p, Workspace: ws, Closers: []io.Closer{ws}})
 }
 
 // One tool call through the workspace's pipeline (validation, hooks,

@@ -3,29 +3,34 @@
 // permission engine and the hooks they configure, the services the tools
 // use (the background-task manager, MCP resources), the MCP servers, the
 // tool pool and the executor. The CLI (`gantry -p`, `tools call`, `mcp
-// serve`), [github.com/gantry-dev/gantry/agent] and subagents build their
-// sessions with it, so an SDK user gets exactly the CLI's session:
+// serve`, `gantry serve`), the Temporal worker,
+// [github.com/gantry-dev/gantry/agent] and subagents build their sessions
+// with it — it is the only assembly — so an SDK user gets exactly the
+// CLI's session, with its durable store, transcript, checkpoints and
+// reminders:
 //
-//	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir})
+//	ws, err := workspace.Open(ctx, workspace.Options{Dir: dir, Persist: true})
 //	if err != nil { … }
-//	defer ws.Close()
-//	ag, err := agent.New(ctx, agent.Options{Provider: p, Workspace: ws})
+//	ag, err := agent.New(ctx, agent.Options{Provider: p, Workspace: ws, Closers: []io.Closer{ws}})
 //
-// A [Workspace] owns what it started (background tasks, MCP server
-// processes, a temporary results directory) and releases it on
-// [Workspace.Close].
+// A [Workspace] owns what it started (background commands and jobs, MCP
+// server processes, the durable store Persist opened, a temporary results
+// directory) and releases it on [Workspace.Close].
 package workspace
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,14 +42,24 @@ import (
 	"github.com/gantry-dev/gantry/builtin/search"
 	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/builtin/team"
+	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/web"
+	"github.com/gantry-dev/gantry/builtin/worktree"
+	"github.com/gantry-dev/gantry/checkpoint"
+	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
+	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/sandbox"
+	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
 )
@@ -124,6 +139,16 @@ type Options struct {
 	// NoAgentTool leaves the Agent tool out of the pool (for sessions
 	// without an agent loop, such as MCP serving).
 	NoAgentTool bool
+	// NoCommandFiles reads no custom slash command files. Otherwise the
+	// user's (~/.claude/commands, <Gantry home>/commands) are read, and the
+	// project's (.claude/commands, .gantry/commands) in a trusted folder
+	// (see package slash).
+	NoCommandFiles bool
+	// PluginDirs are plugin directories to load (the CLI's --plugin-dir,
+	// the Agent SDK's plugins): their commands and skills join the
+	// session's; their agents, hooks and MCP servers are not loaded yet
+	// (Warn says so). Named explicitly, they need no trust.
+	PluginDirs []string
 
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
@@ -149,15 +174,46 @@ type Options struct {
 	// are left out when no MCP server is configured.
 	Pool *toolset.Options
 
+	// Persist keeps the session as the CLI does, under the Gantry home
+	// ($GANTRY_HOME, else ~/.gantry): the durable store gantry.db (opened
+	// when a tool first uses it; see [store.LazySQLite]), the
+	// transcripts (projects/) and, unless NoCheckpoints, the checkpoints
+	// of Dir's files (`gantry rewind`; pruned at most once a day when the
+	// workspace closes). Store, Transcripts and Checkpoints, when given,
+	// win. False (the default) keeps nothing on disk: an in-memory store,
+	// no transcript, no checkpoints.
+	Persist bool
+	// Transcripts keeps the transcripts of the session and its subagents
+	// (see package session). Nil means none, or with Persist the Gantry
+	// home's.
+	Transcripts *session.Store
+	// ResumeID resumes that session's transcript; Continue resumes the
+	// latest session of Dir; Fork copies the resumed transcript into a new
+	// session. Each needs Transcripts (or Persist); the zero values start
+	// a new session.
+	ResumeID string
+	Continue bool
+	Fork     bool
+	// Checkpoints records Dir's files before every prompt and every
+	// writing tool call, so that changes can be undone (see package
+	// checkpoint). Nil means none, or with Persist (and not NoCheckpoints)
+	// the Gantry home's; the workspace closes neither a given store nor
+	// prunes it.
+	Checkpoints *checkpoint.Store
+	// NoCheckpoints turns off the checkpoints Persist would record.
+	NoCheckpoints bool
+
 	// Services are the services handed to tools (nil = new ones holding a
 	// background-task manager, [*shell.Tasks]). When given, they are used
 	// as they are and Close does not close what they hold.
 	Services *tool.Services
-	// Store keeps the todo lists, the shared task list, mailboxes and teams
-	// (nil = a new in-memory [store.Memory]). It is provided in the
+	// Store is the durable store: the todo lists, the shared task list,
+	// mailboxes and teams (nil = the Gantry home's gantry.db with Persist,
+	// else a new in-memory [store.Memory]). It is provided in the
 	// services as [store.Tasks], [store.Todos], [store.Mailboxes] and
 	// [store.Teams] (given Services that hold a task store keep theirs when
-	// Store is nil); the caller closes it.
+	// Store is nil and Persist is false); the caller closes a given one,
+	// Close the one Persist opened.
 	Store store.Store
 	// Decider and Hooks replace the permission engine and the hook manager
 	// built from the settings (for SDK users with their own policy).
@@ -180,10 +236,27 @@ type Options struct {
 	// the settings' hooks, asks through Interaction).
 	ExecutorOptions executor.Options
 
-	// SessionID names the session in the tools' environment ("" = a new
-	// random id). ToolResultsDir is where oversized results and background
-	// output go ("" = a new temporary directory, removed by Close unless a
-	// tool kept a file in it).
+	// Reminders are asked for context before every model request of the
+	// agents that run in the workspace. They follow the workspace's own
+	// reminders, which are always asked: the team mailboxes (team.Inbox),
+	// the due cron jobs (cron.Reminder), the [tool.Reminder] in the
+	// services (a language server's late diagnostics) and a todo list
+	// left unfinished and unchanged for a while (todo.Reminder). Nil
+	// means only those.
+	Reminders []tool.Reminder
+	// Summarizer answers WebFetch's prompt about a page with a small side
+	// model (see [web.Summarizer]; the CLI gives a *web.ModelSummarizer
+	// over its --small-model). It is put into the services. Nil means
+	// WebFetch returns the page to the main model (unless the given
+	// Services hold one).
+	Summarizer web.Summarizer
+
+	// SessionID is the id of a new session: its transcript's, and the
+	// session's in the tools' environment ("" = a new random id; a resumed
+	// session keeps its own). ToolResultsDir is where the workspace's own
+	// executor session puts oversized results and background output ("" =
+	// a new temporary directory, removed by Close unless a tool kept a
+	// file in it); an agent puts them beside its transcript.
 	SessionID      string
 	ToolResultsDir string
 	// AdditionalDirs are directories besides Dir the session may use.
@@ -212,8 +285,19 @@ type Workspace struct {
 	sandbox  *sandbox.Sandbox
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
+	commands *slash.Registry
+	plugins  []*plugins.Plugin
 	pool     *toolset.Pool
 	poolOpts toolset.Options
+	// reminders are asked by the agent loop between turns (see
+	// [Workspace.Reminders]).
+	reminders []tool.Reminder
+	// What keeps the session: the durable store, the transcripts and
+	// which one to open, the checkpoints.
+	db          store.Store
+	transcripts *session.Store
+	resume      Resume
+	checkpoints *checkpoint.Store
 	// The workspace's own executor and session, made on first use (an
 	// agent builds its own over the same pool and safety layer).
 	env    *tool.Env
@@ -353,16 +437,33 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
 		w.tasks = t
 	}
-	if _, err := tool.Use[store.Tasks](&tool.Env{Services: w.services}); err != nil || opts.Store != nil {
-		st := opts.Store
-		if st == nil {
-			st = new(store.Memory)
+	if err := w.openPersistence(opts, getenv, home); err != nil {
+		return nil, err
+	}
+	if _, err := tool.Use[store.Tasks](&tool.Env{Services: w.services}); err != nil || opts.Store != nil || opts.Persist {
+		if w.db == nil {
+			w.db = new(store.Memory)
 		}
-		builtin.ProvideStore(w.services, st)
+		builtin.ProvideStore(w.services, w.db)
+	} else if st, err := tool.Use[store.Tasks](&tool.Env{Services: w.services}); err == nil {
+		w.db, _ = st.(store.Store)
 	}
 	if opts.Interaction != nil {
 		tool.Provide(w.services, opts.Interaction)
 	}
+	if opts.Summarizer != nil {
+		tool.Provide(w.services, opts.Summarizer)
+	}
+	if _, err := tool.Use[team.Runner](&tool.Env{Services: w.services}); err != nil {
+		// Teams: members run as background subagents of the session's
+		// lead (the root agent provides itself as subagent.Lead).
+		r := team.NewRunner()
+		tool.Provide[team.Runner](w.services, r)
+		tool.Provide[subagent.Teams](w.services, r)
+	}
+	// Team mail is always delivered (members and leads need no option
+	// for it); the program's reminders follow.
+	w.reminders = append([]tool.Reminder{team.Inbox{}, cron.Reminder{}, serviceReminder{}, &todo.Reminder{}}, opts.Reminders...)
 
 	// The environment of the workspace's own executor session.
 	resultsDir := opts.ToolResultsDir
@@ -409,6 +510,36 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
+	// Plugins.
+	for _, d := range opts.PluginDirs {
+		p, err := plugins.Load(d)
+		if err != nil {
+			w.warn(opts, err.Error())
+			continue
+		}
+		if parts := p.Unloaded(); len(parts) > 0 {
+			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands and skills only)", p.Name, strings.Join(parts, ", ")))
+		}
+		w.plugins = append(w.plugins, p)
+	}
+
+	// Slash commands.
+	var cmds []*slash.Command
+	if !opts.NoCommandFiles || len(w.plugins) > 0 {
+		lo := slash.LoadOptions{Plugins: w.plugins}
+		if !opts.NoCommandFiles {
+			lo.UserHome, lo.GantryHome = home, settings.GantryHome(getenv, home)
+		}
+		if w.Trusted() && !opts.NoCommandFiles {
+			lo.ProjectDir = dir
+		}
+		var problems []error
+		cmds, problems = slash.Load(lo)
+		for _, p := range problems {
+			w.warn(opts, fmt.Sprintf("slash commands: %v", p))
+		}
+	}
+	w.commands = slash.NewRegistry(cmds...)
 	for _, d := range opts.Agents {
 		if d.Source == "" {
 			d.Source = "sdk"
@@ -440,10 +571,13 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}
 	po.Tools = slices.Concat(po.Tools, opts.Tools)
 	if opts.CompletionTools {
-		po.Tools = append(po.Tools, completion.Tools()...)
+		po.Tools = completion.Add(po.Tools) // a caller's attempt_completion wins
 	}
 	if !opts.NoAgentTool && !slices.ContainsFunc(po.Tools, func(t tool.Tool) bool { return slices.Contains(t.Spec().Names(), agenttool.Name) }) {
 		po.Tools = append(po.Tools, agenttool.New(w.agents))
+	}
+	if slices.ContainsFunc(w.commands.List(), (*slash.Command).Invocable) {
+		po.Tools = append(po.Tools, slash.NewTool(w.commands))
 	}
 	po.Deny = slices.Concat(po.Deny, eng.HiddenTools())
 	if w.mcp == nil {
@@ -483,9 +617,69 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	return w, nil
 }
 
+// checkpointPruneEvery is how often Close prunes the checkpoints Persist
+// opened.
+const checkpointPruneEvery = 24 * time.Hour
+
+// openPersistence opens what keeps the session (see [Options.Persist]).
+func (w *Workspace) openPersistence(opts Options, getenv func(string) string, home string) error {
+	w.db, w.transcripts, w.checkpoints = opts.Store, opts.Transcripts, opts.Checkpoints
+	w.resume = Resume{ID: opts.ResumeID, Continue: opts.Continue, Fork: opts.Fork, NewID: opts.SessionID}
+	if opts.Persist {
+		gh := settings.GantryHome(getenv, home)
+		if w.db == nil {
+			db := store.LazySQLite(filepath.Join(gh, store.DefaultFile), store.SQLiteOptions{})
+			w.db = db
+			w.closers = append(w.closers, db.Close)
+		}
+		if w.transcripts == nil {
+			w.transcripts = session.NewStore(gh)
+		}
+		if w.checkpoints == nil && !opts.NoCheckpoints {
+			cp, err := checkpoint.Open(checkpoint.Options{Dir: w.dir, Home: gh})
+			if err != nil {
+				w.warn(opts, "checkpoints are off: "+err.Error())
+			} else {
+				w.checkpoints = cp
+				ts, dir := w.transcripts, w.dir
+				w.closers = append(w.closers, func() error {
+					// At most once a day: the checkpoints past their
+					// retention and those of sessions whose transcript is
+					// gone.
+					_, _ = cp.PruneIfDue(context.Background(), checkpointPruneEvery, checkpoint.PruneOptions{SessionGone: func(id string) bool {
+						_, err := os.Stat(ts.Path(dir, id))
+						return errors.Is(err, os.ErrNotExist)
+					}})
+					return nil
+				})
+			}
+		}
+	}
+	if w.transcripts == nil && (w.resume.ID != "" || w.resume.Continue) {
+		return errors.New("workspace: resuming a session needs a transcript store (Options.Transcripts or Persist)")
+	}
+	return nil
+}
+
+// Resume says which transcript an agent opening the workspace's session
+// starts from (see [Options.ResumeID]).
+type Resume struct {
+	// ID is the session to resume ("" = none); Continue resumes the
+	// latest of the directory; Fork copies the resumed session into a new
+	// one.
+	ID       string
+	Continue bool
+	Fork     bool
+	// NewID is the id of a new session ("" = a random one).
+	NewID string
+}
+
 // builtinOptions completes opts.Builtin (see [Options.Builtin]).
 func (w *Workspace) builtinOptions(opts Options, getenv func(string) string, home string) builtin.Options {
 	bo := opts.Builtin
+	for _, p := range w.plugins {
+		bo.Skill.Dirs = append(slices.Clip(bo.Skill.Dirs), p.SkillsDir())
+	}
 	if bo.File.JournalDir == "" {
 		bo.File.JournalDir = filepath.Join(settings.GantryHome(getenv, home), "tmp")
 		if removed, err := file.SweepTemp(bo.File.JournalDir); err == nil && len(removed) > 0 {
@@ -538,6 +732,9 @@ func (w *Workspace) startMCP(ctx context.Context, opts Options, getenv func(stri
 	if mo.Elicit == nil && opts.Interaction != nil {
 		mo.Elicit = mcptool.ElicitThrough(opts.Interaction)
 	}
+	// Elicitation hooks may answer before the person is asked, and
+	// ElicitationResult hooks see (and may replace) the answer.
+	mo.Elicit = mcptool.ElicitHooks(w.hooks, func(in *hook.Input) { in.CWD, in.PermissionMode = w.dir, w.mode }, mo.Elicit)
 	user := mo.OnToolsChanged
 	mo.OnToolsChanged = func(server string) {
 		w.refreshMCP(server)
@@ -615,6 +812,46 @@ func (w *Workspace) Services() *tool.Services { return w.services }
 // Options.Services were given without one).
 func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
 
+// GoBackground runs fn as a background job of the session's
+// background-task manager (the agent loop's background subagents): kind
+// names what runs ("agent"), its output goes to a file under dir, TaskOutput
+// reads it, TaskStop stops it and Close kills it. onDone (nil = nothing) is
+// called once fn returned, with the job's id and final status ("completed",
+// "failed" or "killed"). It returns the job's id and output file, or an
+// error when the workspace has no background-task manager (Options.Services
+// were given without one) or it is closed.
+func (w *Workspace) GoBackground(dir, kind, description string, fn func(ctx context.Context, out io.Writer) error, onDone func(id, status string)) (id, outputPath string, err error) {
+	if w.tasks == nil {
+		return "", "", errors.New("this session has no background-task manager")
+	}
+	var done func(shell.TaskInfo)
+	if onDone != nil {
+		done = func(info shell.TaskInfo) { onDone(info.ID, string(info.Status)) }
+	}
+	info, err := w.tasks.Go(dir, kind, description, fn, done)
+	if err != nil {
+		return "", "", err
+	}
+	return info.ID, info.OutputPath, nil
+}
+
+// StopBackground stops the background job id (a command or a job of
+// [Workspace.GoBackground]) and waits until it ended or ctx is done.
+func (w *Workspace) StopBackground(ctx context.Context, id string) error {
+	if w.tasks == nil {
+		return errors.New("this session has no background-task manager")
+	}
+	_, err := w.tasks.Stop(ctx, id)
+	return err
+}
+
+// CreateWorktree creates a git worktree of the repository holding dir on a
+// new branch named after name, for a subagent started with isolation
+// "worktree" (see [worktree.Create]; the caller finishes it).
+func (w *Workspace) CreateWorktree(ctx context.Context, dir, name string) (*worktree.Worktree, error) {
+	return worktree.Create(ctx, dir, name)
+}
+
 // Sandbox returns the session's OS sandbox (never nil; see
 // [sandbox.Sandbox.Status] for whether it contains anything).
 func (w *Workspace) Sandbox() *sandbox.Sandbox { return w.sandbox }
@@ -624,6 +861,44 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// Plugins returns the plugins loaded (see Options.PluginDirs).
+func (w *Workspace) Plugins() []*plugins.Plugin { return w.plugins }
+
+// Commands returns the session's slash commands (built-in and custom).
+func (w *Workspace) Commands() *slash.Registry { return w.commands }
+
+// Store returns the durable store of the tools (todos, tasks, mailboxes,
+// teams); nil when Options.Services were given holding a store that is
+// not a [store.Store].
+func (w *Workspace) Store() store.Store { return w.db }
+
+// Transcripts returns the transcript store (nil: no transcript is kept).
+func (w *Workspace) Transcripts() *session.Store { return w.transcripts }
+
+// Resume returns which transcript the session starts from.
+func (w *Workspace) Resume() Resume { return w.resume }
+
+// Checkpoints returns the checkpoint store of Dir's files (nil: none).
+func (w *Workspace) Checkpoints() *checkpoint.Store { return w.checkpoints }
+
+// Reminders returns what the agent loop asks for context before every
+// model request, in order (see [Options.Reminders]). The slice is shared:
+// do not modify it.
+func (w *Workspace) Reminders() []tool.Reminder { return w.reminders }
+
+// serviceReminder delivers the reminder a session service offers
+// ([tool.Reminder] in the calling agent's services): a language server's
+// diagnostics that were not ready when a Write or Edit result returned.
+type serviceReminder struct{}
+
+func (serviceReminder) Remind(ctx context.Context, env *tool.Env) (string, func(), error) {
+	rm, err := tool.Use[tool.Reminder](env)
+	if err != nil || rm == nil {
+		return "", nil, nil
+	}
+	return rm.Remind(ctx, env)
+}
 
 // Pool returns the session's tool pool.
 func (w *Workspace) Pool() *toolset.Pool { return w.pool }

@@ -208,3 +208,25 @@ func TestSkillTurnEndsAtNextPrompt(t *testing.T) {
 		t.Fatalf("after the next prompt: %v", got)
 	}
 }
+
+// TestCompletionToolsUserReplacement: with completion tools on, a caller's
+// tool named attempt_completion replaces the built-in one instead of
+// failing the pool with a duplicate name.
+func TestCompletionToolsUserReplacement(t *testing.T) {
+	mine := tool.Must(tool.NewText("attempt_completion", "My completion.", func(context.Context, *tool.Env, struct{}) (string, error) { return "ok", nil }))
+	ws, err := Open(context.Background(), Options{Dir: t.TempDir(), Getenv: func(string) string { return "" }, PolicyPath: "-",
+		NoSettings: true, NoMCP: true, NoAgentFiles: true, CompletionTools: true, Tools: []tool.Tool{mine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var descs []string
+	for _, s := range ws.Pool().Specs() {
+		if s.Name == "attempt_completion" || s.Name == "new_task" {
+			descs = append(descs, s.Name+": "+s.Description)
+		}
+	}
+	if len(descs) != 2 || descs[0] != "attempt_completion: My completion." {
+		t.Fatalf("completion tools %q", descs)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -51,6 +52,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 var heapProf string
@@ -205,10 +207,9 @@ func run(n int, h2, readme bool, budgetMB int, cpuProf string) error {
 		p.SetUnencryptedHTTP2(true)
 		tr.Protocols = &p
 	}
-	provider := anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"),
-		anthropic.WithHTTPClient(&http.Client{Transport: tr}))
+	provider := anthropic.New(anthropic.Options{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: tr}})
 	if readme {
-		provider = anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"))
+		provider = anthropic.New(anthropic.Options{BaseURL: url, APIKey: "k"})
 	}
 	reg, err := builtin.Registry(builtin.Options{})
 	if err != nil {
@@ -404,11 +405,21 @@ func writeProfiles(path string) {
 // value is large, and the frame that builds it need not stay on the
 // session's stack while it waits for the model.)
 func newAgent(ctx context.Context, p llm.Provider, reg *toolset.Registry, d permission.Decider, dir string) (*agent.Agent, error) {
-	return agent.New(ctx, agent.Options{
-		Provider: p, Model: "claude-sonnet-4-5", WorkDir: dir,
-		Pool: toolset.Options{Registry: reg}, Decider: d,
+	ws, err := workspace.Open(ctx, workspace.Options{
+		Dir: dir, NoSettings: true, Pool: &toolset.Options{Registry: reg}, Decider: d,
+		NoAgentFiles: true, NoAgentTool: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ag, err := agent.New(ctx, agent.Options{
+		Provider: p, Model: "claude-sonnet-4-5", Workspace: ws, Closers: []io.Closer{ws},
 		NoEnvFacts: true, NoMemoryFiles: true,
 	})
+	if err != nil {
+		ws.Close()
+	}
+	return ag, err
 }
 
 // peakRSS is this process's high-water resident set size in bytes.

@@ -14,18 +14,29 @@ package agenttool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
 
 // Name is the tool's name; Task is its alias.
-const Name = "Agent"
+const Name = subagent.ToolName
+
+// The contract types live in package subagent (the loop imports it, never
+// this package); these aliases keep this package's names.
+type (
+	Definition = subagent.Definition
+	Request    = subagent.Request
+	Outcome    = subagent.Outcome
+	Worktree   = subagent.Worktree
+	Started    = subagent.Started
+	Runner     = subagent.Runner
+)
 
 // Input is the Agent tool's input (the reference agent's input shape, property for property).
 type Input struct {
@@ -36,71 +47,44 @@ type Input struct {
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the agent in the background and return its task id at once; you are notified when it finishes."`
 	Name            string `json:"name,omitempty" jsonschema:"A name for the agent (shown to the user and in its task)."`
 	Isolation       string `json:"isolation,omitempty" enum:"worktree" jsonschema:"worktree: run the agent in a new git worktree of the repository, kept if it changed files."`
+	// Mode is a permission mode for the child, no wider than the caller's.
+	Mode string `json:"mode,omitempty" enum:"plan,dontAsk,default,acceptEdits,bypassPermissions" jsonschema:"A permission mode for the agent, no wider than yours (plan < dontAsk < default < acceptEdits < bypassPermissions); default: the type's mode, else yours."`
+	// MaxTurns bounds the child's turns (never above its type's bound).
+	MaxTurns *float64 `json:"max_turns,omitempty" jsonschema:"The most turns the agent may take (default: its type's limit); it stops with error_max_turns when reached."`
 }
 
-// Request is what the tool asks a [Runner] to run.
-type Request struct {
-	// Definition is the agent type, looked up in the catalog.
-	Definition Definition
-	// Description, Prompt, Model, Name and Isolation are the call's.
-	Description string
-	Prompt      string
-	Model       string
-	Name        string
-	Isolation   string
-	// ToolUseID is the Agent call's id (the parent_tool_use_id of the
-	// child's messages).
-	ToolUseID string
+// modeRank orders the permission modes by how much runs without asking
+// (the agent loop narrows a child's mode the same way).
+func modeRank(m tool.Mode) int {
+	switch m {
+	case tool.ModePlan:
+		return 0
+	case tool.ModeDontAsk:
+		return 1
+	case tool.ModeDefault, "":
+		return 2
+	case tool.ModeAcceptEdits:
+		return 3
+	case tool.ModeBypassPermissions:
+		return 4
+	}
+	return 5
 }
 
-// Outcome is the result of a subagent run.
-type Outcome struct {
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-	// Text is the child's final reply (or why it stopped, when IsError).
-	Text    string `json:"text"`
-	IsError bool   `json:"is_error,omitempty"`
-	// Structured is the child's final answer when its type declares an
-	// output schema (Definition.OutputSchema); it is then the tool
-	// result's text, as JSON.
-	Structured json.RawMessage `json:"structured_output,omitempty"`
-	// Subtype is how the child's run ended (success, error_max_turns, …).
-	Subtype string  `json:"subtype"`
-	Turns   int     `json:"num_turns"`
-	Tokens  int     `json:"total_tokens"`
-	CostUSD float64 `json:"total_cost_usd"`
-	// TranscriptPath is the child's transcript ("" without a store).
-	TranscriptPath string `json:"transcript_path,omitempty"`
-	// Worktree describes the worktree of an isolated child.
-	Worktree *Worktree `json:"worktree,omitempty"`
-}
-
-// Worktree is the git worktree an isolated child ran in.
-type Worktree struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch"`
-	// Kept is true when the child left changes (the worktree stays);
-	// false when it was removed.
-	Kept bool `json:"kept"`
-}
-
-// Started describes a background subagent.
-type Started struct {
-	TaskID     string `json:"task_id"`
-	AgentID    string `json:"agent_id"`
-	OutputPath string `json:"output_path"`
-}
-
-// Runner runs subagents. The agent loop provides one per agent in the
-// tools' services (tool.Provide[agenttool.Runner]); it builds the child on
-// the parent's permission engine and hooks with a narrowed pool.
-type Runner interface {
-	// RunAgent runs a child to its end (or until ctx is cancelled) and
-	// returns its outcome. An error is a failure to run at all (the tool
-	// turns it into an error result).
-	RunAgent(ctx context.Context, env *tool.Env, req Request) (*Outcome, error)
-	// StartAgent starts a child as a background task and returns at once.
-	StartAgent(ctx context.Context, env *tool.Env, req Request) (*Started, error)
+// apply narrows the agent type def by the call's mode and max_turns: a
+// mode replaces the type's (it was checked to be no wider than the
+// caller's); max_turns bounds the turns, never above the type's own bound.
+func (in Input) apply(def Definition) Definition {
+	if in.Mode != "" {
+		def.PermissionMode = tool.Mode(in.Mode)
+	}
+	if in.MaxTurns != nil {
+		n := int(*in.MaxTurns)
+		if def.MaxTurns == 0 || n < def.MaxTurns {
+			def.MaxTurns = n
+		}
+	}
+	return def
 }
 
 const description = `Launches a subagent to handle a task on its own: a new agent with its own conversation and tools, which works until the task is done and replies with a report. Its reply is the result of this call; you see nothing else of its work, and it sees nothing of this conversation, so give it a complete prompt (goal, context, constraints, what to report back).
@@ -143,12 +127,27 @@ func New(cat *Catalog) *Tool {
 			}
 			return oneLine(typ + ": " + in.Description)
 		}),
-		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in Input) error {
+		tool.ValidateFunc(func(_ context.Context, env *tool.Env, in Input) error {
 			switch {
 			case strings.TrimSpace(in.Prompt) == "":
 				return errors.New("prompt is required: the task for the agent")
 			case strings.TrimSpace(in.Description) == "":
 				return errors.New("description is required: 3-5 words saying what the agent does")
+			case in.MaxTurns != nil && (*in.MaxTurns < 1 || *in.MaxTurns != float64(int(*in.MaxTurns))):
+				return errors.New("max_turns must be a whole number of at least 1")
+			}
+			if in.Mode != "" {
+				m := tool.Mode(in.Mode)
+				var parent tool.Mode
+				if env != nil {
+					parent = env.Mode
+				}
+				if !m.Valid() {
+					return fmt.Errorf("unknown mode %q (want plan, dontAsk, default, acceptEdits or bypassPermissions)", in.Mode)
+				}
+				if modeRank(m) > modeRank(parent) {
+					return fmt.Errorf("mode %s is wider than this session's %s mode: a subagent may not get more permission than you have", m, cmpOr(parent, tool.ModeDefault))
+				}
 			}
 			if in.SubagentType != "" {
 				if _, ok := cat.Get(in.SubagentType); !ok {
@@ -191,7 +190,7 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	if !ok {
 		return tool.Errorf("unknown subagent_type %q; available: %s", typ, strings.Join(t.cat.Names(), ", ")), nil
 	}
-	req := Request{Definition: def, Description: in.Description, Prompt: in.Prompt, Model: in.Model,
+	req := Request{Definition: in.apply(def), Description: in.Description, Prompt: in.Prompt, Model: in.Model,
 		Name: in.Name, Isolation: in.Isolation, ToolUseID: env.ToolUseID}
 	if in.RunInBackground {
 		st, err := runner.StartAgent(ctx, env, req)
@@ -230,4 +229,11 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	r = r.WithDisplay(tool.Text(fmt.Sprintf("%s agent %s: %d turns, %d tokens, $%.4f\n\n%s", typ, out.Subtype, out.Turns, out.Tokens, out.CostUSD, text)))
 	r.Structured = out
 	return r, nil
+}
+
+func cmpOr(m, def tool.Mode) tool.Mode {
+	if m == "" {
+		return def
+	}
+	return m
 }

@@ -211,3 +211,53 @@ func TestCatalogReplacesBuiltin(t *testing.T) {
 		t.Fatal("a replacement leaked into another catalog")
 	}
 }
+
+// TestModeAndMaxTurns: mode narrows the child's permission mode and may
+// never widen the caller's; max_turns bounds its turns, never above its
+// type's bound.
+func TestModeAndMaxTurns(t *testing.T) {
+	c, _ := NewCatalog(Definition{Name: "capped", Description: "d", Prompt: "p", MaxTurns: 5})
+	tl := New(c)
+	fr := &fakeRunner{}
+	cases := []struct {
+		parent    tool.Mode
+		in        string
+		wantErr   string
+		wantMode  tool.Mode
+		wantTurns int
+	}{
+		{tool.ModeAcceptEdits, `{"mode":"plan"}`, "", tool.ModePlan, 0},
+		{tool.ModeDefault, `{"mode":"default","max_turns":3}`, "", tool.ModeDefault, 3},
+		{tool.ModeDefault, `{"mode":"acceptEdits"}`, "wider than this session's default", "", 0},
+		{"", `{"mode":"bypassPermissions"}`, "wider than this session's default", "", 0},
+		{tool.ModePlan, `{"mode":"dontAsk"}`, "wider", "", 0},
+		{tool.ModeDefault, `{"mode":"sudo"}`, "mode", "", 0},
+		{tool.ModeDefault, `{"max_turns":0}`, "max_turns", "", 0},
+		{tool.ModeDefault, `{"max_turns":2.5}`, "max_turns", "", 0},
+		{tool.ModeDefault, `{"max_turns":9,"subagent_type":"capped"}`, "", "", 5},
+		{tool.ModeDefault, `{"max_turns":2,"subagent_type":"capped"}`, "", "", 2},
+	}
+	for _, tc := range cases {
+		var in map[string]any
+		json.Unmarshal([]byte(tc.in), &in)
+		in["description"], in["prompt"] = "d", "p"
+		raw, _ := json.Marshal(in)
+		env := &tool.Env{Mode: tc.parent, Services: tool.Provide[Runner](&tool.Services{}, fr)}
+		if err := tl.ValidateInput(context.Background(), env, raw); err != nil || tc.wantErr != "" {
+			if tc.wantErr == "" || err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s in %s: %v, want %q", tc.in, tc.parent, err, tc.wantErr)
+			}
+			continue
+		}
+		if r, err := tl.Call(context.Background(), env, raw); err != nil || r.IsError {
+			t.Fatalf("%s: %v %v", tc.in, err, r)
+		}
+		if d := fr.got.Definition; d.PermissionMode != tc.wantMode || d.MaxTurns != tc.wantTurns {
+			t.Errorf("%s: mode %q turns %d, want %q %d", tc.in, d.PermissionMode, d.MaxTurns, tc.wantMode, tc.wantTurns)
+		}
+	}
+	// The catalog's definition is not changed by a call.
+	if d, _ := c.Get("capped"); d.MaxTurns != 5 {
+		t.Errorf("catalog changed: %+v", d)
+	}
+}

@@ -5,23 +5,24 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/gantry-dev/gantry/subagent"
 )
 
 // Names of the built-in agent types.
 const (
-	GeneralPurpose = "general-purpose"
+	GeneralPurpose = subagent.GeneralPurpose
 	Explore        = "Explore"
 	Plan           = "Plan"
 )
 
-// ModelFast as a Definition.Model names the runner's fast model (for
-// example agent.Options.SmallModel), or the parent's model when there is
-// none. The built-in Explore type uses it.
-const ModelFast = "fast"
+// ModelFast as a Definition.Model names the runner's fast model; see
+// [subagent.ModelFast].
+const ModelFast = subagent.ModelFast
 
 // readOnlyTools are the tools of the read-only built-in types; their mode
 // is plan, so a Bash command that would write is denied too.
-var readOnlyTools = []string{"Read", "Glob", "Grep", "Bash", "NotebookRead", "WebFetch", "WebSearch", "TaskOutput", "ListMcpResources", "ReadMcpResource", "LSP"}
+var readOnlyTools = []string{"Read", "Glob", "Grep", "Bash", "WebFetch", "WebSearch", "TaskOutput", "ListMcpResources", "ReadMcpResource", "LSP"}
 
 // Builtins returns the built-in agent types: general-purpose (every tool of
 // the parent but Agent), Explore (read-only, for searching a codebase, on

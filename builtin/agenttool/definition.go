@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -13,105 +12,22 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
+	"github.com/gantry-dev/gantry/internal/frontmatter"
 
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/toolset"
 )
-
-// Definition is one type of subagent: what the Agent tool's subagent_type
-// names. The zero value of every field but Name means "inherit".
-type Definition struct {
-	// Name is the type's name (subagent_type): 1-64 of [a-zA-Z0-9_-].
-	Name string `json:"name"`
-	// Description says when to use the type; the Agent tool's description
-	// lists it for the model.
-	Description string `json:"description"`
-	// Tools are the tools the child may use (tool names or the patterns of
-	// toolset.Options.Allow, "mcp__server" for a server's tools); empty
-	// means every tool of the parent except Agent (unless nesting is
-	// allowed). The child can never use a tool the parent cannot.
-	Tools []string `json:"tools,omitempty"`
-	// DisallowedTools are removed from Tools.
-	DisallowedTools []string `json:"disallowedTools,omitempty"`
-	// Model is the child's model ("" or "inherit" = the parent's).
-	Model string `json:"model,omitempty"`
-	// PermissionMode is the child's mode ("" = the parent's). A mode wider
-	// than the parent's is not applied: the child keeps the parent's.
-	PermissionMode tool.Mode `json:"permissionMode,omitempty"`
-	// MaxTurns bounds the child's turns (0 = the runner's default).
-	MaxTurns int `json:"maxTurns,omitempty"`
-	// OutputSchema, if set, is a JSON Schema of the child's final answer:
-	// the child ends by calling StructuredOutput with input it accepts,
-	// and the parent receives that JSON as the Agent tool's result (see
-	// agent.Options.OutputSchema).
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Prompt is the child's system prompt (the body of a definition file).
-	Prompt string `json:"prompt"`
-	// Source says where the definition comes from: "built-in", "user",
-	// "project", "cli" or "sdk"; Path is its file, if any.
-	Source string `json:"source,omitempty"`
-	Path   string `json:"path,omitempty"`
-}
-
-// Validate reports the first problem of d: a bad name, an empty prompt, an
-// unknown permission mode, a negative MaxTurns.
-func (d *Definition) Validate() error {
-	switch {
-	case !tool.ValidName(d.Name):
-		return fmt.Errorf("agent name %q: want 1-64 of [a-zA-Z0-9_-]", d.Name)
-	case strings.TrimSpace(d.Description) == "":
-		return fmt.Errorf("agent %s: description is required", d.Name)
-	case strings.TrimSpace(d.Prompt) == "":
-		return fmt.Errorf("agent %s: the system prompt (body) is empty", d.Name)
-	case d.PermissionMode != "" && !d.PermissionMode.Valid():
-		return fmt.Errorf("agent %s: unknown permissionMode %q", d.Name, d.PermissionMode)
-	case d.MaxTurns < 0:
-		return fmt.Errorf("agent %s: maxTurns %d is negative", d.Name, d.MaxTurns)
-	case len(d.OutputSchema) > 0 && !isJSONObject(d.OutputSchema):
-		return fmt.Errorf("agent %s: outputSchema is not a JSON Schema object", d.Name)
-	}
-	return nil
-}
 
 // frontMatter is the YAML header of a definition file. Tools lists may be
 // a YAML list or one comma-separated string, as in Claude Code's files.
 type frontMatter struct {
-	Name            string    `yaml:"name"`
-	Description     string    `yaml:"description"`
-	Tools           toolList  `yaml:"tools"`
-	DisallowedTools toolList  `yaml:"disallowedTools"`
-	Model           string    `yaml:"model"`
-	PermissionMode  tool.Mode `yaml:"permissionMode"`
-	MaxTurns        int       `yaml:"maxTurns"`
-	OutputSchema    any       `yaml:"outputSchema"`
-}
-
-// isJSONObject reports whether raw is one JSON object.
-func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
-}
-
-type toolList []string
-
-func (l *toolList) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*l = toolset.SplitNames(n.Value)
-		return nil
-	case yaml.SequenceNode:
-		var items []string
-		if err := n.Decode(&items); err != nil {
-			return err
-		}
-		*l = nil
-		for _, it := range items {
-			*l = append(*l, toolset.SplitNames(it)...)
-		}
-		return nil
-	}
-	return fmt.Errorf("line %d: want a list of tool names", n.Line)
+	Name            string            `yaml:"name"`
+	Description     string            `yaml:"description"`
+	Tools           frontmatter.Names `yaml:"tools"`
+	DisallowedTools frontmatter.Names `yaml:"disallowedTools"`
+	Model           string            `yaml:"model"`
+	PermissionMode  tool.Mode         `yaml:"permissionMode"`
+	MaxTurns        int               `yaml:"maxTurns"`
+	OutputSchema    any               `yaml:"outputSchema"`
 }
 
 // maxDefinitionBytes bounds a definition file.
@@ -126,20 +42,10 @@ func ParseDefinition(data []byte, fallbackName string) (Definition, error) {
 	if len(data) > maxDefinitionBytes {
 		return Definition{}, fmt.Errorf("definition is larger than %d bytes", maxDefinitionBytes)
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	if strings.TrimRight(lines[0], " \t") != "---" {
-		return Definition{}, errors.New("no front matter: the file must start with a --- line")
-	}
-	end := slices.IndexFunc(lines[1:], func(l string) bool { return strings.TrimRight(l, " \t") == "---" })
-	if end < 0 {
-		return Definition{}, errors.New("front matter is not closed by a --- line")
-	}
-	head := strings.Join(lines[1:end+1], "\n")
-	body := strings.Join(lines[end+2:], "\n")
 	var fm frontMatter
-	if err := yaml.NewDecoder(strings.NewReader(head)).Decode(&fm); err != nil && !errors.Is(err, io.EOF) {
-		return Definition{}, fmt.Errorf("front matter: %w", err)
+	body, err := frontmatter.Parse(data, &fm)
+	if err != nil {
+		return Definition{}, err
 	}
 	d := Definition{
 		Name: fm.Name, Description: strings.TrimSpace(fm.Description), Tools: fm.Tools, DisallowedTools: fm.DisallowedTools,

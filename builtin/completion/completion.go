@@ -7,9 +7,10 @@
 // [Handoff] value in [tool.Result.Structured], and the agent loop acts on it
 // after the batch's results are recorded (package agent: the run ends with
 // the result, or the conversation restarts from the hand-off). A tool never
-// reaches into the loop itself. The agent adds them to the pool when
-// agent.Options.CompletionTools is set (workspace.Options.CompletionTools for
-// a workspace opened by the caller).
+// reaches into the loop itself: the loop recognises the results'
+// structured values by their methods ([Completed.CompletionText],
+// [Handoff.HandoffContext]), not by this package's types. The workspace
+// adds the tools to the pool when workspace.Options.CompletionTools is set.
 package completion
 
 import (
@@ -39,19 +40,56 @@ type NewTaskInput struct {
 }
 
 // Completed is the Structured value of a successful attempt_completion.
+// The agent loop ends the run with its [Completed.CompletionText] (the
+// loop looks for the method, not this type).
 type Completed struct {
 	Result  string `json:"result"`
 	Command string `json:"command,omitempty"`
 }
 
-// Handoff is the Structured value of a successful new_task.
+// CompletionText is the run's result text: Result, and the command that
+// shows it when there is one.
+func (c Completed) CompletionText() string {
+	if c.Command == "" {
+		return c.Result
+	}
+	return c.Result + "\n\nTo see the result: " + c.Command
+}
+
+// Handoff is the Structured value of a successful new_task. The agent loop
+// replaces the conversation with its [Handoff.HandoffContext] and goes on.
 type Handoff struct {
 	Context string `json:"context"`
 }
 
+// HandoffContext is the context the fresh conversation starts from.
+func (h Handoff) HandoffContext() string { return h.Context }
+
 // Tools returns attempt_completion and new_task.
 func Tools() []tool.Tool {
 	return []tool.Tool{attemptCompletion(), newTask()}
+}
+
+// Add returns tools with attempt_completion and new_task appended, except
+// a completion tool whose name (or an alias) one of tools already has: the
+// caller's own attempt_completion replaces the built-in one, as any user
+// tool replaces a built-in of its name. The loop acts only on the
+// [Completed] and [Handoff] values these tools return, so a replacement
+// that returns something else is an ordinary tool.
+func Add(tools []tool.Tool) []tool.Tool {
+	taken := map[string]bool{}
+	for _, t := range tools {
+		for _, n := range t.Spec().Names() {
+			taken[n] = true
+		}
+	}
+	out := tools[:len(tools):len(tools)]
+	for _, t := range Tools() {
+		if !taken[t.Spec().Name] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // allowSelf: both tools change nothing but the run's own course.

@@ -60,3 +60,25 @@ func TestTools(t *testing.T) {
 		})
 	}
 }
+
+// TestAddKeepsTheCallersTool: a caller's attempt_completion replaces the
+// built-in one (no duplicate name), new_task is still added.
+func TestAddKeepsTheCallersTool(t *testing.T) {
+	mine := tool.Must(tool.NewText(AttemptCompletionName, "Mine.", func(context.Context, *tool.Env, struct{}) (string, error) { return "ok", nil }))
+	other := tool.Must(tool.NewText("Other", "x", func(context.Context, *tool.Env, struct{}) (string, error) { return "", nil }))
+	in := []tool.Tool{other, mine}
+	got := Add(in)
+	var names []string
+	for _, tl := range got {
+		names = append(names, tl.Spec().Name)
+	}
+	if strings.Join(names, ",") != "Other,attempt_completion,new_task" || got[1] != mine {
+		t.Fatalf("tools %v", names)
+	}
+	if len(in) != 2 {
+		t.Fatalf("the caller's slice changed: %d", len(in))
+	}
+	if n := len(Add(nil)); n != 2 {
+		t.Fatalf("Add(nil) gave %d tools", n)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/store"
@@ -192,12 +194,14 @@ func NewList() tool.Tool {
 	return tool.Must(tool.NewNoInput("CronList", listDescription,
 		func(ctx context.Context, env *tool.Env) (*tool.Result, error) {
 			jobs := []Job{}
-			if s, err := tool.Use[*cron.Session](env); err == nil {
+			s, serr := tool.Use[*cron.Session](env)
+			if serr == nil {
 				for _, j := range s.List() {
 					jobs = append(jobs, fromStore(j, false))
 				}
 			}
-			if st, err := tool.Use[store.CronJobs](env); err == nil {
+			st, derr := tool.Use[store.CronJobs](env)
+			if derr == nil {
 				all, err := st.ListCronJobs(ctx)
 				if err != nil {
 					return nil, err
@@ -206,8 +210,19 @@ func NewList() tool.Tool {
 					jobs = append(jobs, fromStore(j, true))
 				}
 			}
-			r := tool.TextResult(Render(jobs))
-			r.Structured = map[string]any{"jobs": jobs}
+			text := Render(jobs)
+			switch {
+			case serr != nil && derr != nil:
+				// "No scheduled jobs." would claim an empty schedule that
+				// was never looked at.
+				return tool.Errorf("Scheduling is not available in this session: it has neither a session scheduler nor the durable store (gantry serve's database), so no job can be listed or created."), nil
+			case serr != nil:
+				text += "\n(This session has no session-only scheduler: only durable jobs are listed.)"
+			case derr != nil:
+				text += "\n(Durable jobs are not listed: this session has no durable store.)"
+			}
+			r := tool.TextResult(text)
+			r.Structured = map[string]any{"jobs": jobs, "session_scheduler": serr == nil, "durable_store": derr == nil}
 			return r, nil
 		},
 		tool.WithTraits(tool.ReadOnlyTraits),
@@ -235,9 +250,5 @@ func Render(jobs []Job) string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 80 {
-		return string(r[:79]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 80)
 }

@@ -145,3 +145,31 @@ func TestDurableJobs(t *testing.T) {
 		t.Fatal(r.TextContent())
 	}
 }
+
+// TestListSaysWhatItCannotSee: CronList without a scheduler and a store
+// says scheduling is not available instead of "No scheduled jobs.", and
+// with one of them says which jobs it did not look at.
+func TestListSaysWhatItCannotSee(t *testing.T) {
+	list := NewList()
+	r := tooltest.Call(t, list, &tool.Env{Services: &tool.Services{}}, `{}`)
+	if !r.IsError || !strings.Contains(r.TextContent(), "Scheduling is not available") {
+		t.Errorf("nothing: %q", r.TextContent())
+	}
+	s := &tool.Services{}
+	tool.Provide(s, cron.NewSession(nil))
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
+	if r.IsError || r.TextContent() != "No scheduled jobs.\n(Durable jobs are not listed: this session has no durable store.)" {
+		t.Errorf("session only: %q", r.TextContent())
+	}
+	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "g.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s = &tool.Services{}
+	tool.Provide[store.CronJobs](s, st)
+	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
+	if r.IsError || !strings.Contains(r.TextContent(), "only durable jobs are listed") {
+		t.Errorf("durable only: %q", r.TextContent())
+	}
+}

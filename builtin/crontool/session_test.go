@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/workspace"
 )
 
 // TestSessionJobFiresBetweenTurns: a session-only job created with
@@ -43,11 +44,16 @@ func TestSessionJobFiresBetweenTurns(t *testing.T) {
 		llmtest.Reply{Content: []llm.Block{llm.ToolUse("w1", "wait", json.RawMessage(`{}`))}},
 		llmtest.TextReply("the build is green"),
 	)
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test-key"))
-	ag, err := agent.New(context.Background(), agent.Options{
-		Provider: p, Model: "claude-sonnet-4-5", WorkDir: t.TempDir(), Services: services, NoEnvFacts: true, NoMemoryFiles: true,
-		Pool: toolset.Options{Tools: append(crontool.Tools(), wait)},
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
+	ws, err := workspace.Open(context.Background(), workspace.Options{
+		Dir: t.TempDir(), NoSettings: true, Services: services, NoAgentTool: true, NoAgentFiles: true,
+		Pool: &toolset.Options{Registry: toolset.NewRegistry(), Tools: append(crontool.Tools(), wait)},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ag, err := agent.New(context.Background(), agent.Options{Provider: p, Model: "claude-sonnet-4-5", Workspace: ws, NoEnvFacts: true, NoMemoryFiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}

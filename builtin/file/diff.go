@@ -195,6 +195,24 @@ func UnifiedDiff(path, oldText, newText string) string {
 	return d
 }
 
+// LineChanges counts the lines a line diff turning oldText into newText
+// adds and removes (the figures of a diffstat), with [UnifiedDiff]'s
+// bounds.
+func LineChanges(oldText, newText []byte) (added, removed int) {
+	if string(oldText) == string(newText) {
+		return 0, 0
+	}
+	for _, o := range diffLines(splitLines(string(oldText)), splitLines(string(newText))) {
+		switch o.kind {
+		case opInsert:
+			added++
+		case opDelete:
+			removed++
+		}
+	}
+	return added, removed
+}
+
 // renderDiff is [UnifiedDiff] that also counts the added and removed lines.
 func renderDiff(path, oldText, newText string) (diff string, added, removed int) {
 	if oldText == newText {

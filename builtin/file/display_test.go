@@ -221,3 +221,23 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		t.Errorf("fallback has %d ops", len(ops))
 	}
 }
+
+func TestLineChanges(t *testing.T) {
+	tests := []struct {
+		from, to     string
+		added, remov int
+	}{
+		{"", "", 0, 0},
+		{"a\nb\n", "a\nb\n", 0, 0},
+		{"", "a\nb\n", 2, 0},
+		{"a\nb\nc\n", "", 0, 3},
+		{"one\ntwo\n", "one\nTWO\nthree\n", 2, 1},
+		{"a\nb", "a\nb\n", 1, 1}, // the last line gained its newline
+	}
+	for _, tt := range tests {
+		add, del := LineChanges([]byte(tt.from), []byte(tt.to))
+		if add != tt.added || del != tt.remov {
+			t.Errorf("LineChanges(%q, %q) = %d, %d; want %d, %d", tt.from, tt.to, add, del, tt.added, tt.remov)
+		}
+	}
+}

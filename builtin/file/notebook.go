@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -106,8 +109,8 @@ func (r *reader) readNotebook(f *os.File, info fs.FileInfo, path, key string, fi
 		for _, o := range c.Outputs {
 			text, img, mime := outputContent(o)
 			if text != "" {
-				if n := len([]rune(text)); n > maxOutputChars {
-					text = string([]rune(text)[:maxOutputChars]) + fmt.Sprintf("\n… [output cut: %d more characters]", n-maxOutputChars)
+				if head, cut := textutil.Head(text, maxOutputChars); cut {
+					text = head + fmt.Sprintf("\n… [output cut: %d more characters]", utf8.RuneCountInString(text)-maxOutputChars)
 				}
 				fmt.Fprintf(&b, "<output cell=%q type=%q>\n%s\n</output>\n", id, o.OutputType, strings.ToValidUTF8(text, "\uFFFD"))
 			}

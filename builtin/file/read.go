@@ -19,6 +19,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -435,16 +437,8 @@ func formatLine(line []byte, first, cut bool, maxChars int) formatted {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if cut || utf8.RuneCountInString(s) > maxChars {
-		n := 0
-		for i := range s {
-			if n == maxChars {
-				s = s[:i]
-				break
-			}
-			n++
-		}
-		return formatted{s + " … [line cut at " + strconv.Itoa(maxChars) + " characters]", true}
+	if head, over := textutil.Head(s, maxChars); cut || over {
+		return formatted{head + " … [line cut at " + strconv.Itoa(maxChars) + " characters]", true}
 	}
 	return formatted{s, false}
 }

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/gantry-dev/gantry/internal/home"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -46,7 +48,8 @@ type Options struct {
 	// Dir is the memory directory. Empty means
 	// <GantryHome>/memory/<project key of the session's working directory>.
 	Dir string
-	// GantryHome is Gantry's home (default $GANTRY_HOME, else ~/.gantry).
+	// GantryHome is Gantry's home (default: $GANTRY_HOME, else
+	// $HOME/.gantry, as settings.GantryHome finds it).
 	GantryHome string
 	// Getenv reads the environment (default os.Getenv).
 	Getenv func(string) string
@@ -62,11 +65,7 @@ func (o Options) withDefaults() Options {
 		o.Getenv = os.Getenv
 	}
 	if o.GantryHome == "" {
-		if h := o.Getenv("GANTRY_HOME"); h != "" {
-			o.GantryHome = h
-		} else if h := o.Getenv("HOME"); h != "" {
-			o.GantryHome = filepath.Join(h, ".gantry")
-		}
+		o.GantryHome = home.Dir(o.Getenv, "")
 	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,70 +113,4 @@ func TestGlobErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.in, err, c.want)
 		}
 	}
-}
-
-// TestCancel checks that a cancelled context stops both tools promptly and
-// leaves no goroutine or ripgrep process behind (goleak checks the former).
-func TestCancel(t *testing.T) {
-	root := t.TempDir()
-	var files []fixture
-	for i := range 300 {
-		files = append(files, fixture{fmt.Sprintf("d%d/e%d/f%d.txt", i%10, i%7, i), strings.Repeat("some text needle\n", 50)})
-	}
-	writeTree(t, root, files)
-	before := openFDs(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, e := range []Engine{EngineGo, EngineRipgrep} {
-		if e == EngineRipgrep {
-			if _, err := findRipgrep(Options{}); err != nil {
-				continue
-			}
-		}
-		q := &Query{Root: root, Pattern: "needle", Mode: ModeContent, HeadLimit: 10}
-		if _, err := Search(ctx, q, Options{Engine: e}); err == nil {
-			t.Errorf("%s: cancelled search returned no error", e)
-		}
-	}
-	if _, err := Glob(ctx, root, "**/*.txt", Options{}); err == nil {
-		t.Error("cancelled glob returned no error")
-	}
-	// Cancel in the middle of a walk.
-	ctx3, cancel3 := context.WithCancel(context.Background())
-	defer cancel3()
-	var visited atomic.Int64
-	done := make(chan error, 1)
-	go func() {
-		done <- walk(ctx3, &walkConfig{root: root, workers: 2, batch: 1}, func(*worker, fileEntry) {
-			if visited.Add(1) == 5 {
-				cancel3()
-			}
-		})
-	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("walk cancelled midway returned nil")
-		}
-		if v := visited.Load(); v >= 300 {
-			t.Errorf("walk visited %d files after cancel", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("walk did not stop after cancel")
-	}
-	// The directories the walk kept open for its files are all closed,
-	// whether their files were searched or dropped by the cancel.
-	if after := openFDs(t); after != before {
-		t.Errorf("open descriptors: %d before the walks, %d after", before, after)
-	}
-}
-
-// openFDs counts this process's open file descriptors (Linux only).
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(ents)
 }

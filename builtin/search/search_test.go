@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -272,58 +271,6 @@ func TestGrepErrors(t *testing.T) {
 	if _, err := NewGrep(Options{Engine: "fast"}); err == nil {
 		t.Error("NewGrep accepted an unknown engine")
 	}
-	if _, err := Search(context.Background(), &Query{Root: root, Pattern: "x", Mode: ModeFiles}, Options{Engine: EngineRipgrep, RipgrepPath: filepath.Join(root, "no-rg")}); err == nil {
-		t.Error("engine rg without rg: no error")
-	}
-}
-
-// TestAutoEngine checks that auto mode works with and without ripgrep.
-func TestAutoEngine(t *testing.T) {
-	root := t.TempDir()
-	writeTree(t, root, []fixture{{"a.txt", "hello\n"}})
-	for _, rg := range []string{"", filepath.Join(root, "missing-rg")} {
-		q := &Query{Root: root, Pattern: "hello", Mode: ModeFiles}
-		r, err := Search(context.Background(), q, Options{RipgrepPath: rg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Files) != 1 {
-			t.Fatalf("rg=%q: got %d files", rg, len(r.Files))
-		}
-		if rg != "" && r.Engine != EngineGo {
-			t.Errorf("missing rg: engine %s, want go", r.Engine)
-		}
-	}
-	// With rg present, auto picks by pattern: Go for literals (and
-	// regexps holding long enough literals), ripgrep for the rest.
-	if _, err := findRipgrep(Options{}); err != nil {
-		return
-	}
-	for _, c := range []struct {
-		pattern string
-		want    Engine
-	}{
-		{"hello", EngineGo},
-		{`h\w+o`, EngineRipgrep},
-		{`hello+`, EngineGo},           // "hell"
-		{`he|hello`, EngineRipgrep},    // "he" is too short to filter well
-		{`hello|world`, EngineGo},      // one of two literals
-		{`(?i)hello`, EngineGo},        // ASCII folding
-		{`(?i)kelvin`, EngineGo},       // by "elvin": k folds to the Kelvin sign too
-		{`(?i)ks`, EngineRipgrep},      // no piece folds within ASCII
-		{`a|b|c|d|e`, EngineRipgrep},   // too many alternatives
-		{`\d{4}-\d{2}`, EngineRipgrep}, // "-" alone
-		{`[A-Z]\w+Error\(`, EngineGo},  // "Error("
-	} {
-		q := &Query{Root: root, Pattern: c.pattern, Mode: ModeFiles}
-		r, err := Search(context.Background(), q, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Engine != c.want {
-			t.Errorf("pattern %q: engine %s, want %s", c.pattern, r.Engine, c.want)
-		}
-	}
 }
 
 func TestSchemas(t *testing.T) {
@@ -373,41 +320,42 @@ func TestSchemas(t *testing.T) {
 // without a literal prefilter (which looks for the NUL only in files with
 // a match): a NUL in the first 64 KiB skips the file, a later one ends the
 // search at the start of its line.
-func TestBinaryRule(t *testing.T) {
+
+// TestSizeCapAgrees: ripgrep runs without --max-filesize and its results
+// are filtered by size afterwards; every output format gives what the Go
+// engine gives.
+func TestSizeCapAgrees(t *testing.T) {
+	haveRipgrep(t)
 	root := t.TempDir()
-	pad := strings.Repeat("padding line\n", binaryChunk/13+10)
 	writeTree(t, root, []fixture{
-		{"late.txt", "needle early\n" + pad + "needle before\nx\x00 needle on the NUL line\nneedle after\n"},
-		{"early.txt", "needle\n\x00" + pad},
-		{"late_nomatch_before.txt", pad + "x\x00\nneedle after\n"},
+		{"small.txt", "needle\n"},
+		{"big.txt", "needle\n" + strings.Repeat("padding\n", 20)},
+		{"sub/big2.txt", strings.Repeat("needle x\n", 10)},
 	})
-	for _, pattern := range []string{"needle", "ne+dle", "needle|haystack"} {
-		for _, mode := range []string{ModeContent, ModeCount, ModeFiles} {
-			q := &Query{Root: root, Pattern: pattern, Mode: mode, LineNumbers: true}
-			r, err := Search(context.Background(), q, Options{Engine: EngineGo})
+	for _, in := range []string{
+		`{"pattern":"needle"}`,
+		`{"pattern":"needle","output_mode":"content"}`,
+		`{"pattern":"needle","output_mode":"count"}`,
+		`{"pattern":"needle","output_mode":"content","-o":true}`,
+		`{"pattern":"needle\\n","output_mode":"count","multiline":true}`,
+	} {
+		var outs []string
+		for _, e := range []Engine{EngineGo, EngineRipgrep} {
+			g, err := NewGrep(Options{Engine: e, MaxFileSize: 40})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.ReplaceAll(r.Format(), root, "$ROOT")
-			want := map[string]string{
-				ModeContent: "$ROOT/late.txt:1:needle early\n$ROOT/late.txt:" + strconv.Itoa(strings.Count(pad, "\n")+2) + ":needle before",
-				ModeCount:   "$ROOT/late.txt:2\n\nFound 2 matching lines in 1 file.",
-				ModeFiles:   "Found 1 file\n$ROOT/late.txt",
-			}[mode]
-			if got != want {
-				t.Errorf("%s %s:\n%s\nwant:\n%s", pattern, mode, got, want)
+			res, err := g.Call(context.Background(), newEnv(root), []byte(in))
+			if err != nil {
+				t.Fatal(err)
 			}
+			outs = append(outs, strings.ReplaceAll(res.TextContent(), root, "$ROOT"))
 		}
-	}
-	// Context lines stop before the NUL byte's line too.
-	q := &Query{Root: filepath.Join(root, "late.txt"), Pattern: "needle before", Mode: ModeContent, LineNumbers: true, After: 3}
-	r, err := Search(context.Background(), q, Options{Engine: EngineGo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := strings.Count(pad, "\n") + 2
-	got := strings.ReplaceAll(r.Format(), root, "$ROOT")
-	if want := "$ROOT/late.txt:" + strconv.Itoa(n) + ":needle before"; got != want {
-		t.Errorf("-A 3 before a NUL line:\n%s\nwant:\n%s", got, want)
+		if outs[0] != outs[1] {
+			t.Errorf("%s: go\n%s\nrg\n%s", in, outs[0], outs[1])
+		}
+		if strings.Contains(outs[0], "big") || !strings.Contains(outs[0], "small.txt") {
+			t.Errorf("%s: the cap was not applied:\n%s", in, outs[0])
+		}
 	}
 }

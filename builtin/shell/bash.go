@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/internal/outbuf"
 	"github.com/gantry-dev/gantry/internal/shellparse"
 	"github.com/gantry-dev/gantry/sandbox"
@@ -106,17 +108,26 @@ type bash struct {
 	found atomic.Bool // the shell was found by an enabled check
 }
 
-// bashTraits: read-only (and concurrency-safe, non-destructive) only for a
-// foreground command the command-risk model ([shellparse.Analyze]) finds
-// read-only.
+// bashTraits: read-only and non-destructive only for a foreground command
+// the command-risk model ([shellparse.Analyze]) finds read-only; such a
+// command is also concurrency-safe unless it may change the shell's
+// directory (cd, pushd, popd anywhere in it): the executor applies the
+// context modifier — the session's new working directory — only of calls
+// that run alone, so "cd sub && ls" runs alone and moves the session like
+// any other cd instead of running in a parallel batch and losing its cd.
 func bashTraits(in BashInput) tool.Traits {
 	if in.RunInBackground {
 		return tool.Traits{}
 	}
-	if ok, _ := shellparse.ReadOnlySource(in.Command); ok {
-		return tool.ReadOnlyTraits
+	a := shellparse.Analyze(in.Command)
+	if ok, _ := a.ReadOnly(); !ok {
+		return tool.Traits{}
 	}
-	return tool.Traits{}
+	t := tool.ReadOnlyTraits
+	if a.ChangesDir() {
+		t.ConcurrencySafe = false
+	}
+	return t
 }
 
 // describeBash is the description, else the command's first line, cut to
@@ -126,10 +137,7 @@ func describeBash(in BashInput) string {
 	if s == "" {
 		s, _, _ = strings.Cut(strings.TrimSpace(in.Command), "\n")
 	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
-	}
-	return outbuf.EscapeDisplay(s)
+	return outbuf.EscapeDisplay(textutil.Truncate(s, 80))
 }
 
 // timeout is the call's deadline: the input's milliseconds capped at
@@ -370,9 +378,7 @@ func (b *bash) progress(env *tool.Env, p *proc) (stop func()) {
 				if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 					msg = msg[i+1:]
 				}
-				if r := []rune(msg); len(r) > 200 {
-					msg = string(r[:200])
-				}
+				msg, _ = textutil.Head(msg, 200)
 				env.ReportProgress(outbuf.EscapeDisplay(msg), Progress{Output: lines, Bytes: n})
 			}
 		}

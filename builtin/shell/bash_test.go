@@ -392,6 +392,17 @@ func TestBashTraitsAndDescribe(t *testing.T) {
 			t.Errorf("%v: %+v, want fail-closed", in, got)
 		}
 	}
+	// A read-only line that may change the shell's directory is read-only
+	// but runs alone, so its cd is applied to the session.
+	for _, cmd := range []string{"cd sub && ls", "pushd sub && ls", "ls; cd /tmp", "(cd sub && ls)", "cd", "eval 'cd sub'"} {
+		want := tool.ReadOnlyTraits
+		want.ConcurrencySafe = false
+		if got := traits(map[string]any{"command": cmd}); got != want && got != (tool.Traits{}) {
+			t.Errorf("%q: %+v, want read-only and not concurrency-safe (or fail-closed)", cmd, got)
+		} else if got.ConcurrencySafe {
+			t.Errorf("%q is concurrency-safe", cmd)
+		}
+	}
 	raw := json.RawMessage(`{"command":"x"`)
 	if got := tool.TraitsOf(b, raw); got != (tool.Traits{}) {
 		t.Errorf("bad JSON: %+v", got)

@@ -38,10 +38,14 @@
 // error result. Spec.CancelSiblingsOnError is set: a failing Bash call
 // cancels its parallel siblings.
 //
-// A foreground command is read-only (and concurrency-safe, non-destructive)
-// only when internal/shellparse's command-risk model (Analyze) finds every
-// command and option in it known read-only; everything else is
-// fail-closed. Such a line runs with git's repository programs switched off
+// A foreground command is read-only (and non-destructive) only when
+// internal/shellparse's command-risk model (Analyze) finds every command and
+// option in it known read-only; everything else is fail-closed. A read-only
+// command is concurrency-safe unless it may change the shell's directory
+// (cd, pushd or popd anywhere in it, Analysis.ChangesDir): the executor
+// tracks the working directory only of calls that run alone, so
+// "cd sub && ls" is never in a parallel batch and moves the session like any
+// other cd. Such a line runs with git's repository programs switched off
 // (shellparse.GitReadEnv), since it may run without a prompt. Bash declares
 // its command line through [tool.Accessor]: the permission layer analyses it
 // with the same model.

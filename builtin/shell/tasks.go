@@ -67,9 +67,13 @@ type Tasks struct {
 	order  []string
 	closed bool
 	wg     sync.WaitGroup
+
+	endMu sync.Mutex
+	ended chan struct{} // closed when the next task ends; nil until asked for
 }
 
 type task struct {
+	owner  *Tasks
 	mu     sync.Mutex // guards info and readOff
 	info   TaskInfo
 	out    interface{ Len() int64 }
@@ -146,7 +150,7 @@ func (ts *Tasks) add(id, kind, command, description, outPath string, out interfa
 			ID: id, Kind: kind, Command: command, Description: description, Status: TaskRunning,
 			StartedAt: time.Now(), OutputPath: outPath,
 		},
-		out: out, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		owner: ts, out: out, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	ts.tasks[id] = t
 	ts.order = append(ts.order, id)
@@ -178,6 +182,31 @@ func (t *task) end(stopped, failure error, code *int) {
 	t.mu.Unlock()
 	if onDone != nil {
 		onDone(info)
+	}
+	if t.owner != nil {
+		t.owner.signalEnded()
+	}
+}
+
+// Ended returns a channel that is closed when the next task ends (after
+// the call; a task that already ended does not count) — its status is
+// final and its onDone has run by then. Each call after that returns a new
+// channel. Sleep uses it to wake when background work finishes.
+func (ts *Tasks) Ended() <-chan struct{} {
+	ts.endMu.Lock()
+	defer ts.endMu.Unlock()
+	if ts.ended == nil {
+		ts.ended = make(chan struct{})
+	}
+	return ts.ended
+}
+
+func (ts *Tasks) signalEnded() {
+	ts.endMu.Lock()
+	defer ts.endMu.Unlock()
+	if ts.ended != nil {
+		close(ts.ended)
+		ts.ended = nil
 	}
 }
 

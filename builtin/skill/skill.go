@@ -15,7 +15,6 @@
 package skill
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,9 +25,7 @@ import (
 	"strings"
 	"sync"
 
-	"go.yaml.in/yaml/v4"
-
-	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/internal/frontmatter"
 )
 
 // FileName is the name of a skill's instructions file.
@@ -71,10 +68,10 @@ func validName(name string) bool { return len(name) <= 64 && validNameRE().Match
 
 // frontMatter is the YAML header of SKILL.md.
 type frontMatter struct {
-	Name         string    `yaml:"name"`
-	Description  string    `yaml:"description"`
-	AllowedTools yaml.Node `yaml:"allowed-tools"`
-	Model        string    `yaml:"model"`
+	Name         string            `yaml:"name"`
+	Description  string            `yaml:"description"`
+	AllowedTools frontmatter.Names `yaml:"allowed-tools"`
+	Model        string            `yaml:"model"`
 }
 
 // Parse reads a SKILL.md file's content. dirName is the folder's name,
@@ -83,30 +80,13 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	if len(data) > maxSkillBytes {
 		return nil, fmt.Errorf("%s is over %d KiB", FileName, maxSkillBytes>>10)
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
-		return nil, errors.New("no front matter: the file must start with a --- line, then name and description, then ---")
-	}
-	rest := text[len("---\n"):]
-	end := strings.Index(rest, "\n---")
-	if end < 0 {
-		return nil, errors.New("the front matter is not closed by a --- line")
-	}
-	header, body := rest[:end], rest[end+len("\n---"):]
-	if i := strings.IndexByte(body, '\n'); i >= 0 {
-		if strings.TrimSpace(body[:i]) != "" {
-			return nil, errors.New("the front matter is not closed by a --- line")
-		}
-		body = body[i+1:]
-	} else if strings.TrimSpace(body) != "" {
-		return nil, errors.New("the front matter is not closed by a --- line")
-	} else {
-		body = ""
-	}
 	var fm frontMatter
-	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
-		return nil, fmt.Errorf("front matter: %w", err)
+	body, err := frontmatter.Parse(data, &fm)
+	if errors.Is(err, frontmatter.ErrMissing) {
+		return nil, fmt.Errorf("%w, then name and description, then ---", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	s := &Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Model: strings.TrimSpace(fm.Model), Body: strings.TrimSpace(body)}
 	if s.Name == "" {
@@ -118,36 +98,8 @@ func Parse(data []byte, dirName string) (*Skill, error) {
 	if s.Description == "" {
 		return nil, fmt.Errorf("skill %q has no description", s.Name)
 	}
-	tools, err := toolList(&fm.AllowedTools)
-	if err != nil {
-		return nil, fmt.Errorf("skill %q: allowed-tools: %w", s.Name, err)
-	}
-	s.AllowedTools = tools
+	s.AllowedTools = fm.AllowedTools
 	return s, nil
-}
-
-// toolList reads allowed-tools: a YAML list, or a string of names
-// separated by commas or spaces (parentheses kept together:
-// "Bash(git diff:*), Read").
-func toolList(n *yaml.Node) ([]string, error) {
-	switch n.Kind {
-	case 0:
-		return nil, nil
-	case yaml.SequenceNode:
-		var out []string
-		for _, c := range n.Content {
-			if c.Kind != yaml.ScalarNode {
-				return nil, errors.New("want a list of tool names")
-			}
-			if v := strings.TrimSpace(c.Value); v != "" {
-				out = append(out, v)
-			}
-		}
-		return out, nil
-	case yaml.ScalarNode:
-		return toolset.SplitNames(n.Value), nil
-	}
-	return nil, errors.New("want a list or a comma-separated string of tool names")
 }
 
 // Load reads every skill folder (a directory holding SKILL.md) directly

@@ -35,7 +35,7 @@ func TestParse(t *testing.T) {
 		{name: "no description", dir: "x", in: "---\nname: x\n---\nbody", err: "no description"},
 		{name: "bad name", dir: "x", in: "---\nname: ../../etc\ndescription: D\n---\n", err: "invalid skill name"},
 		{name: "bad yaml", dir: "x", in: "---\ndescription: [\n---\n", err: "front matter"},
-		{name: "bad allowed-tools", dir: "x", in: "---\ndescription: D\nallowed-tools: {a: b}\n---\n", err: "allowed-tools"},
+		{name: "bad allowed-tools", dir: "x", in: "---\ndescription: D\nallowed-tools: {a: b}\n---\n", err: "line 3: want a list or a comma-separated string of tool names"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

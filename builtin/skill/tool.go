@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/home"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -46,11 +50,7 @@ func (o Options) withDefaults() Options {
 		o.UserHome = o.Getenv("HOME")
 	}
 	if o.GantryHome == "" {
-		if h := o.Getenv("GANTRY_HOME"); h != "" {
-			o.GantryHome = h
-		} else if o.UserHome != "" {
-			o.GantryHome = filepath.Join(o.UserHome, ".gantry")
-		}
+		o.GantryHome = home.Dir(o.Getenv, o.UserHome)
 	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
@@ -221,11 +221,7 @@ Available skills:`)
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 250 {
-		s = string(r[:250]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 250)
 }
 
 // result is the tool result of an activated skill: a short confirmation,

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -309,11 +311,7 @@ func trimIDs(ids []string) []string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 80 {
-		return string(r[:79]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 80)
 }
 
 // Render shows one task in full.

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -72,10 +74,13 @@ const (
 )
 
 // enabled shows the team tools only in sessions that can run members (a
-// [Runner] among the services) or that are in a team.
+// [Runner] among the services that, if it has a CanLead method like
+// [LeadRunner], says the session can lead) or that are in a team.
 var enabled = tool.EnabledFunc(func(_ context.Context, env *tool.Env) bool {
-	if _, err := tool.Use[Runner](env); err == nil {
-		return true
+	if r, err := tool.Use[Runner](env); err == nil {
+		if c, ok := r.(interface{ CanLead(*tool.Env) bool }); !ok || c.CanLead(env) {
+			return true
+		}
 	}
 	return scopeOf(env).Team != ""
 })
@@ -385,9 +390,4 @@ func firstLine(s string) string {
 	return clip(s)
 }
 
-func clip(s string) string {
-	if r := []rune(s); len(r) > 100 {
-		return string(r[:99]) + "…"
-	}
-	return s
-}
+func clip(s string) string { return textutil.Truncate(s, 100) }

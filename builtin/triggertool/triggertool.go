@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
@@ -432,9 +434,5 @@ func renderRuns(runs []runqueue.Run) string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 100 {
-		return string(r[:99]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 100)
 }

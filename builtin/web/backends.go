@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/textutil"
 )
 
 // Default endpoints of the HTTP search backends.
@@ -46,9 +48,7 @@ func doJSON(c *http.Client, req *http.Request, v any) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
+		msg = textutil.Truncate(msg, 300)
 		return fmt.Errorf("%s answered %s: %s", req.URL.Host, resp.Status, msg)
 	}
 	if err := json.Unmarshal(body, v); err != nil {

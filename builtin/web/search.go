@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -153,9 +155,5 @@ func formatResults(query, backend string, rs []SearchResult) string {
 
 // oneLine collapses whitespace and bounds s to 500 characters.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 500 {
-		s = string(r[:500]) + "…"
-	}
-	return s
+	return textutil.OneLine(s, 500)
 }

@@ -216,7 +216,7 @@ func TestModelSearch(t *testing.T) {
 			{"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": map[string]any{"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
 		},
 	})
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithMaxAttempts(1))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Retry: llm.RetryPolicy{MaxAttempts: 1}})
 	ws := Tools(Options{Search: &ModelSearch{Provider: p, Model: "claude-haiku-4-5"}})[1]
 	res := mustCall(t, ws, nil, searchInput{Query: "gantry go", BlockedDomains: []string{"evil.example"}})
 	wantAll(t, res.TextContent(), "1. Gantry\n   https://gantry.example/", "(1 day)", "(anthropic)")
@@ -241,7 +241,7 @@ func TestModelSummarizer(t *testing.T) {
 	site := localSite(t)
 	srv := llmtest.NewServer(t)
 	srv.Script(llmtest.TextReply("WebFetch and Bash."))
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithMaxAttempts(1))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Retry: llm.RetryPolicy{MaxAttempts: 1}})
 	services := &tool.Services{}
 	tool.Provide[Summarizer](services, &ModelSummarizer{Provider: p, Model: "claude-haiku-4-5"})
 	env := &tool.Env{WorkDir: t.TempDir(), Services: services}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -218,9 +220,8 @@ func wrapUntrusted(url, content string) string {
 
 // clip bounds s to n characters, marking a cut.
 func clip(s string, n int) string {
-	if countRunes(s) <= n {
-		return s
+	if head, cut := textutil.Head(s, n); cut {
+		return head + "… [cut]"
 	}
-	r := []rune(s)
-	return string(r[:n]) + "… [cut]"
+	return s
 }

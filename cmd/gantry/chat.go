@@ -77,7 +77,6 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 		history = filepath.Join(settings.GantryHome(a.getenv, a.getenv("HOME")), "prompt-history.jsonl")
 	}
 	var mu sync.Mutex
-	var after []func() // what follows each session (checkpoint pruning)
 	var ui *tui.UI
 	// While the UI runs it owns the screen: what the session would write
 	// on stderr (a provider's retries, warnings) goes to its status area.
@@ -108,11 +107,6 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 			}
 			return nil, err
 		}
-		if s.done != nil {
-			mu.Lock()
-			after = append(after, s.done)
-			mu.Unlock()
-		}
 		return &tui.Session{Agent: s.ag, Workspace: s.ws, Model: s.model}, nil
 	}
 	in, _ := a.stdin.(*os.File)
@@ -138,9 +132,5 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 		log.SetOutput(la.stderr) // slog.Default and the standard logger
 		defer log.SetOutput(os.Stderr)
 	}
-	err = ui.Run(ctx)
-	for _, done := range after {
-		done()
-	}
-	return err
+	return ui.Run(ctx)
 }

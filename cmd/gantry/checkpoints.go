@@ -9,17 +9,14 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/gantry-dev/gantry/interaction"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/session"
 )
-
-// checkpointRetention is how often and how far back the CLI prunes the
-// checkpoints of a project (at the end of a run).
-const checkpointPruneEvery = 24 * time.Hour
 
 // openCheckpoints opens the checkpoint store of dir under $GANTRY_HOME.
 func openCheckpoints(a *app, dir string) (*checkpoint.Store, string, error) {
@@ -29,15 +26,6 @@ func openCheckpoints(a *app, dir string) (*checkpoint.Store, string, error) {
 	}
 	st, err := checkpoint.Open(checkpoint.Options{Dir: dir, Home: home})
 	return st, home, err
-}
-
-// pruneCheckpoints drops, at most once a day, the checkpoints past their
-// retention and those of sessions whose transcript is gone.
-func pruneCheckpoints(ctx context.Context, st *checkpoint.Store, sessions *session.Store, dir string) {
-	_, _ = st.PruneIfDue(ctx, checkpointPruneEvery, checkpoint.PruneOptions{SessionGone: func(id string) bool {
-		_, err := os.Stat(sessions.Path(dir, id))
-		return errors.Is(err, os.ErrNotExist)
-	}})
 }
 
 type checkpointFlags struct {
@@ -189,11 +177,7 @@ func printCheckpoints(w io.Writer, infos []checkpoint.Info) {
 // visible shows s on one line of at most n runes, escapes visible.
 func visible(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.Trim(fmt.Sprintf("%q", s), `"`)
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
+	return interaction.OneLine(strings.Trim(fmt.Sprintf("%q", s), `"`), n)
 }
 
 type rewindFlags struct {

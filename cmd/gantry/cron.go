@@ -10,15 +10,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gantry-dev/gantry/serve/servecli"
+
+	"github.com/gantry-dev/gantry/interaction"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin/triggertool"
-	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
-	"github.com/gantry-dev/gantry/tool"
 )
 
 // openScheduling opens the CLI's database for the cron and runs commands
@@ -36,164 +38,30 @@ func openScheduling(cmd *cobra.Command, a *app) (*store.SQLite, error) {
 }
 
 func newCronCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "cron",
-		Short: "List, add, pause, resume and remove durable cron jobs (run by gantry serve)",
+	return servecli.CronCommand(servecli.CronOptions{
+		Open: func(cmd *cobra.Command) (servecli.Jobs, func() error, error) {
+			st, err := openScheduling(cmd, a)
+			if err != nil {
+				return nil, nil, err
+			}
+			return st, st.Close, nil
+		},
+		Stdout: a.stdout,
+		Exit:   func(code int, err error) error { return &exitError{code: code, err: err} },
+		Short:  "List, add and remove durable cron jobs (run by gantry serve)",
 		Long: `Durable cron jobs are kept in $GANTRY_HOME/gantry.db and run by gantry serve:
 each fire is an agent run of the job's prompt in its directory, with its
 permission options. Schedules are 5-field cron expressions in local time
-(or --timezone). A paused job is kept but never fires until resumed; resumed,
-it fires at its schedule's next match (the fires it missed are not run).`,
-	}
-	cmd.AddCommand(newCronListCmd(a), newCronAddCmd(a), newCronPauseCmd(a, true), newCronPauseCmd(a, false), newCronRmCmd(a))
-	return cmd
-}
-
-func newCronListCmd(a *app) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the durable cron jobs",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openScheduling(cmd, a)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			jobs, err := st.ListCronJobs(cmd.Context())
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
-			if jobs == nil {
-				jobs = []store.CronJob{}
-			}
-			return printTable(a, asJSON, serveapi.JobList{Jobs: jobs}, jobs, "No cron jobs.", "ID\tCRON\tKIND\tNEXT\tDIR\tPROMPT",
-				func(j store.CronJob) []any {
-					kind := "once"
-					if j.Recurring {
-						kind = "recurring"
-					}
-					next := "paused"
-					if !j.Paused {
-						next = j.NextAt.Local().Format("2006-01-02 15:04")
-					}
-					return []any{j.ID, j.Cron, kind, next, j.Dir, short(j.Prompt, 60)}
-				})
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-func newCronAddCmd(a *app) *cobra.Command {
-	var jr serveapi.JobRequest
-	var once bool
-	var mode, cwd string
-	var allowed, disallowed []string
-	cmd := &cobra.Command{
-		Use:   `add "CRON" "PROMPT"`,
-		Short: "Add a durable cron job",
-		Example: `  gantry cron add "0 9 * * 1-5" "Summarise yesterday's commits in NOTES.md"
+(or --timezone).`,
+		AddExample: `  gantry cron add "0 9 * * 1-5" "Summarise yesterday's commits in NOTES.md"
   gantry cron add --once "30 17 * * *" "Run the slow test suite and report failures"`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sf := safetyFlags{cwd: cwd}
-			dir, err := sf.workDir()
-			if err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			jr.Cron, jr.Prompt, jr.Dir = args[0], args[1], dir
-			rec := !once
-			jr.Recurring = &rec
-			jr.Options.Mode = tool.Mode(mode)
-			jr.Options.Allow, jr.Options.Deny = splitRules(allowed), splitRules(disallowed)
-			j, err := serve.NewJob(jr, time.Now())
-			if err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			st, err := openScheduling(cmd, a)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if j, err = st.CreateCronJob(cmd.Context(), j); err != nil {
-				return &exitError{code: 1, err: err}
-			}
-			fmt.Fprintf(a.stdout, "Added job %s (%s); next run %s. gantry serve runs it.\n", j.ID, j.Cron, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
-			return nil
+		FlagHelp:      map[string]string{"catchup": "fires missed while serve was down: once (default, run one) or none (skip)"},
+		LocalDelivery: true,
+		CheckDir:      true,
+		Added: func(j store.CronJob) string {
+			return fmt.Sprintf("Added job %s (%s); next run %s. gantry serve runs it.", j.ID, j.Cron, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
 		},
-	}
-	fl := cmd.Flags()
-	fl.BoolVar(&once, "once", false, "fire once, at the next match (default: recurring)")
-	fl.StringVar(&jr.Timezone, "timezone", "", "IANA time zone of the schedule (default: local time)")
-	fl.StringVar(&jr.Catchup, "catchup", "", "fires missed while serve was down: once (default, run one) or none (skip)")
-	fl.BoolVar(&jr.Retry, "retry", false, "start a fire again when its run was lost (its serve process died)")
-	fl.StringVar(&jr.Overlap, "overlap", "", "while an earlier run of the job is live: skip (default, no new run), queue (wait for it) or allow (run side by side)")
-	fl.IntVar(&jr.MaxQueued, "max-queued", 0, "queued runs of the job at most; a fire beyond is skipped (default 1)")
-	fl.StringVar(&jr.Lifetime, "lifetime", "", `how long a recurring job lives (Go duration, default 168h; "0" = forever)`)
-	fl.StringVar(&cwd, "cwd", "", "the runs' working directory (default: the current directory)")
-	fl.StringVar(&jr.Options.Model, "model", "", "model of the runs")
-	fl.StringVar(&mode, "permission-mode", "", "permission mode of the runs (default: the directory's settings)")
-	fl.StringArrayVar(&allowed, "allowedTools", nil, "allow rules added for the runs (comma-separated or repeated; a rule keeps the commas inside its parentheses)")
-	fl.StringArrayVar(&disallowed, "disallowedTools", nil, "deny rules added for the runs (comma-separated or repeated)")
-	fl.IntVar(&jr.Options.MaxTurns, "max-turns", 0, "turn limit of each run")
-	fl.Float64Var(&jr.Options.MaxBudgetUSD, "max-budget-usd", 0, "cost limit of each run")
-	return cmd
-}
-
-// newCronPauseCmd is `gantry cron pause` (paused) or `gantry cron resume`.
-func newCronPauseCmd(a *app, paused bool) *cobra.Command {
-	use, short := "pause ID...", "Pause durable cron jobs (kept, never fired until resumed)"
-	if !paused {
-		use, short = "resume ID...", "Resume paused cron jobs (at their schedule's next match)"
-	}
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openScheduling(cmd, a)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			for _, id := range args {
-				j, err := cron.Pause(cmd.Context(), st, id, paused, time.Now())
-				if err != nil {
-					return &exitError{code: 1, err: err}
-				}
-				if paused {
-					fmt.Fprintln(a.stdout, "Paused job", j.ID)
-				} else {
-					fmt.Fprintf(a.stdout, "Resumed job %s; next run %s.\n", j.ID, j.NextAt.Local().Format("Mon 2006-01-02 15:04 MST"))
-				}
-			}
-			return nil
-		},
-	}
-}
-
-func newCronRmCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "rm ID...",
-		Short: "Remove durable cron jobs",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openScheduling(cmd, a)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			for _, id := range args {
-				if err := st.DeleteCronJob(cmd.Context(), id); err != nil {
-					return &exitError{code: 1, err: err}
-				}
-				fmt.Fprintln(a.stdout, "Removed job", id)
-			}
-			return nil
-		},
-	}
+	})
 }
 
 func newRunsCmd(a *app) *cobra.Command {
@@ -240,7 +108,7 @@ func newRunsListCmd(a *app) *cobra.Command {
 					if id := r.Request.Origin.JobID; id != "" {
 						origin += ":" + id
 					}
-					return []any{r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, short(r.Request.Prompt, 50)}
+					return []any{r.ID, r.Status, origin, r.CreatedAt.Local().Format("2006-01-02 15:04:05"), r.Request.Dir, interaction.OneLine(r.Request.Prompt, 50)}
 				})
 		},
 	}
@@ -302,7 +170,7 @@ func printRun(w io.Writer, r runqueue.Run) {
 	if o.TriggerID != "" {
 		fmt.Fprintf(w, " (trigger %s)", o.TriggerID)
 	}
-	fmt.Fprintf(w, "\n  dir:     %s\n  prompt:  %s\n", r.Request.Dir, short(r.Request.Prompt, 200))
+	fmt.Fprintf(w, "\n  dir:     %s\n  prompt:  %s\n", r.Request.Dir, interaction.OneLine(r.Request.Prompt, 200))
 	if r.SessionID != "" {
 		fmt.Fprintf(w, "  session: %s (gantry -p --resume %s …)\n", r.SessionID, r.SessionID)
 	}
@@ -353,14 +221,6 @@ func newRunsLogsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
 	cmd.Flags().Int64Var(&after, "after", 0, "start after this event number")
 	return cmd
-}
-
-func short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func indent(s string) string {

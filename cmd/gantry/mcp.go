@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gantry-dev/gantry/interaction"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -128,7 +130,7 @@ server of the project's .mcp.json as it is now.`,
 				for _, r := range x.Rejected { // tools left out: their input schema cannot be used
 					detail = strings.TrimPrefix(detail+"; ", "; ") + r.Err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, clipLine(detail, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", x.Name, x.Type, x.State, x.Tools, interaction.OneLine(detail, 100))
 			}
 			return tw.Flush()
 		},
@@ -137,14 +139,6 @@ server of the project's .mcp.json as it is now.`,
 	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "load MCP servers from this JSON file (repeatable)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the statuses as JSON")
 	return cmd
-}
-
-func clipLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n-1] + "…"
-	}
-	return s
 }
 
 func newMCPServeCmd(a *app) *cobra.Command {

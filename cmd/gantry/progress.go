@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/file"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -120,10 +121,5 @@ func firstLine(s string) string {
 	return oneLine(s, 120)
 }
 
-func oneLine(s string, max int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
+// oneLine is [interaction.OneLine], the CLI's usual way to show text on one line.
+func oneLine(s string, max int) string { return interaction.OneLine(s, max) }

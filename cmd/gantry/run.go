@@ -18,15 +18,14 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/file"
-	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/mcptool"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
-	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -56,6 +55,8 @@ type runFlags struct {
 	mcpConfig      []string
 	strictMCP      bool
 	settingSources string
+	// pluginDirs are --plugin-dir (and --plugin-dir-no-mcp) values.
+	pluginDirs []string
 	// settingSourcesSet: --setting-sources was given (its empty value
 	// means no settings files).
 	settingSourcesSet bool
@@ -108,6 +109,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringArrayVar(&f.mcpConfig, "mcp-config", nil, "MCP servers: a configuration file (.mcp.json format) or the same as inline JSON (repeatable)")
 	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the servers of --mcp-config (not the project's .mcp.json)")
 	fl.StringVar(&f.settingSources, "setting-sources", "", "settings files to read: a comma-separated subset of user, project, local (default all; empty: none but the managed policy)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "load the plugin in this directory (.claude-plugin/plugin.json): its commands and skills (repeatable)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir-no-mcp", nil, "as --plugin-dir (a plugin's MCP servers are not started either way)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the working directory (its settings, hooks and MCP servers take effect) and approve its .mcp.json servers as they are now")
 	fl.BoolVar(&f.noSettings, "no-settings", false, "ignore settings files (only flags apply)")
 	fl.BoolVar(&f.noSessionSaved, "no-session-persistence", false, "do not write a transcript")
@@ -295,6 +298,16 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 
 	out := newPrinter(a, f, s.model, s.ws)
 	s.rc.printer.Store(out)
+	if c, args := s.ws.Commands().Find(prompt); c != nil && c.Builtin() && c.Name == "compact" {
+		return compactRun(ctx, s, out, args)
+	} else if c != nil && !c.Builtin() {
+		// A custom slash command (package slash): its prompt, model and
+		// allowed-tools.
+		defer slash.Apply(s.ag, c)()
+		if prompt, err = c.Prepare(ctx, s.ag, args); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
 	var res *agent.ResultEvent
 	var runErr error
 	for ev, err := range s.ag.Run(ctx, prompt) {
@@ -332,6 +345,30 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	return nil
 }
 
+// compactRun runs /compact [instructions] as the run (it makes sense
+// with --resume or --continue): the session compacts now, and the result
+// says so, or why not.
+func compactRun(ctx context.Context, s *runSession, out *printer, instructions string) error {
+	ev, err := s.ag.Compact(ctx, instructions)
+	if err != nil {
+		out.finish(nil, err)
+		return &exitError{code: 1, err: err}
+	}
+	res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: s.ag.SessionID(),
+		Text: "Compacted the conversation."}
+	if ev == nil {
+		res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, "Not enough messages to compact."
+	} else {
+		out.w.CompactBoundary("manual", ev)
+		res.Text = fmt.Sprintf("Compacted the conversation: %d messages became %d.", ev.Before, ev.After)
+	}
+	out.finish(res, nil)
+	if res.IsError {
+		return &exitError{code: 1, err: errors.New("")}
+	}
+	return nil
+}
+
 // The exit statuses of a headless run (gantry -p, gantry run); see
 // `gantry --help` and docs/agent.md.
 const (
@@ -345,7 +382,12 @@ const (
 // serveStream runs a stream-json session (--input-format stream-json):
 // the Agent SDKs' protocol on stdin and stdout, until stdin ends.
 func serveStream(ctx context.Context, a *app, f *runFlags) error {
-	var sess *runSession
+	// The Agent SDK's session helpers read the reference's transcripts:
+	// mirror the conversation there unless nothing is to be kept.
+	claudeConfigDir := ""
+	if !f.noSessionSaved {
+		claudeConfigDir = streamjson.ClaudeConfigDir(a.getenv)
+	}
 	err := streamjson.Serve(ctx, streamjson.Options{
 		In: a.stdin, Out: a.stdout,
 		Open: func(ctx context.Context, init *streamjson.Init) (*agent.Agent, *workspace.Workspace, error) {
@@ -353,20 +395,18 @@ func serveStream(ctx context.Context, a *app, f *runFlags) error {
 			if err != nil {
 				return nil, nil, err
 			}
-			sess = s
 			return s.ag, s.ws, nil
 		},
-		Writer:           streamjson.WriterOptions{Partial: f.partial, ReplayUser: f.replayUser},
+		Writer:           streamjson.WriterOptions{Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser},
 		PermissionPrompt: f.promptTool == "stdio",
 		AllowBypass:      f.allowBypass || f.mode == string(tool.ModeBypassPermissions),
 		Version:          buildVersion(),
 		APIKeySource:     apiKeySource(a, f.provider),
+		APIProvider:      apiProvider(f.provider),
 		Getenv:           a.getenv,
 		Warn:             func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },
+		ClaudeConfigDir:  claudeConfigDir,
 	})
-	if sess != nil && sess.done != nil {
-		sess.done() // Serve closed the agent
-	}
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -384,16 +424,11 @@ type runSession struct {
 	ws    *workspace.Workspace
 	rc    *runChannel
 	model string
-	done  func() // after the agent closed (nil: nothing)
 }
 
-// close closes the agent and then does what follows the session.
-func (s *runSession) close() {
-	s.ag.Close()
-	if s.done != nil {
-		s.done()
-	}
-}
+// close closes the agent (and with it the workspace, which prunes the
+// checkpoints when due).
+func (s *runSession) close() { s.ag.Close() }
 
 // mcpFlag splits --mcp-config values into files and the servers of
 // inline JSON.
@@ -418,6 +453,7 @@ func mcpFlag(a *app, vals []string) (files []string, servers map[string]mcptool.
 // openSession assembles the agent of a run; init is what an Agent SDK
 // program registered (nil outside stream-json input).
 func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init) (*runSession, error) {
+	sdk := init != nil
 	if init == nil {
 		init = &streamjson.Init{}
 	}
@@ -474,16 +510,6 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, err
 	}
-	// The durable store ($GANTRY_HOME/gantry.db), opened only when a tool
-	// first needs it; without session persistence, an in-memory one.
-	var db store.Store = new(store.Memory)
-	if !f.noSessionSaved {
-		path, err := storePath(a)
-		if err != nil {
-			return nil, err
-		}
-		db = store.LazySQLite(path, store.SQLiteOptions{})
-	}
 	defs, err := f.agents.definitions()
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
@@ -496,8 +522,17 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		mcpServers[name] = sc
 	}
 	ws, err := openWorkspace(ctx, a, &f.safetyFlags, dir, func(o *workspace.Options) {
-		o.Store = db
+		// What keeps the session under $GANTRY_HOME: the durable store
+		// (gantry.db, opened when a tool first needs it), the transcript
+		// and the checkpoints of the project's files (gantry rewind).
+		// Without session persistence, nothing.
+		o.Persist, o.NoCheckpoints = !f.noSessionSaved, f.noCheckpoints
+		o.ResumeID, o.Continue, o.Fork, o.SessionID = f.resume, f.cont, f.fork, f.sessionID
 		o.Builtin.Web = webOpts
+		if small := f.web.small(a); small != "" {
+			// WebFetch answers its prompt with the small model.
+			o.Summarizer = &web.ModelSummarizer{Provider: prov, Model: small}
+		}
 		// At a terminal, the project's language servers start in the
 		// background at once, so that they are warm by the first edit;
 		// a headless run starts one only when it edits a file one serves.
@@ -505,6 +540,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPConfigFiles, o.MCPServers, o.StrictMCPConfig, o.Agents = mcpFiles, mcpServers, f.strictMCP, defs
 		o.AdditionalDirs = append(o.AdditionalDirs, f.addDirs...)
 		o.SettingScopes = scopes
+		o.PluginDirs = f.pluginDirs
 		if po := f.poolOptions(); po != nil {
 			o.Pool = po
 		}
@@ -521,53 +557,32 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		o.MCPApprove = promptApprover(ctx, mcpApprovals(a), rc.person)
 	})
 	if err != nil {
-		db.Close()
 		return nil, &exitError{code: 1, err: err}
 	}
 	if err := rc.opened(ws); err != nil {
 		ws.Close()
-		db.Close()
 		return nil, &exitError{code: 2, err: err}
 	}
 	opts := agent.Options{
-		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws, db},
+		Provider: prov, Model: model, SmallModel: f.web.small(a), Workspace: ws, Closers: []io.Closer{ws},
 		ToolProtocol:       protocol,
-		Reminders:          []agent.Reminder{&todo.Reminder{}},
 		SystemPrompt:       cmpOr(init.SystemPrompt, f.systemPrompt),
 		AppendSystemPrompt: strings.TrimSpace(f.appendSystem + "\n\n" + init.AppendSystemPrompt),
 		MaxTurns:           f.maxTurns, MaxBudgetUSD: f.maxBudgetUSD, ThinkingBudget: f.maxThinking,
-		SessionID: f.resume, Continue: f.cont, Fork: f.fork, NewSessionID: f.sessionID,
 		StreamEvents: f.partial, OutputSchema: schema,
 		// Headless: background agents report before the run ends (in the
 		// terminal they report at the next turn).
 		WaitForBackground: f.chat == nil,
-	}
-	if !f.noSessionSaved {
-		home, err := session.DefaultHome(a.getenv)
-		if err != nil {
-			ws.Close()
-			db.Close()
-			return nil, err
-		}
-		opts.Store = session.NewStore(home)
-	}
-	var done func()
-	if opts.Store != nil && !f.noCheckpoints {
-		// Checkpoints of the project's files: gantry rewind.
-		if st, _, err := openCheckpoints(a, dir); err != nil {
-			fmt.Fprintln(a.stderr, "gantry: checkpoints are off:", err)
-		} else {
-			opts.Checkpoints = st
-			done = func() { pruneCheckpoints(context.WithoutCancel(ctx), st, opts.Store, dir) }
-		}
+		// An SDK program's deny messages and hook reasons reach the model
+		// as the program gave them.
+		ExecutorOptions: executor.Options{DenialsAsGiven: sdk},
 	}
 	ag, err := agent.New(ctx, opts)
 	if err != nil {
 		ws.Close()
-		db.Close()
 		return nil, &exitError{code: 1, err: err}
 	}
-	return &runSession{ag: ag, ws: ws, rc: rc, model: model, done: done}, nil
+	return &runSession{ag: ag, ws: ws, rc: rc, model: model}, nil
 }
 
 // apiKeySource names where the model key comes from, for system/init.
@@ -579,6 +594,16 @@ func apiKeySource(a *app, provider string) string {
 		return "OPENAI_API_KEY"
 	}
 	return "none"
+}
+
+// apiProvider is the Agent SDK's accountInfo().apiProvider for
+// --provider: Anthropic's API is "firstParty"; any other provider is a
+// "gateway" to the SDK.
+func apiProvider(provider string) string {
+	if provider == "" || provider == "anthropic" {
+		return "firstParty"
+	}
+	return "gateway"
 }
 
 func cmpOr(a, b string) string {
@@ -669,7 +694,7 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 		}
 		return in
 	}
-	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ReplayUser: f.replayUser, Info: info})
+	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser, Info: info})
 	p.w.Begin()
 	if isTerminal(a.stderr) {
 		p.progress = newProgress(a.stderr)

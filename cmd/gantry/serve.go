@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/agent"
-	"github.com/gantry-dev/gantry/builtin/todo"
+	"github.com/gantry-dev/gantry/builtin/notify"
+	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/session"
@@ -88,7 +88,6 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					wo.Warn = func(msg string) { log.Warn(msg) }
 					wo.Builtin.Trigger = triggerOptions(a)
 				},
-				Agent: func(ao *agent.Options) { ao.Reminders = append(ao.Reminders, &todo.Reminder{}) },
 			}
 			if !noHTTP {
 				if tokenFile == "" {
@@ -129,6 +128,14 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 	fl.DurationVar(&o.AskTimeout, "ask-timeout", 0, "how long a run waits for an answer to an ask before it is denied (default 1h)")
 	fl.StringVar(&provider, "provider", "", "model provider: anthropic or openai (default: from the environment)")
 	fl.StringVar(&model, "model", "", "default model of the runs")
+	fl.Func("notify-webhook", "POST each run's notifications (PushNotification) as JSON to this URL", func(u string) error {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("%q is not an http(s) URL", u)
+		}
+		wh := &notify.Webhook{URL: u}
+		o.Notify = func(ctx context.Context, _ string, n *interaction.NotificationRequest) error { return wh.Send(ctx, n) }
+		return nil
+	})
 	fl.StringVar(&tlsCert, "tls-cert", "", "serve the API and the console over TLS with this certificate (PEM; with --tls-key)")
 	fl.StringVar(&tlsKey, "tls-key", "", "the TLS certificate's private key (PEM)")
 	fl.BoolVar(&o.NoConsole, "no-console", false, "serve no web console (only the API)")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -12,6 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/builtin"
+	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/completion"
+	"github.com/gantry-dev/gantry/builtin/memory"
+	"github.com/gantry-dev/gantry/builtin/skill"
+	"github.com/gantry-dev/gantry/builtin/web"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/openai"
@@ -28,30 +34,79 @@ func newToolsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// builtinTools returns every built-in tool in pool order, with ToolSearch
-// (which a session gets once some tool is deferred).
+// builtinTools returns every tool a session can offer, in name order:
+// the built-ins (also those that need a setting, a backend or a service to
+// be offered: WebSearch, memory, the team tools, PushNotification), Skill,
+// Agent, attempt_completion and new_task, and ToolSearch. [toolNeeds] says
+// what each needs.
 func builtinTools(ctx context.Context, dir string) ([]tool.Tool, error) {
-	reg, err := builtin.Registry(builtin.Options{})
+	tools, err := builtin.Tools(builtin.Options{
+		Web:    web.Options{Search: listingSearch{}},
+		Memory: &memory.Options{},
+	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := toolset.NewPool(ctx, toolset.Options{Registry: reg, Env: &tool.Env{WorkDir: dir}, Defer: true})
+	cat, err := agenttool.NewCatalog(agenttool.Builtins()...)
 	if err != nil {
 		return nil, err
 	}
-	tools := p.All()
-	if st := p.SearchTool(); st != nil && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == toolset.ToolSearchName }) {
+	tools = append(tools, skill.New(nil, skill.Options{}), agenttool.New(cat))
+	tools = append(tools, completion.Tools()...)
+	reg, err := builtin.Registry(builtin.Options{Only: []string{"Read"}})
+	if err != nil {
+		return nil, err
+	}
+	p, err := toolset.NewPool(ctx, toolset.Options{Registry: reg, Tools: tools, Env: &tool.Env{WorkDir: dir}, Defer: true})
+	if err != nil {
+		return nil, err
+	}
+	if st := p.SearchTool(); st != nil {
 		tools = append(tools, st)
-		slices.SortStableFunc(tools, func(x, y tool.Tool) int { return strings.Compare(x.Spec().Name, y.Spec().Name) })
 	}
+	slices.SortStableFunc(tools, func(x, y tool.Tool) int { return strings.Compare(x.Spec().Name, y.Spec().Name) })
 	return tools, nil
+}
+
+// listingSearch describes WebSearch for `gantry tools list` and `tools
+// schema`, which show its definition without a search backend; nothing
+// calls it (`tools call` opens a real session).
+type listingSearch struct{}
+
+func (listingSearch) Name() string { return "none" }
+func (listingSearch) Search(context.Context, web.SearchQuery) ([]web.SearchResult, error) {
+	return nil, errors.New("no search backend is configured")
+}
+
+// toolNeeds says what a session needs to offer a tool; a tool not listed
+// is always offered (where its program is installed: bash, gopls).
+var toolNeeds = map[string]string{
+	"Agent":              "a model provider (the session's); not with --no-agent-tool or in subagents of a type without it",
+	"Skill":              "skills: .gantry/skills, ~/.gantry/skills or skill.Options",
+	"WebSearch":          "a search backend: BRAVE_SEARCH_API_KEY, TAVILY_API_KEY, SEARXNG_URL or GANTRY_WEB_SEARCH, or the Anthropic provider's server tool",
+	"memory":             "the memory setting (builtin.Options.Memory)",
+	"TeamCreate":         "a team runner (the CLI's sessions) or membership of a team",
+	"TeamDelete":         "a team runner (the CLI's sessions) or membership of a team",
+	"SendMessage":        "a team runner (the CLI's sessions) or membership of a team",
+	"attempt_completion": "--completion-tools (agent.Options.CompletionTools)",
+	"new_task":           "--completion-tools (agent.Options.CompletionTools)",
+	"ToolSearch":         "a deferred tool in the pool (the default)",
+	"ListMcpResources":   "an MCP server configured",
+	"ReadMcpResource":    "an MCP server configured",
+	"PushNotification":   "a front end that delivers notifications: the terminal UI, a terminal, gantry serve (--notify-webhook)",
+	"LSP":                "a language server: gopls on PATH, or lsp settings",
+	"Bash":               "bash on PATH",
+	"RemoteTrigger":      "a gantry serve to talk to",
+	"CronCreate":         "a session scheduler, or the durable store for durable jobs",
+	"CronDelete":         "a session scheduler, or the durable store for durable jobs",
+	"CronList":           "a session scheduler, or the durable store for durable jobs",
 }
 
 func newToolsListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in tools: name, tier, read-only, description",
+		Short: "List every tool a session can offer: name, tier, read-only, description, what it needs to be offered",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wd, _ := os.Getwd()
@@ -65,11 +120,12 @@ func newToolsListCmd(a *app) *cobra.Command {
 				Tier        string   `json:"tier"`
 				ReadOnly    bool     `json:"read_only"`
 				Description string   `json:"description"`
+				Needs       string   `json:"needs,omitempty"`
 			}
 			var rows []row
 			for _, t := range tools {
 				s := t.Spec()
-				rows = append(rows, row{s.Name, s.Aliases, builtin.Tier(s.Name).String(), s.Traits.ReadOnly, firstLine(s.Description)})
+				rows = append(rows, row{s.Name, s.Aliases, builtin.Tier(s.Name).String(), s.Traits.ReadOnly, firstLine(s.Description), toolNeeds[s.Name]})
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -77,13 +133,17 @@ func newToolsListCmd(a *app) *cobra.Command {
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTIER\tREAD-ONLY\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tTIER\tREAD-ONLY\tDESCRIPTION\tNEEDS")
 			for _, r := range rows {
 				ro := "no"
 				if r.ReadOnly {
 					ro = "yes"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Tier, ro, oneLine(r.Description, 80))
+				needs := r.Needs
+				if needs == "" {
+					needs = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Tier, ro, oneLine(r.Description, 60), needs)
 			}
 			return tw.Flush()
 		},

@@ -287,36 +287,14 @@ func TestToolsImportNoExecutor(t *testing.T) {
 	}
 }
 
-// pendingAgentImports are the tool packages agent imported when the rule
-// was written; the assembly work of issue #34 (branch wip/asm) removes
-// them. Empty this list when it lands: the rule then holds in full.
-var pendingAgentImports = []string{
-	"builtin/agenttool",
-	"builtin/completion",
-	"builtin/shell",
-	"builtin/team",
-	"builtin/web",
-	"builtin/worktree",
-}
-
-// TestAgentImportsNoTool: the loop imports no tool package. An import not
-// in pendingAgentImports fails; the pending ones skip the test, naming
-// them, until the list is emptied.
+// TestAgentImportsNoTool: the loop imports no tool package; it reaches
+// tools through the interfaces the workspace fills.
 func TestAgentImportsNoTool(t *testing.T) {
 	_, graph := load(t)
-	var pending []string
 	for _, dep := range graph["agent"] {
-		if dep != "builtin" && !strings.HasPrefix(dep, "builtin/") {
-			continue
+		if dep == "builtin" || strings.HasPrefix(dep, "builtin/") {
+			t.Errorf("agent imports the tool package %s: the loop must reach tools through the workspace's interfaces", dep)
 		}
-		if slices.Contains(pendingAgentImports, dep) {
-			pending = append(pending, dep)
-			continue
-		}
-		t.Errorf("agent imports the tool package %s: the loop must reach tools through the workspace's interfaces", dep)
-	}
-	if len(pending) > 0 && !t.Failed() {
-		t.Skipf("enabled when wip/asm lands: agent still imports %s", strings.Join(pending, ", "))
 	}
 }
 

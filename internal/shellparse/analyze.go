@@ -218,6 +218,24 @@ func (a *Analysis) ReadOnly() (bool, string) {
 	return false, a.FirstReason()
 }
 
+// ChangesDir reports whether running the line may leave the shell in
+// another directory than it started in: some command in it is cd, pushd or
+// popd (at any depth, in a subshell or a payload too — the analysis does not
+// try to prove that a change stays inside a subshell), or the line was not
+// understood. A caller that runs lines in one persistent shell state must
+// run such a line on its own and track where it ends.
+func (a *Analysis) ChangesDir() bool {
+	if a.Err != nil {
+		return true
+	}
+	for i := range a.Cmds {
+		if a.Cmds[i].Chdir != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // FirstReason is the first reason the line is not read-only, naming its
 // class ("" for a read-only line).
 func (a *Analysis) FirstReason() string {

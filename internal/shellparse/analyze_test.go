@@ -266,3 +266,29 @@ func BenchmarkAnalyze10(b *testing.B) {
 		}
 	}
 }
+
+func TestAnalyzeChangesDir(t *testing.T) {
+	for src, want := range map[string]bool{
+		"ls":                        false,
+		"git status && ls -la":      false,
+		"cd sub && ls":              true,
+		"cd":                        true,
+		"ls; pushd /tmp":            true,
+		"popd":                      true,
+		"(cd sub && ls)":            true, // not proved to stay in the subshell
+		"builtin cd sub":            true,
+		"command cd sub":            true,
+		"eval 'cd sub'":             true,
+		"sh -c 'cd sub && ls'":      true,
+		"echo cd":                   false,
+		"ls cd":                     false,
+		"ls |":                      true, // not understood
+		"find . -name cd -print":    false,
+		"if true; then cd x; fi":    true,
+		"for d in a b; do ls; done": false,
+	} {
+		if got := Analyze(src).ChangesDir(); got != want {
+			t.Errorf("ChangesDir(%q) = %v, want %v", src, got, want)
+		}
+	}
+}

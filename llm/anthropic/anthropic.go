@@ -9,11 +9,11 @@
 // [llm.Request.ThinkingBudget], and sends tool results with their text and
 // image blocks and is_error.
 //
-// Configuration: [WithAPIKey] and [WithBaseURL] win over the environment
-// variables ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; the environment
-// lookup is injectable ([WithLookupEnv]). The SDK's own environment
+// Configuration: [Options]; APIKey and BaseURL win over the environment
+// variables ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL, and the environment
+// lookup is injectable (Options.LookupEnv). The SDK's own environment
 // autoload and its retries are off: retries follow one [llm.RetryPolicy]
-// ([WithRetry], [WithMaxAttempts]).
+// (Options.Retry).
 package anthropic
 
 import (
@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"os"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -32,7 +31,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/internal/httpclient"
+	"github.com/gantry-dev/gantry/llm/internal/endpoint"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -41,7 +40,7 @@ const (
 	DefaultModel = "claude-sonnet-4-5"
 	// DefaultMaxTokens is the max_tokens of a request that sets none.
 	DefaultMaxTokens = 8192
-	// DefaultBaseURL is the API's address when neither [WithBaseURL] nor
+	// DefaultBaseURL is the API's address when neither Options.BaseURL nor
 	// ANTHROPIC_BASE_URL says otherwise.
 	DefaultBaseURL = "https://api.anthropic.com/"
 )
@@ -59,94 +58,58 @@ type Provider struct {
 
 var _ llm.Provider = (*Provider)(nil)
 
-type config struct {
-	apiKey, baseURL *string
-	lookupEnv       func(string) (string, bool)
-	httpClient      option.HTTPClient
-	model           string
-	maxTokens       int
-	retry           llm.RetryPolicy
-	now             func() time.Time
-	extra           []option.RequestOption
+// Options configure a [Provider]. The zero value talks to the Anthropic API
+// with the key in ANTHROPIC_API_KEY, as [DefaultModel] with
+// [DefaultMaxTokens], through a shared HTTP client, and retries as the
+// zero [llm.RetryPolicy] does.
+type Options struct {
+	// APIKey is sent as x-api-key; "" means ANTHROPIC_API_KEY (unset: no
+	// key).
+	APIKey string
+	// BaseURL is the API's address; "" means ANTHROPIC_BASE_URL when set
+	// and not empty, else [DefaultBaseURL].
+	BaseURL string
+	// LookupEnv reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (nil:
+	// [os.LookupEnv]). No other variable is read, by Gantry or the SDK.
+	LookupEnv func(string) (string, bool)
+	// HTTPClient sends the requests (nil: a clone of
+	// http.DefaultTransport with 64 connections per host, shared by the
+	// provider's sessions, no overall timeout: streams are long).
+	HTTPClient *http.Client
+	// Model is the model of requests that name none ("": [DefaultModel]).
+	Model string
+	// MaxTokens is max_tokens of requests that set none (0:
+	// [DefaultMaxTokens]).
+	MaxTokens int
+	// Retry is the retry policy; Retry.MaxAttempts 1 disables retries.
+	Retry llm.RetryPolicy
+	// RequestOptions are extra SDK options (headers, middleware) for every
+	// request.
+	RequestOptions []option.RequestOption
 }
 
-// Option configures a [Provider].
-type Option func(*config)
-
-// WithAPIKey sets the API key (sent as x-api-key), overriding
-// ANTHROPIC_API_KEY.
-func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = &key } }
-
-// WithBaseURL sets the API's base URL, overriding ANTHROPIC_BASE_URL.
-func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = &u } }
-
-// WithLookupEnv replaces [os.LookupEnv] for reading ANTHROPIC_API_KEY and
-// ANTHROPIC_BASE_URL.
-func WithLookupEnv(f func(string) (string, bool)) Option {
-	return func(c *config) { c.lookupEnv = f }
-}
-
-// WithHTTPClient sets the HTTP client (default: a clone of
-// http.DefaultTransport with 64 idle connections per host, no overall
-// timeout: streams are long; a request body sent over plain-TCP HTTP/1.1
-// is copied through a pooled buffer rather than a new one per request).
-func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
-
-// WithModel sets the model of requests that name none (default
-// [DefaultModel]).
-func WithModel(m string) Option { return func(c *config) { c.model = m } }
-
-// WithMaxTokens sets max_tokens of requests that set none (default
-// [DefaultMaxTokens]).
-func WithMaxTokens(n int) Option { return func(c *config) { c.maxTokens = n } }
-
-// WithRetry sets the retry policy (default: the zero [llm.RetryPolicy]).
-func WithRetry(p llm.RetryPolicy) Option { return func(c *config) { c.retry = p } }
-
-// WithMaxAttempts sets the number of attempts per request, the first
-// included; 1 disables retries.
-func WithMaxAttempts(n int) Option { return func(c *config) { c.retry.MaxAttempts = n } }
-
-// WithRequestOptions passes extra SDK options (headers, middleware) to every
-// request.
-func WithRequestOptions(opts ...option.RequestOption) Option {
-	return func(c *config) { c.extra = append(c.extra, opts...) }
-}
-
-// New returns a provider.
-func New(opts ...Option) *Provider {
-	c := config{lookupEnv: os.LookupEnv, model: DefaultModel, maxTokens: DefaultMaxTokens, now: time.Now}
-	for _, o := range opts {
-		o(&c)
+// New returns a provider configured by o.
+func New(o Options) *Provider {
+	ep := endpoint.Resolve(endpoint.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, LookupEnv: o.LookupEnv, HTTPClient: o.HTTPClient},
+		endpoint.Vars{KeyVar: "ANTHROPIC_API_KEY", URLVar: "ANTHROPIC_BASE_URL", DefaultURL: DefaultBaseURL})
+	if o.Model == "" {
+		o.Model = DefaultModel
 	}
-	key := ""
-	if c.apiKey != nil {
-		key = *c.apiKey
-	} else if v, ok := c.lookupEnv("ANTHROPIC_API_KEY"); ok {
-		key = v
-	}
-	base := DefaultBaseURL
-	if c.baseURL != nil {
-		base = *c.baseURL
-	} else if v, ok := c.lookupEnv("ANTHROPIC_BASE_URL"); ok && v != "" {
-		base = v
-	}
-	hc := c.httpClient
-	if hc == nil {
-		hc = httpclient.New()
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
 	}
 	ropts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(base),
+		option.WithHTTPClient(ep.HTTPClient),
+		option.WithBaseURL(ep.BaseURL),
 		option.WithMaxRetries(0),
 	}
-	if key != "" {
-		ropts = append(ropts, option.WithAPIKey(key))
+	if ep.APIKey != "" {
+		ropts = append(ropts, option.WithAPIKey(ep.APIKey))
 	}
-	ropts = append(ropts, c.extra...)
+	ropts = append(ropts, o.RequestOptions...)
 	client := sdk.NewClient(ropts...)
-	return &Provider{client: client, model: c.model, maxTokens: c.maxTokens, retry: c.retry, now: c.now}
+	return &Provider{client: client, model: o.Model, maxTokens: o.MaxTokens, retry: o.Retry, now: time.Now}
 }
 
 // Stream sends req and streams the reply; see [llm.Provider].

@@ -17,16 +17,19 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newProvider(t testing.TB, srv *llmtest.Server, sl *llmtest.SleepRecorder, opts ...anthropic.Option) *anthropic.Provider {
+func newProvider(t testing.TB, srv *llmtest.Server, sl *llmtest.SleepRecorder, mods ...func(*anthropic.Options)) *anthropic.Provider {
 	t.Helper()
-	base := []anthropic.Option{
-		anthropic.WithBaseURL(srv.URL()),
-		anthropic.WithAPIKey("test-key"),
-		anthropic.WithHTTPClient(srv.Client()),
-		anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		anthropic.WithRetry(llm.RetryPolicy{Sleep: sl.Sleep, Jitter: func() float64 { return 0 }}),
+	o := anthropic.Options{
+		BaseURL:    srv.URL(),
+		APIKey:     "test-key",
+		HTTPClient: srv.Client(),
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      llm.RetryPolicy{Sleep: sl.Sleep, Jitter: func() float64 { return 0 }},
 	}
-	return anthropic.New(append(base, opts...)...)
+	for _, m := range mods {
+		m(&o)
+	}
+	return anthropic.New(o)
 }
 
 func userReq(text string) *llm.Request {
@@ -185,7 +188,7 @@ func TestEnvironment(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": "env-key"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 
-	p := anthropic.New(anthropic.WithLookupEnv(lookup), anthropic.WithHTTPClient(srv.Client()))
+	p := anthropic.New(anthropic.Options{LookupEnv: lookup, HTTPClient: srv.Client()})
 	if _, resp, err := llmtest.Stream(t, p, userReq("hi")); err != nil || resp.Message.Text() != "from env" {
 		t.Fatalf("env: %v %v", resp, err)
 	}
@@ -196,8 +199,7 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("model = %q", m)
 	}
 
-	p = anthropic.New(anthropic.WithLookupEnv(lookup), anthropic.WithHTTPClient(other.Client()),
-		anthropic.WithBaseURL(other.URL()), anthropic.WithAPIKey("opt-key"))
+	p = anthropic.New(anthropic.Options{LookupEnv: lookup, HTTPClient: other.Client(), BaseURL: other.URL(), APIKey: "opt-key"})
 	if _, resp, err := llmtest.Stream(t, p, &llm.Request{Messages: []llm.Message{llm.UserText("x")}}); err != nil || resp.Message.Text() != "from option" {
 		t.Fatalf("option: %v %v", resp, err)
 	}

@@ -34,7 +34,7 @@ func TestBodyMatchesParams(t *testing.T) {
 			StopSequences: []string{"STOP"}, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "Read", DisableParallel: true}}},
 		{"no tools, choice none", llm.Request{Messages: conv, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceNone}}},
 	}
-	p := anthropic.New(anthropic.WithAPIKey("k"), anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := anthropic.New(anthropic.Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 2 { // the second time from the tool cache
@@ -70,7 +70,7 @@ func TestBodyMatchesParams(t *testing.T) {
 // requests (new spec values with the same content hit), a changed one is
 // encoded again, the cache-breakpoint variant is kept apart.
 func TestToolsEncodedOnce(t *testing.T) {
-	p := anthropic.New(anthropic.WithAPIKey("k"), anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := anthropic.New(anthropic.Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	req := func(tools []*tool.Spec) *llm.Request {
 		return &llm.Request{Messages: []llm.Message{llm.UserText("hi")}, Tools: tools, Cache: llm.CacheHints{Tools: true}}
 	}
@@ -134,7 +134,7 @@ func BenchmarkBody(b *testing.B) {
 		s.Prompt = strings.Repeat("Usage notes for the model. ", 60)
 	}
 	req := &llm.Request{Model: "m", System: llm.System("system"), Messages: msgs, Tools: tools, Cache: llm.AllCacheHints}
-	p := anthropic.New(anthropic.WithAPIKey("k"), anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := anthropic.New(anthropic.Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := p.Body(req); err != nil {

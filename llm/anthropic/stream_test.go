@@ -159,7 +159,7 @@ var compareErrors = cmp.Comparer(func(a, b error) bool {
 })
 
 func TestStreamDecoderMatchesSDK(t *testing.T) {
-	p := New(WithAPIKey("k"), WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := New(Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	for _, tc := range streamCases {
 		t.Run(tc.name, func(t *testing.T) {
 			want, wantErr := decodeAll(p, (*Provider).sdkEvents, tc.wire)
@@ -189,7 +189,7 @@ func TestStreamDecoderMatchesSDK(t *testing.T) {
 // error type, so that its classification (overloaded, retryable before
 // content, interrupted after) is the one the SDK path had.
 func TestStreamErrorEventClassified(t *testing.T) {
-	p := New(WithAPIKey("k"), WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := New(Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	_, err := decodeAll(p, (*Provider).events, ev("error", overloaded))
 	var ae *llm.APIError
 	if !errors.As(err, &ae) || !errors.Is(err, llm.ErrOverloaded) || errors.Is(err, llm.ErrInterrupted) || ae.RequestID != "req_011" || ae.Message != "Overloaded" {
@@ -208,7 +208,7 @@ func FuzzStreamDecoder(f *testing.F) {
 	for _, tc := range streamCases {
 		f.Add(tc.wire)
 	}
-	p := New(WithAPIKey("k"), WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := New(Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	f.Fuzz(func(t *testing.T, wire string) {
 		got, err := decodeAll(p, (*Provider).events, wire)
 		want, wantErr := decodeAll(p, (*Provider).sdkEvents, wire)
@@ -236,7 +236,7 @@ func BenchmarkStreamDecode(b *testing.B) {
 	}
 	w.WriteString(ev("content_block_stop", blockStop("1")) + ev("message_delta", stop("tool_use")) + ev("message_stop", msgStop))
 	wire := w.String()
-	p := New(WithAPIKey("k"), WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := New(Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	for _, c := range []struct {
 		name string
 		f    decodeFunc

@@ -24,13 +24,13 @@ var suite = llmtest.ProviderSuite{
 }
 
 func newSuiteProvider(c llmtest.ProviderConfig) llm.Provider {
-	return anthropic.New(
-		anthropic.WithBaseURL(c.BaseURL),
-		anthropic.WithAPIKey(c.APIKey),
-		anthropic.WithHTTPClient(c.Client),
-		anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		anthropic.WithRetry(c.Retry),
-	)
+	return anthropic.New(anthropic.Options{
+		BaseURL:    c.BaseURL,
+		APIKey:     c.APIKey,
+		HTTPClient: c.Client,
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      c.Retry,
+	})
 }
 
 func TestProviderSuite(t *testing.T) { llmtest.RunProviderSuite(t, suite) }

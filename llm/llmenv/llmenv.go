@@ -70,7 +70,7 @@ func ProviderOptions(name, model string, getenv func(string) string, o Options) 
 		if model == "" {
 			model = anthropic.DefaultModel
 		}
-		return anthropic.New(anthropic.WithModel(model), anthropic.WithLookupEnv(lookup), anthropic.WithRetry(o.Retry)), model, nil
+		return anthropic.New(anthropic.Options{Model: model, LookupEnv: lookup, Retry: o.Retry}), model, nil
 	case "openai":
 		// OpenAI's own API needs a key (an OpenAI-compatible server
 		// elsewhere, such as Ollama, may not).
@@ -83,7 +83,7 @@ func ProviderOptions(name, model string, getenv func(string) string, o Options) 
 			}
 			model = DefaultOpenAIModel
 		}
-		return openai.New(openai.WithModel(model), openai.WithLookupEnv(lookup), openai.WithRetry(o.Retry)), model, nil
+		return openai.New(openai.Options{Model: model, LookupEnv: lookup, Retry: o.Retry}), model, nil
 	}
 	return nil, "", fmt.Errorf("unknown --provider %q (want anthropic or openai)", name)
 }

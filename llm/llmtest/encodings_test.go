@@ -102,13 +102,13 @@ func withText(ads []adapter) []adapter {
 
 func adapters(t testing.TB, srv *llmtest.Server) []adapter {
 	noEnv := func(string) (string, bool) { return "", false }
-	aopts := []anthropic.Option{anthropic.WithAPIKey("k"), anthropic.WithLookupEnv(noEnv), anthropic.WithMaxAttempts(1)}
-	oopts := []openai.Option{openai.WithAPIKey("k"), openai.WithLookupEnv(noEnv), openai.WithMaxAttempts(1), openai.WithModel("gpt-test")}
+	aopts := anthropic.Options{APIKey: "k", LookupEnv: noEnv, Retry: llm.RetryPolicy{MaxAttempts: 1}}
+	oopts := openai.Options{APIKey: "k", LookupEnv: noEnv, Retry: llm.RetryPolicy{MaxAttempts: 1}, Model: "gpt-test"}
 	if srv != nil {
-		aopts = append(aopts, anthropic.WithBaseURL(srv.URL()))
-		oopts = append(oopts, openai.WithBaseURL(srv.OpenAIURL()))
+		aopts.BaseURL = srv.URL()
+		oopts.BaseURL = srv.OpenAIURL()
 	}
-	a, o := anthropic.New(aopts...), openai.New(oopts...)
+	a, o := anthropic.New(aopts), openai.New(oopts)
 	return []adapter{
 		{
 			name: "anthropic", body: a.Body,
@@ -474,11 +474,9 @@ func TestConnectionReused(t *testing.T) {
 				srv := llmtest.NewServer(t, opts...)
 				hc, dials := srv.DialCountingClient()
 				defer hc.CloseIdleConnections()
-				var p llm.Provider = anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"),
-					anthropic.WithLookupEnv(noEnv), anthropic.WithMaxAttempts(1), anthropic.WithHTTPClient(hc))
+				var p llm.Provider = anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k", LookupEnv: noEnv, HTTPClient: hc, Retry: llm.RetryPolicy{MaxAttempts: 1}})
 				if name == "openai" {
-					p = openai.New(openai.WithBaseURL(srv.OpenAIURL()), openai.WithAPIKey("k"), openai.WithModel("gpt-test"),
-						openai.WithLookupEnv(noEnv), openai.WithMaxAttempts(1), openai.WithHTTPClient(hc))
+					p = openai.New(openai.Options{BaseURL: srv.OpenAIURL(), APIKey: "k", Model: "gpt-test", LookupEnv: noEnv, HTTPClient: hc, Retry: llm.RetryPolicy{MaxAttempts: 1}})
 				}
 				for i := range 5 {
 					srv.Script(llmtest.TextReply("hello there"))

@@ -7,7 +7,7 @@
 //		llmtest.Reply{Content: []llm.Block{llm.ToolUse("toolu_1", "Read", json.RawMessage(`{"path":"a.go"}`))}},
 //		llmtest.TextReply("done"),
 //	)
-//	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"))
+//	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test"})
 //	… run the code under test …
 //	reqs := srv.Requests() // what the client sent, decoded
 //

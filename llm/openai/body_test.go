@@ -31,7 +31,7 @@ func TestBodyMatchesParams(t *testing.T) {
 		{"options", llm.Request{Model: "m", Messages: conv, Tools: specs("Read"), ThinkingBudget: 8000, MaxTokens: 1000, Temperature: &temp,
 			StopSequences: []string{"STOP"}, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "Read", DisableParallel: true}}},
 	}
-	p := openai.New(openai.WithAPIKey("k"), openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := openai.New(openai.Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 2 { // the second time from the tool cache
@@ -66,7 +66,7 @@ func TestBodyMatchesParams(t *testing.T) {
 // TestToolArrayShared: sessions that send the same tool list share one
 // tools array, whatever spec values they were built from.
 func TestToolArrayShared(t *testing.T) {
-	p := openai.New(openai.WithAPIKey("k"), openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := openai.New(openai.Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 	for i := range 4 {
 		req := &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText(fmt.Sprint("hi ", i))}, Tools: specs("Read", "Grep")}
 		if _, err := p.Body(req); err != nil {

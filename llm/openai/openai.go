@@ -22,8 +22,8 @@
 //   - images become image_url parts with data URLs;
 //   - thinking blocks are not sent back (the API has no field for them).
 //
-// Configuration: [WithAPIKey] and [WithBaseURL] win over OPENAI_API_KEY and
-// OPENAI_BASE_URL (lookup injectable with [WithLookupEnv]); no other
+// Configuration: [Options]; APIKey and BaseURL win over OPENAI_API_KEY and
+// OPENAI_BASE_URL (lookup injectable with Options.LookupEnv); no other
 // environment variable is read. The API key may be empty for local servers
 // (http://localhost:11434/v1): no Authorization header is sent then. The
 // SDK's retries are off; retries follow one [llm.RetryPolicy].
@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -48,12 +47,12 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/llm/internal/httpclient"
+	"github.com/gantry-dev/gantry/llm/internal/endpoint"
 	"github.com/gantry-dev/gantry/tool"
 )
 
 const (
-	// DefaultBaseURL is the API's address when neither [WithBaseURL] nor
+	// DefaultBaseURL is the API's address when neither Options.BaseURL nor
 	// OPENAI_BASE_URL says otherwise.
 	DefaultBaseURL = "https://api.openai.com/v1/"
 	// DefaultMaxTokens is the token limit of a request that sets none.
@@ -74,100 +73,61 @@ type Provider struct {
 
 var _ llm.Provider = (*Provider)(nil)
 
-type config struct {
-	apiKey, baseURL *string
-	lookupEnv       func(string) (string, bool)
-	httpClient      option.HTTPClient
-	model           string
-	maxTokens       int
-	legacyLimit     bool
-	retry           llm.RetryPolicy
-	extra           []option.RequestOption
+// Options configure a [Provider]. The zero value talks to the OpenAI API
+// with the key in OPENAI_API_KEY, with a limit of [DefaultMaxTokens],
+// through a shared HTTP client, and retries as the zero [llm.RetryPolicy]
+// does; it has no default model (set Model or name one per request).
+type Options struct {
+	// APIKey is sent as a bearer token; "" means OPENAI_API_KEY (unset or
+	// empty: no Authorization header, as local servers want).
+	APIKey string
+	// BaseURL is the API's address (for example http://localhost:11434/v1);
+	// "" means OPENAI_BASE_URL when set and not empty, else
+	// [DefaultBaseURL].
+	BaseURL string
+	// LookupEnv reads OPENAI_API_KEY and OPENAI_BASE_URL (nil:
+	// [os.LookupEnv]). No other variable is read, by Gantry or the SDK.
+	LookupEnv func(string) (string, bool)
+	// HTTPClient sends the requests (nil: a clone of
+	// http.DefaultTransport with 64 connections per host, shared by the
+	// provider's sessions, no overall timeout: streams are long).
+	HTTPClient *http.Client
+	// Model is the model of requests that name none. There is no default:
+	// a request without a model fails unless this is set.
+	Model string
+	// MaxTokens is the token limit of requests that set none (0:
+	// [DefaultMaxTokens]).
+	MaxTokens int
+	// LegacyMaxTokens sends the limit as max_tokens instead of
+	// max_completion_tokens, for servers that know only the older field.
+	LegacyMaxTokens bool
+	// Retry is the retry policy; Retry.MaxAttempts 1 disables retries.
+	Retry llm.RetryPolicy
+	// RequestOptions are extra SDK options (headers, organization,
+	// middleware) for every request.
+	RequestOptions []option.RequestOption
 }
 
-// Option configures a [Provider].
-type Option func(*config)
-
-// WithAPIKey sets the API key (a bearer token), overriding OPENAI_API_KEY.
-// An empty key sends no Authorization header.
-func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = &key } }
-
-// WithBaseURL sets the base URL (for example http://localhost:11434/v1),
-// overriding OPENAI_BASE_URL.
-func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = &u } }
-
-// WithLookupEnv replaces [os.LookupEnv] for reading OPENAI_API_KEY and
-// OPENAI_BASE_URL.
-func WithLookupEnv(f func(string) (string, bool)) Option {
-	return func(c *config) { c.lookupEnv = f }
-}
-
-// WithHTTPClient sets the HTTP client (default: a clone of
-// http.DefaultTransport with 64 idle connections per host, no overall
-// timeout: streams are long; a request body sent over plain-TCP HTTP/1.1
-// is copied through a pooled buffer rather than a new one per request).
-func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
-
-// WithModel sets the model of requests that name none. There is no default:
-// a request without a model fails unless this is set.
-func WithModel(m string) Option { return func(c *config) { c.model = m } }
-
-// WithMaxTokens sets the token limit of requests that set none (default
-// [DefaultMaxTokens]).
-func WithMaxTokens(n int) Option { return func(c *config) { c.maxTokens = n } }
-
-// WithLegacyMaxTokens sends the limit as max_tokens instead of
-// max_completion_tokens, for servers that know only the older field.
-func WithLegacyMaxTokens() Option { return func(c *config) { c.legacyLimit = true } }
-
-// WithRetry sets the retry policy (default: the zero [llm.RetryPolicy]).
-func WithRetry(p llm.RetryPolicy) Option { return func(c *config) { c.retry = p } }
-
-// WithMaxAttempts sets the number of attempts per request, the first
-// included; 1 disables retries.
-func WithMaxAttempts(n int) Option { return func(c *config) { c.retry.MaxAttempts = n } }
-
-// WithRequestOptions passes extra SDK options (headers, organization,
-// middleware) to every request.
-func WithRequestOptions(opts ...option.RequestOption) Option {
-	return func(c *config) { c.extra = append(c.extra, opts...) }
-}
-
-// New returns a provider.
-func New(opts ...Option) *Provider {
-	c := config{lookupEnv: os.LookupEnv, maxTokens: DefaultMaxTokens}
-	for _, o := range opts {
-		o(&c)
-	}
-	key := ""
-	if c.apiKey != nil {
-		key = *c.apiKey
-	} else if v, ok := c.lookupEnv("OPENAI_API_KEY"); ok {
-		key = v
-	}
-	base := DefaultBaseURL
-	if c.baseURL != nil {
-		base = *c.baseURL
-	} else if v, ok := c.lookupEnv("OPENAI_BASE_URL"); ok && v != "" {
-		base = v
-	}
-	hc := c.httpClient
-	if hc == nil {
-		hc = httpclient.New()
+// New returns a provider configured by o.
+func New(o Options) *Provider {
+	ep := endpoint.Resolve(endpoint.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, LookupEnv: o.LookupEnv, HTTPClient: o.HTTPClient},
+		endpoint.Vars{KeyVar: "OPENAI_API_KEY", URLVar: "OPENAI_BASE_URL", DefaultURL: DefaultBaseURL})
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
 	}
 	ropts := []option.RequestOption{
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(base),
+		option.WithHTTPClient(ep.HTTPClient),
+		option.WithBaseURL(ep.BaseURL),
 		option.WithMaxRetries(0),
-		option.WithAPIKey(key),
+		option.WithAPIKey(ep.APIKey),
 	}
-	ropts = append(ropts, c.extra...)
+	ropts = append(ropts, o.RequestOptions...)
 	// The client is built without sdk.NewClient so that the SDK reads no
 	// environment variable of its own.
 	return &Provider{
 		client: sdk.Client{Options: ropts},
-		model:  c.model, maxTokens: c.maxTokens, legacyLimit: c.legacyLimit,
-		retry: c.retry, now: time.Now,
+		model:  o.Model, maxTokens: o.MaxTokens, legacyLimit: o.LegacyMaxTokens,
+		retry: o.Retry, now: time.Now,
 	}
 }
 

@@ -17,16 +17,19 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newProvider(t testing.TB, srv *llmtest.Server, sl *llmtest.SleepRecorder, opts ...openai.Option) *openai.Provider {
+func newProvider(t testing.TB, srv *llmtest.Server, sl *llmtest.SleepRecorder, mods ...func(*openai.Options)) *openai.Provider {
 	t.Helper()
-	base := []openai.Option{
-		openai.WithBaseURL(srv.OpenAIURL()),
-		openai.WithAPIKey("test-key"),
-		openai.WithHTTPClient(srv.Client()),
-		openai.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		openai.WithRetry(llm.RetryPolicy{Sleep: sl.Sleep, Jitter: func() float64 { return 0 }}),
+	o := openai.Options{
+		BaseURL:    srv.OpenAIURL(),
+		APIKey:     "test-key",
+		HTTPClient: srv.Client(),
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      llm.RetryPolicy{Sleep: sl.Sleep, Jitter: func() float64 { return 0 }},
 	}
-	return openai.New(append(base, opts...)...)
+	for _, m := range mods {
+		m(&o)
+	}
+	return openai.New(o)
 }
 
 func userReq(text string) *llm.Request {
@@ -156,7 +159,7 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 	srv.Script(llmtest.TextReply("from env"), llmtest.TextReply("local"))
 	env := map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "env-key"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	p := openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()), openai.WithModel("llama3"))
+	p := openai.New(openai.Options{LookupEnv: lookup, HTTPClient: srv.Client(), Model: "llama3"})
 	if _, resp, err := llmtest.Stream(t, p, &llm.Request{Messages: []llm.Message{llm.UserText("x")}}); err != nil || resp.Message.Text() != "from env" {
 		t.Fatalf("env: %v %v", resp, err)
 	}
@@ -164,8 +167,13 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 		t.Errorf("auth %q model %q", r.Header.Get("Authorization"), r.Model)
 	}
 	// A local server without a key: no Authorization header, max_tokens.
-	p = openai.New(openai.WithLookupEnv(lookup), openai.WithHTTPClient(srv.Client()),
-		openai.WithBaseURL(srv.URL()), openai.WithAPIKey(""), openai.WithLegacyMaxTokens())
+	noKey := func(k string) (string, bool) {
+		if k == "OPENAI_API_KEY" {
+			return "", false
+		}
+		return lookup(k)
+	}
+	p = openai.New(openai.Options{LookupEnv: noKey, HTTPClient: srv.Client(), BaseURL: srv.URL(), LegacyMaxTokens: true})
 	if _, resp, err := llmtest.Stream(t, p, userReq("x")); err != nil || resp.Message.Text() != "local" {
 		t.Fatalf("local: %v %v", resp, err)
 	}
@@ -179,7 +187,7 @@ func TestEnvironmentAndLocalServer(t *testing.T) {
 }
 
 func TestNoModel(t *testing.T) {
-	p := openai.New(openai.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	p := openai.New(openai.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	_, err := llm.Collect(p.Stream(t.Context(), &llm.Request{Messages: []llm.Message{llm.UserText("x")}}))
 	if err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Fatalf("err = %v", err)

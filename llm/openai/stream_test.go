@@ -108,7 +108,7 @@ func decodeAll(p *Provider, f decodeFunc, wire string) (evs []llm.Event, err err
 }
 
 func testProvider() *Provider {
-	return New(WithAPIKey("k"), WithLookupEnv(func(string) (string, bool) { return "", false }))
+	return New(Options{APIKey: "k", LookupEnv: func(string) (string, bool) { return "", false }})
 }
 
 var compareErrors = cmp.Comparer(func(a, b error) bool {

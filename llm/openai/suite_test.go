@@ -23,13 +23,13 @@ var suite = llmtest.ProviderSuite{
 }
 
 func newSuiteProvider(c llmtest.ProviderConfig) llm.Provider {
-	return openai.New(
-		openai.WithBaseURL(c.BaseURL),
-		openai.WithAPIKey(c.APIKey),
-		openai.WithHTTPClient(c.Client),
-		openai.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		openai.WithRetry(c.Retry),
-	)
+	return openai.New(openai.Options{
+		BaseURL:    c.BaseURL,
+		APIKey:     c.APIKey,
+		HTTPClient: c.Client,
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		Retry:      c.Retry,
+	})
 }
 
 func TestProviderSuite(t *testing.T) { llmtest.RunProviderSuite(t, suite) }

@@ -54,6 +54,8 @@ const (
 type parser struct {
 	tools map[string]bool
 	names []string
+	// tags are the parameter aliases of the tools that have some.
+	tags map[string]*paramTags
 
 	state  parseState
 	buf    []byte // undecided input held back
@@ -71,7 +73,13 @@ type parser struct {
 }
 
 func newParser(names []string) *parser {
-	p := &parser{tools: make(map[string]bool, len(names))}
+	return newParserTags(names, nil)
+}
+
+// newParserTags is [newParser] with the tools' parameter aliases: a
+// parameter tag that is an alias ([ParamTag]) stands for its parameter.
+func newParserTags(names []string, tags map[string]*paramTags) *parser {
+	p := &parser{tools: make(map[string]bool, len(names)), tags: tags}
 	for _, n := range names {
 		if n != "" && !p.tools[n] {
 			p.tools[n] = true
@@ -101,7 +109,8 @@ func (p *parser) finish() []piece {
 			p.emitText(string(p.buf))
 		}
 	case stParam:
-		p.fail(fmt.Sprintf("the value of <%s> was not closed with </%s>", p.param, p.param))
+		tag := strings.TrimSuffix(strings.TrimPrefix(p.pclose, "</"), ">")
+		p.fail(fmt.Sprintf("the value of <%s> was not closed with </%s>", tag, tag))
 		p.endBad()
 	case stCall:
 		p.fail(fmt.Sprintf("the call was not closed with </%s>", p.tool))
@@ -227,20 +236,21 @@ func (p *parser) inCall(b []byte, final bool) int {
 	case n == 0 && !final:
 		return 0
 	}
-	name, n = tagAt(b, false)
+	tag, n := paramTagAt(b)
 	switch {
 	case n == 0 && !final:
 		return 0
 	case n <= 0:
 		return p.bad(b, final, fmt.Sprintf("a '<' that begins neither a parameter tag nor </%s>", p.tool))
 	}
+	name = p.tags[p.tool].param(tag)
 	if _, dup := p.vals[name]; dup {
-		p.fail(fmt.Sprintf("parameter <%s> is given twice", name))
+		p.fail(fmt.Sprintf("parameter <%s> is given twice", tag))
 		p.state = stBad
 		return n
 	}
 	p.param, p.began, p.nl = name, false, false
-	p.pclose = "</" + name + ">"
+	p.pclose = "</" + tag + ">"
 	p.val.Reset()
 	p.state = stParam
 	if len(p.params) == 0 {
@@ -421,6 +431,34 @@ func tagAt(b []byte, closing bool) (name string, n int) {
 		}
 	}
 	return "", 0
+}
+
+// paramTagAt reads a parameter's opening tag at the start of b, like
+// tagAt, but also takes a name that starts with '-' (<-i>): a model that
+// writes Grep's "-i" as it is named rather than as its alias <i> is
+// understood. Its closing tag is </-i>.
+func paramTagAt(b []byte) (name string, n int) {
+	if len(b) >= 2 && b[1] == '-' {
+		i := 2
+		for i < len(b) && b[i] == '-' {
+			i++
+		}
+		if i == len(b) {
+			return "", 0
+		}
+		if !isNameByte(b[i], true) && !(b[i] >= '0' && b[i] <= '9') {
+			return "", -1
+		}
+		rest, m := tagAt(append([]byte{'<', 'x'}, b[i:]...), false)
+		switch {
+		case m == 0:
+			return "", 0
+		case m < 0 || i-1+len(rest) > maxTagName:
+			return "", -1
+		}
+		return string(b[1:i]) + rest[1:], i + m - 2
+	}
+	return tagAt(b, false)
 }
 
 func isNameByte(c byte, first bool) bool {

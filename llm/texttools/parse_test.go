@@ -2,8 +2,11 @@ package texttools
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/tool"
 )
 
 type call struct {
@@ -14,7 +17,12 @@ type call struct {
 // whether every call's deltas joined into its input.
 func collect(t testing.TB, names []string, chunks []string) (string, []call) {
 	t.Helper()
-	p := newParser(names)
+	return collectP(t, newParser(names), chunks)
+}
+
+// collectP is collect with a parser of one's own (with parameter aliases).
+func collectP(t testing.TB, p *parser, chunks []string) (string, []call) {
+	t.Helper()
 	var text strings.Builder
 	var calls []call
 	var deltas strings.Builder
@@ -186,8 +194,13 @@ func FuzzParser(f *testing.F) {
 	for _, tc := range parseCases {
 		f.Add(tc.in, uint8(3))
 	}
+	f.Add("<Grep>\n<pattern>a<b</pattern>\n<i>true</i><-A>3</-A>\n</Grep>", uint8(2))
+	f.Add("<Grep><--i>x</--i><-->y</--></Grep><Grep><-", uint8(1))
+	f.Add("<Grep><A>1</A><A>2</A></Grep>", uint8(5))
 	f.Fuzz(func(t *testing.T, in string, step uint8) {
-		names := []string{"Read", "Bash", "Write", "TaskList"}
+		names := []string{"Read", "Bash", "Write", "TaskList", "Grep"}
+		newP := func() *parser { return newParserTags(names, map[string]*paramTags{"Grep": tagsOf(grepLike)}) }
+		collect := func(t testing.TB, _ []string, chunks []string) (string, []call) { return collectP(t, newP(), chunks) }
 		wholeText, wholeCalls := collect(t, names, []string{in})
 		n := int(step%16) + 1
 		var chunks []string
@@ -207,4 +220,77 @@ func FuzzParser(f *testing.F) {
 			t.Fatalf("no calls but text %q != input %q", text, in)
 		}
 	})
+}
+
+// grepLike has Grep's parameters whose names are not tags, and one whose
+// alias would be another parameter's name.
+var grepLike = &tool.Spec{Name: "Grep", InputSchema: json.RawMessage(`{"type":"object","properties":{
+	"pattern":{"type":"string"},"-i":{"type":"boolean"},"-A":{"type":"number"},"-B":{"type":"number"},
+	"-C":{"type":"number"},"-n":{"type":"boolean"},"-o":{"type":"boolean"},"context":{"type":"number"},
+	"-context":{"type":"number"},"%":{"type":"string"}},"required":["pattern"]}`)}
+
+func TestParamTags(t *testing.T) {
+	tags := tagsOf(grepLike)
+	want := map[string]string{"-i": "i", "-A": "A", "-B": "B", "-C": "C", "-n": "n", "-o": "o", "%": "param_25"}
+	if len(tags.toTag) != len(want) {
+		t.Errorf("aliases %v, want %v", tags.toTag, want)
+	}
+	for k, tag := range want {
+		if tags.tag(k) != tag || tags.param(tag) != k {
+			t.Errorf("%q: tag %q, back %q; want %q", k, tags.tag(k), tags.param(tag), tag)
+		}
+	}
+	// "-context" would be <context>, another parameter: it keeps its name.
+	if tags.tag("-context") != "-context" || tags.param("context") != "context" {
+		t.Errorf("clash: %q %q", tags.tag("-context"), tags.param("context"))
+	}
+	if back := decodeTags(tags.encode()); !maps.Equal(back.toTag, tags.toTag) || !maps.Equal(back.fromTag, tags.fromTag) {
+		t.Errorf("encoded and decoded: %+v, want %+v", back, tags)
+	}
+	if tagsOf(&tool.Spec{Name: "Read", InputSchema: json.RawMessage(`{"type":"object","properties":{"file_path":{}}}`)}) != nil {
+		t.Error("aliases for valid names")
+	}
+
+	p := func() *parser { return newParserTags([]string{"Grep"}, map[string]*paramTags{"Grep": tags}) }
+	in := "Searching.\n<Grep>\n<pattern>a<b</pattern>\n<i>true</i>\n<A>3</A>\n<-n>true</-n>\n<-context>2</-context>\n</Grep>"
+	for _, n := range []int{1, 3, len(in)} {
+		var chunks []string
+		for i := 0; i < len(in); i += n {
+			chunks = append(chunks, in[i:min(i+n, len(in))])
+		}
+		text, calls := collectP(t, p(), chunks)
+		if text != "Searching.\n" || len(calls) != 1 || calls[0].err != "" ||
+			!jsonEqual(calls[0].input, `{"pattern":"a<b","-i":"true","-A":"3","-n":"true","-context":"2"}`) {
+			t.Fatalf("chunk %d: %q %+v", n, text, calls)
+		}
+	}
+	// A parameter given under its alias and its name is given twice.
+	if _, calls := collectP(t, p(), []string{"<Grep><i>true</i><-i>false</-i></Grep>"}); len(calls) != 1 || !strings.Contains(calls[0].err, "given twice") {
+		t.Errorf("%+v", calls)
+	}
+
+	// Earlier calls are written back with the aliases and read back the same.
+	for _, in := range []string{`{"pattern":"x","-i":true,"-A":3,"-context":1,"%":"p"}`, `{"-o":true}`} {
+		text := formatCall("Grep", json.RawMessage(in), tags)
+		if strings.Contains(text, "<-i>") || strings.Contains(text, "<-A>") {
+			t.Errorf("written without aliases: %s", text)
+		}
+		_, calls := collectP(t, p(), []string{text})
+		var want map[string]any
+		json.Unmarshal([]byte(in), &want)
+		for k, v := range want {
+			b, _ := json.Marshal(v)
+			if s, ok := v.(string); ok {
+				b = []byte(s)
+			}
+			want[k] = string(b)
+		}
+		wb, _ := json.Marshal(want)
+		if len(calls) != 1 || !jsonEqual(calls[0].input, string(wb)) {
+			t.Errorf("round trip of %s: %s gave %+v", in, text, calls)
+		}
+	}
+	if got := FormatCall("Grep", json.RawMessage(`{"-i":true}`)); got != "<Grep>\n<i>true</i>\n</Grep>\n" {
+		t.Errorf("FormatCall %q", got)
+	}
 }

@@ -3,6 +3,7 @@ package texttools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/gantry-dev/gantry/builtin"
@@ -45,8 +46,12 @@ func TestPromptSections(t *testing.T) {
 		t.Helper()
 		for _, c := range choices {
 			want := Prompt(specs, c)
-			if md := toolset.Markdown(specs); len(want) < len(md) || want[len(want)-len(md):] != md {
-				t.Fatalf("the prompt does not end with toolset.Markdown of the tools")
+			md := markdownHead
+			for _, s := range specs {
+				md += section(s)
+			}
+			if len(want) < len(md) || want[len(want)-len(md):] != md {
+				t.Fatalf("the prompt does not end with the tools' sections")
 			}
 			for range 2 {
 				if got := prompt(specs, c, &cache); got != want {
@@ -77,6 +82,36 @@ func TestPromptSections(t *testing.T) {
 	again[0], again[1] = again[1], again[0]
 	check(again)
 	check(nil)
+}
+
+// TestPromptAliasesAndDisplayNames: the tools prompt names the tag of
+// every Grep parameter whose name is not a tag, and the name people see of
+// a tool that has one; otherwise a section is toolset.Markdown's.
+func TestPromptAliasesAndDisplayNames(t *testing.T) {
+	var grep *tool.Spec
+	for _, s := range builtinSpecs(t) {
+		if s.Name == "Grep" {
+			grep = s
+		}
+	}
+	if grep == nil {
+		t.Fatal("no Grep")
+	}
+	sec := section(grep)
+	for _, p := range []string{"-i", "-A", "-B", "-C", "-n", "-o"} {
+		tag := p[1:]
+		if !strings.Contains(sec, "\n- `"+p+"` (write it as <"+tag+">…</"+tag+">; ") {
+			t.Errorf("no alias for %s in:\n%s", p, sec)
+		}
+	}
+	shown := &tool.Spec{Name: "find", Description: "Finds.", Doc: &tool.Doc{DisplayName: "Find files"}}
+	if got := section(shown); !strings.HasPrefix(got, "\n## find\n\nShown to the user as: Find files\n\nFinds.") {
+		t.Errorf("section %q", got)
+	}
+	plain := &tool.Spec{Name: "Read", Description: "Reads.", InputSchema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}}}`)}
+	if got, want := section(plain), strings.TrimPrefix(toolset.Markdown([]*tool.Spec{plain}), markdownHead); got != want {
+		t.Errorf("section %q, want %q", got, want)
+	}
 }
 
 // BenchmarkPrompt is the text protocol's system prompt for the built-in

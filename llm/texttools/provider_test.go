@@ -30,12 +30,10 @@ type provCase struct {
 
 var providers = []provCase{
 	{"anthropic", func(srv *llmtest.Server) llm.Provider {
-		return anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"), anthropic.WithHTTPClient(srv.Client()),
-			anthropic.WithLookupEnv(func(string) (string, bool) { return "", false }), anthropic.WithModel("m"))
+		return anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k", HTTPClient: srv.Client(), LookupEnv: func(string) (string, bool) { return "", false }, Model: "m"})
 	}},
 	{"openai", func(srv *llmtest.Server) llm.Provider {
-		return openai.New(openai.WithBaseURL(srv.OpenAIURL()), openai.WithAPIKey("k"), openai.WithHTTPClient(srv.Client()),
-			openai.WithLookupEnv(func(string) (string, bool) { return "", false }), openai.WithModel("m"))
+		return openai.New(openai.Options{BaseURL: srv.OpenAIURL(), APIKey: "k", HTTPClient: srv.Client(), LookupEnv: func(string) (string, bool) { return "", false }, Model: "m"})
 	}},
 }
 
@@ -300,4 +298,56 @@ func TestRewriteKeepsPlainMessages(t *testing.T) {
 			t.Errorf("message %d not rewritten as text: %+v", i, b)
 		}
 	}
+}
+
+// TestGrepAliasesOverProviders: Grep's "-i", "-A", "-n" are written as
+// <i>, <A>, <n> (the prompt says so), reach the tool under their names,
+// and an earlier call is written back with the aliases — through both SDK
+// clients, streamed byte by byte.
+func TestGrepAliasesOverProviders(t *testing.T) {
+	grep := &tool.Spec{Name: "Grep", Description: "Searches.", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"pattern":{"type":"string"},"-i":{"type":"boolean","description":"Case insensitive"},"-A":{"type":"number"},"-n":{"type":"boolean"}},"required":["pattern"]}`)}
+	for _, pc := range providers {
+		t.Run(pc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.WithChunkSize(1))
+			srv.Script(llmtest.TextReply("<Grep>\n<pattern>func a<b</pattern>\n<i>true</i>\n<A>2</A>\n<-n>true</-n>\n</Grep>\n"))
+			p := texttools.New(pc.new(srv))
+			msgs := []llm.Message{
+				llm.UserText("go"),
+				llm.AssistantMessage(llm.ToolUse("toolu_1", "Grep", json.RawMessage(`{"pattern":"x","-i":true,"-A":3}`))),
+				llm.UserMessage(llm.ToolResult("toolu_1", []tool.Content{tool.Text("a.go:1")}, false)),
+			}
+			resp, err := llm.Collect(p.Stream(context.Background(), &llm.Request{Tools: []*tool.Spec{grep}, Messages: msgs}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			uses := resp.Message.ToolUses()
+			if len(uses) != 1 || !jsonEq(string(uses[0].Input), `{"pattern":"func a<b","-i":"true","-A":"2","-n":"true"}`) {
+				t.Fatalf("calls %+v", uses)
+			}
+			req := srv.LastRequest()
+			if sys := systemText(req); !strings.Contains(sys, "- `-i` (write it as <i>…</i>; boolean, optional): Case insensitive") {
+				t.Fatalf("prompt:\n%s", sys)
+			}
+			var sent strings.Builder
+			for _, m := range req.Messages {
+				for _, b := range m.Content {
+					sent.WriteString(b.Text)
+				}
+			}
+			if s := sent.String(); !strings.Contains(s, "<Grep>\n<pattern>x</pattern>\n<i>true</i>\n<A>3</A>\n</Grep>") {
+				t.Fatalf("history:\n%s", s)
+			}
+		})
+	}
+}
+
+func jsonEq(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
 }

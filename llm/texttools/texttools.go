@@ -140,7 +140,7 @@ func (t *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 	r, names := rewrite(req, &t.sections)
 	inner := t.inner.Stream(ctx, r)
 	return func(yield func(llm.Event, error) bool) {
-		c := converter{p: newParser(names), remap: map[int]int{}, text: -1}
+		c := converter{p: newParserTags(names, toolTags(req.Tools, &t.sections)), remap: map[int]int{}, text: -1}
 		for ev, err := range inner {
 			if err != nil {
 				yield(llm.Event{}, err)
@@ -243,8 +243,30 @@ func rewrite(req *llm.Request, sections *llm.ToolEncodings) (out *llm.Request, n
 			names = append(names, s.Name)
 		}
 	}
-	r.Messages = rewriteMessages(req.Messages, req.Encodings)
+	r.Messages = rewriteMessages(req.Messages, req.Encodings, toolTags(req.Tools, sections))
 	return &r, names
+}
+
+// toolTags returns the parameter aliases of the tools that have some,
+// taken from sections (nil: computed afresh).
+func toolTags(specs []*tool.Spec, sections *llm.ToolEncodings) map[string]*paramTags {
+	var m map[string]*paramTags
+	for _, s := range specs {
+		t := tagsOf
+		if sections != nil {
+			t = func(s *tool.Spec) *paramTags {
+				b, _ := sections.Get(s, tagsVariant, func(s *tool.Spec) ([]byte, error) { return tagsOf(s).encode(), nil })
+				return decodeTags(b)
+			}
+		}
+		if t := t(s); t != nil {
+			if m == nil {
+				m = map[string]*paramTags{}
+			}
+			m[s.Name] = t
+		}
+	}
+	return m
 }
 
 // Prompt returns the system prompt section of the text protocol: how to
@@ -255,6 +277,7 @@ func Prompt(specs []*tool.Spec, choice llm.ToolChoice) string { return prompt(sp
 const (
 	sectionVariant uint8 = iota
 	paramVariant
+	tagsVariant
 )
 
 // prompt is [Prompt], with each tool's Markdown section and first
@@ -265,7 +288,7 @@ func prompt(specs []*tool.Spec, choice llm.ToolChoice, sections *llm.ToolEncodin
 			if variant == paramVariant {
 				return []byte(firstParam(s)), nil
 			}
-			return []byte(strings.TrimPrefix(toolset.Markdown([]*tool.Spec{s}), markdownHead)), nil
+			return []byte(section(s)), nil
 		}
 		if sections == nil {
 			b, _ := render(s)
@@ -318,6 +341,28 @@ func prompt(specs []*tool.Spec, choice llm.ToolChoice, sections *llm.ToolEncodin
 	return b.String()
 }
 
+// section is a tool's part of the tools prompt: toolset.Markdown's
+// section, with the name people see (when the tool has one other than its
+// name) under its heading, and each parameter whose name is not a tag
+// named with the tag to write it as.
+func section(s *tool.Spec) string {
+	md := strings.TrimPrefix(toolset.Markdown([]*tool.Spec{s}), markdownHead)
+	if d := s.DisplayName(); d != "" && d != s.Name {
+		head := "\n## " + s.Name + "\n\n"
+		if strings.HasPrefix(md, head) {
+			md = head + "Shown to the user as: " + strings.Join(strings.Fields(d), " ") + "\n\n" + md[len(head):]
+		}
+	}
+	if t := tagsOf(s); t != nil {
+		for k, tag := range t.toTag {
+			// toolset.Markdown starts a top-level parameter's line with
+			// "- `name` (".
+			md = strings.Replace(md, "\n- `"+k+"` (", "\n- `"+k+"` (write it as <"+tag+">…</"+tag+">; ", 1)
+		}
+	}
+	return md
+}
+
 // markdownHead starts toolset.Markdown's rendering; each tool's section
 // follows it.
 const markdownHead = "# Available tools\n"
@@ -327,7 +372,7 @@ func firstParam(s *tool.Spec) string {
 		Required []string `json:"required"`
 	}
 	if json.Unmarshal(s.InputSchema, &sch) == nil && len(sch.Required) > 0 {
-		return sch.Required[0]
+		return tagsOf(s).tag(sch.Required[0])
 	}
 	return ""
 }
@@ -351,18 +396,18 @@ const rewriteLayer = "texttools"
 // (the request's Encodings), a message rewritten for an earlier request
 // is reused as it was, so that its encoding is reused too: a turn
 // rewrites and encodes only what it adds.
-func rewriteMessages(msgs []llm.Message, enc *llm.MessageEncodings) []llm.Message {
+func rewriteMessages(msgs []llm.Message, enc *llm.MessageEncodings, tags map[string]*paramTags) []llm.Message {
 	if enc == nil && !hasToolBlocks(msgs) {
 		return msgs
 	}
-	return enc.Rewrite(rewriteLayer, msgs, func(i int) (llm.Message, bool) { return rewriteMessage(msgs, i) })
+	return enc.Rewrite(rewriteLayer, msgs, func(i int) (llm.Message, bool) { return rewriteMessage(msgs, i, tags) })
 }
 
 // rewriteMessage writes message i's tool calls as tags and its tool
 // results as envelopes; a message without tool blocks is returned as it
 // is. usesPrefix reports whether the result depends on earlier messages
 // (a tool result is named after the call it answers).
-func rewriteMessage(msgs []llm.Message, i int) (m llm.Message, usesPrefix bool) {
+func rewriteMessage(msgs []llm.Message, i int, tags map[string]*paramTags) (m llm.Message, usesPrefix bool) {
 	m = msgs[i]
 	if !hasToolBlocks(msgs[i : i+1]) {
 		return m, false // as it is, so that its encoding is reused (llm.MessageEncodings)
@@ -371,7 +416,7 @@ func rewriteMessage(msgs []llm.Message, i int) (m llm.Message, usesPrefix bool) 
 	for k, b := range m.Content {
 		switch b.Type {
 		case llm.TypeToolUse:
-			nm.Content = appendText(nm.Content, FormatCall(b.Name, b.Input), true)
+			nm.Content = appendText(nm.Content, formatCall(b.Name, b.Input, tags[b.Name]), true)
 		case llm.TypeToolResult:
 			usesPrefix = true
 			text, images := formatResult(callName(msgs, i, k, b.ToolUseID), b)
@@ -417,8 +462,15 @@ func appendText(blocks []llm.Block, s string, own bool) []llm.Block {
 
 // FormatCall writes a call of name with input (a JSON object) in the text
 // protocol's syntax, the way the parser reads it back: string values
-// verbatim, other values as JSON, multi-line values on lines of their own.
+// verbatim, other values as JSON, multi-line values on lines of their own,
+// each parameter under its tag ([ParamTag]: Grep's "-i" as <i>).
 func FormatCall(name string, input json.RawMessage) string {
+	return formatCall(name, input, nil)
+}
+
+// formatCall is [FormatCall] with the tool's aliases (nil: every
+// parameter whose name is not a tag under [ParamTag]'s alias).
+func formatCall(name string, input json.RawMessage, tags *paramTags) string {
 	var b strings.Builder
 	b.WriteString("<" + name + ">\n")
 	var obj map[string]json.RawMessage
@@ -436,7 +488,11 @@ func FormatCall(name string, input json.RawMessage) string {
 			if strings.Contains(v, "\n") || strings.HasPrefix(v, "\n") {
 				v = "\n" + v + "\n"
 			}
-			fmt.Fprintf(&b, "<%s>%s</%s>\n", k, v, k)
+			tag := ParamTag(k)
+			if tags != nil {
+				tag = tags.tag(k)
+			}
+			fmt.Fprintf(&b, "<%s>%s</%s>\n", tag, v, tag)
 		}
 	}
 	b.WriteString("</" + name + ">\n")

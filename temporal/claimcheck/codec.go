@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
@@ -297,14 +299,7 @@ func (c *Codec) decode(ctx context.Context, p *commonpb.Payload, depth int) (*co
 
 func parseRef(s string) (Sum, error) {
 	if len(s) != refLen || !strings.HasPrefix(s, RefPrefix) {
-		return Sum{}, fmt.Errorf("claimcheck: %q is not a blob reference", truncate(s, 100))
+		return Sum{}, fmt.Errorf("claimcheck: %q is not a blob reference", textutil.Truncate(s, 100))
 	}
 	return ParseSum(s[len(RefPrefix):])
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

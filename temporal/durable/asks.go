@@ -40,6 +40,12 @@ func (askChannel) Ask(ctx context.Context, req interaction.Request) (interaction
 	if st == nil || req == nil {
 		return nil, &interaction.NobodyError{Why: "nobody can answer outside a tool call of a durable run"}
 	}
+	if req.Kind() == interaction.KindNotification {
+		// A notification is not a question: it must not park the call
+		// as a pending ask. Durable runs have no channel to a person
+		// yet, so the tool reports that nobody was told.
+		return nil, &interaction.NobodyError{Why: "a durable run has no way to notify a person"}
+	}
 	i := st.n
 	st.n++
 	if i < len(st.answers) {

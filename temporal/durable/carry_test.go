@@ -29,7 +29,7 @@ func scripted(t *testing.T, calls ...llmtest.ToolCall) (*llmtest.Server, *Activi
 		}
 		return llmtest.ToolReply(calls[n]), true
 	}))
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Model: "claude-test"})
 	return srv, testActivities(t, p)
 }
 

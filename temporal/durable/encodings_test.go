@@ -98,10 +98,10 @@ func TestModelEncodings(t *testing.T) {
 		make func(*llmtest.Server) llm.Provider
 	}
 	ant := func(s *llmtest.Server) llm.Provider {
-		return anthropic.New(anthropic.WithBaseURL(s.URL()), anthropic.WithAPIKey("k"), anthropic.WithModel("claude-test"))
+		return anthropic.New(anthropic.Options{BaseURL: s.URL(), APIKey: "k", Model: "claude-test"})
 	}
 	oai := func(s *llmtest.Server) llm.Provider {
-		return openai.New(openai.WithBaseURL(s.OpenAIURL()), openai.WithAPIKey("k"), openai.WithModel("gpt-test"))
+		return openai.New(openai.Options{BaseURL: s.OpenAIURL(), APIKey: "k", Model: "gpt-test"})
 	}
 	for _, pv := range []provider{
 		{"anthropic", ant},
@@ -191,7 +191,7 @@ func firstDiff(got, want []byte) string {
 // oldest lose their caches first.
 func TestEncodingCacheLRU(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithoutDecoding())
-	p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"), anthropic.WithModel("claude-test"))
+	p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k", Model: "claude-test"})
 	conv := conversation(6)
 	// Measure one run's holding, then bound the worker at two and a half.
 	probe := newModelWorker(t, p, 0)
@@ -235,7 +235,7 @@ func BenchmarkModelTurn(b *testing.B) {
 		for _, cache := range []bool{true, false} {
 			b.Run(fmt.Sprintf("%s/cache=%s", v.name, map[bool]string{true: "on", false: "off"}[cache]), func(b *testing.B) {
 				srv := llmtest.NewServer(b, llmtest.WithoutDecoding())
-				var p llm.Provider = anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("k"), anthropic.WithModel("claude-test"))
+				var p llm.Provider = anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "k", Model: "claude-test"})
 				if v.text {
 					p = texttools.New(p)
 				}

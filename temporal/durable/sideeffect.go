@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/textutil"
+
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -121,10 +123,7 @@ func describeInput(input json.RawMessage) string {
 	}
 	for _, k := range []string{"command", "file_path", "path", "url"} {
 		if s, ok := m[k].(string); ok {
-			if len(s) > 200 {
-				s = s[:200] + "…"
-			}
-			return k + ": " + s
+			return k + ": " + textutil.Truncate(s, 200)
 		}
 	}
 	return ""

@@ -215,7 +215,7 @@ func TestParallelReadOnlyCalls(t *testing.T) {
 				}
 				return llmtest.ToolReply(calls...), true
 			}))
-			p := anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+			p := anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Model: "claude-test"})
 			var s testsuite.WorkflowTestSuite
 			env := newEnv(&s)
 			Register(env, testActivities(t, p))

@@ -239,7 +239,7 @@ func subprocessWorker() int {
 		return 1
 	}
 	defer c.Close()
-	p := anthropic.New(anthropic.WithBaseURL(os.Getenv("GANTRY_TEST_MODEL")), anthropic.WithAPIKey("test"))
+	p := anthropic.New(anthropic.Options{BaseURL: os.Getenv("GANTRY_TEST_MODEL"), APIKey: "test"})
 	a, err := durable.NewActivities(durable.WorkerOptions{Provider: p})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

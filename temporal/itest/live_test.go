@@ -31,7 +31,7 @@ func TestLiveDeltas(t *testing.T) {
 	// A slow model: the reply comes two characters at a time.
 	slow := llmtest.NewServer(t, llmtest.WithResponder(fakemodel.Respond), llmtest.WithChunkSize(2),
 		llmtest.WithChunkDelay(150*time.Millisecond), llmtest.WithHeaderDelay(300*time.Millisecond))
-	prov := anthropic.New(anthropic.WithBaseURL(slow.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+	prov := anthropic.New(anthropic.Options{BaseURL: slow.URL(), APIKey: "test", Model: "claude-test"})
 
 	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "serve.db"), store.SQLiteOptions{})
 	if err != nil {

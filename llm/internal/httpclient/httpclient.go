@@ -14,7 +14,7 @@ import (
 
 // MaxConnsPerHost bounds the connections of the adapters' default client
 // to one host. A program that wants another bound gives the adapter its
-// own client (anthropic.WithHTTPClient, openai.WithHTTPClient).
+// own client (anthropic.Options.HTTPClient, openai.Options.HTTPClient).
 const MaxConnsPerHost = 64
 
 // New returns a client over a clone of [http.DefaultTransport] with

@@ -49,6 +49,7 @@ async function* prompts() {
 
 const asked = [];
 const hookCalls = [];
+const hookInputs = [];
 const q = query({
   prompt: prompts(),
   options: {
@@ -72,6 +73,7 @@ const q = query({
             async (input) => {
               hookCalls.push(input.tool_name);
               assert.equal(input.hook_event_name, 'PreToolUse');
+              hookInputs.push(input);
               return {
                 hookSpecificOutput: {
                   hookEventName: 'PreToolUse',
@@ -93,8 +95,10 @@ const kinds = new Set();
 let streamEvents = 0;
 let interrupted = false;
 const seenToolResults = [];
+const deniedMessages = [];
 for await (const m of q) {
   kinds.add(m.type + (m.subtype ? '/' + m.subtype : ''));
+  if (m.type === 'system' && m.subtype === 'permission_denied') deniedMessages.push(m);
   assert.match(m.uuid, uuidRE, `uuid on ${m.type}`);
   assert.match(m.session_id, uuidRE, `session_id on ${m.type}`);
   switch (m.type) {
@@ -170,12 +174,23 @@ assert.equal(results[0].result, 'the sum is 5');
 // Turn two: canUseTool denied Bash, the hook blocked Write.
 assert.deepEqual(asked, ['mcp__calc__add', 'Bash']);
 assert.deepEqual(hookCalls, ['Write']);
+// The hook input names the session's transcript (declared required).
+assert.ok(hookInputs.every((i) => typeof i.transcript_path === 'string' && i.transcript_path.endsWith('.jsonl')), JSON.stringify(hookInputs));
 assert.equal(results[1].subtype, 'success');
 assert.deepEqual(results[1].permission_denials.map((d) => d.tool_name), ['Bash', 'Write']);
 const bashResult = seenToolResults.find((b) => String(b.content).includes('no Bash here'));
 assert.ok(bashResult && bashResult.is_error, 'the denial reached the model');
 const writeResult = seenToolResults.find((b) => String(b.content).includes('blocked by the hook'));
 assert.ok(writeResult && writeResult.is_error, 'the hook block reached the model');
+// The deny message and the hook's reason reach the model as given.
+const text = (b) => (typeof b.content === 'string' ? b.content : b.content.map((c) => c.text ?? '').join(''));
+assert.equal(text(bashResult), 'no Bash here');
+assert.equal(text(writeResult), 'writes are blocked by the hook');
+// Each denial is also a system/permission_denied message.
+assert.deepEqual(deniedMessages.map((d) => d.tool_name), ['Bash', 'Write'], JSON.stringify(deniedMessages));
+assert.ok(deniedMessages[0].message.includes('no Bash here'), JSON.stringify(deniedMessages[0]));
+assert.equal(deniedMessages[1].decision_reason_type, 'hook');
+assert.ok(deniedMessages[1].message.includes('blocked by the hook'), JSON.stringify(deniedMessages[1]));
 // Turn three: interrupted while streaming, in the mode set between turns.
 assert.equal(inits.length, 3, 'system/init opens each turn');
 assert.equal(inits[2].permissionMode, 'acceptEdits');

@@ -134,7 +134,7 @@ func script(req llmtest.Request, js string) (llmtest.Reply, bool) {
 // returns it with an Anthropic provider pointed at it.
 func Start(t testing.TB) (*llmtest.Server, llm.Provider) {
 	srv := llmtest.NewServer(t, llmtest.WithResponder(Respond))
-	return srv, anthropic.New(anthropic.WithBaseURL(srv.URL()), anthropic.WithAPIKey("test"), anthropic.WithModel("claude-test"))
+	return srv, anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test", Model: "claude-test"})
 }
 
 // Getenv is a worker's environment for tests: home as HOME, a plain PATH,

@@ -1,0 +1,98 @@
+package streamjson_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/llm/llmtest"
+)
+
+// TestAgentSDKCommands runs testdata/sdk/commands.mjs: a project command
+// with arguments and allowed-tools expanded into the prompt (in a trusted
+// folder only), a namespaced and a user command listed in system/init and
+// supportedCommands().
+func TestAgentSDKCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gantry and runs node")
+	}
+	node, sdkDir := agentSDK(t)
+	bin := buildGantry(t)
+	work, untrusted, home, plugin := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	greet := "---\ndescription: Greet someone by name\n" +
+		"argument-hint: [name] [greeting]\nallowed-tools: Read, Grep\n---\nSay $2 to $1 and read a.txt.\n"
+	for name, content := range map[string]string{
+		filepath.Join(untrusted, ".claude", "commands", "greet.md"):            greet,
+		filepath.Join(work, "a.txt"):                                           "alpha\n",
+		filepath.Join(work, ".claude", "commands", "greet.md"):                 greet,
+		filepath.Join(work, ".claude", "commands", "frontend", "component.md"): "Make the component $ARGUMENTS.\n",
+		filepath.Join(work, ".claude", "commands", "status.md"):                "---\nallowed-tools: Bash, Read\n---\nTag: !`echo tagged-$1`\nSee @a.txt please.\n",
+		filepath.Join(work, ".claude", "commands", "fetch.md"):                 "Fetched: !`curl -s https://example.invalid/x`\n",
+		filepath.Join(plugin, ".claude-plugin", "plugin.json"):                 `{"name":"tools","version":"1.0.0"}`,
+		filepath.Join(plugin, "commands", "hello.md"):                          "---\ndescription: greets from the plugin\n---\nPlugin says hi to $1.\n",
+		filepath.Join(home, ".claude", "commands", "hello.md"):                 "---\ndescription: say hello\n---\nHello.\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := llmtest.NewServer(t)
+	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"), llmtest.TextReply("status seen"), llmtest.TextReply("plugged"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	program := filepath.Join("testdata", "sdk", "commands.mjs")
+	if _, err := os.ReadFile(program); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, program)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
+		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work, "UNTRUSTED_DIR=" + untrusted, "PLUGIN_DIR=" + plugin,
+		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-COMMANDS-OK") {
+		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model requests = %d, want 4 (/fetch fails before asking the model)", len(reqs))
+	}
+
+	first := func(r llmtest.Request) string {
+		var s string
+		for _, b := range r.Messages[len(r.Messages)-1].Content {
+			s += b.Text
+		}
+		return s
+	}
+	if got := first(reqs[0]); !strings.Contains(got, "Say good morning to Ada and read a.txt.") || strings.Contains(got, "/greet") {
+		t.Errorf("the command's prompt = %q", got)
+	}
+	names := reqs[0].ToolNames()
+	if !slices.Contains(names, "Read") || slices.Contains(names, "Bash") || slices.Contains(names, "Write") {
+		t.Errorf("the command's tools = %v, want its allowed-tools (Read, Grep) only", names)
+	}
+	if got := first(reqs[1]); !strings.Contains(got, "/greet Ada") {
+		t.Errorf("untrusted /greet reached the model as %q", got)
+	}
+	if got := first(reqs[2]); !strings.Contains(got, "Tag: tagged-x\n") || !strings.Contains(got, "<file path=\"a.txt\">") || !strings.Contains(got, "alpha") {
+		t.Errorf("/status's prompt = %q, want the echo's output and a.txt's content", got)
+	}
+	if got := first(reqs[3]); !strings.Contains(got, "Plugin says hi to Ada.") {
+		t.Errorf("the plugin command's prompt = %q", got)
+	}
+	if names := reqs[1].ToolNames(); !slices.Contains(names, "Bash") {
+		t.Errorf("the untrusted run's tools = %v", names)
+	}
+}
