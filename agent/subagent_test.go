@@ -218,7 +218,7 @@ func TestParallelSubagents(t *testing.T) {
 		if overlapped.Load() != 2 {
 			t.Fatalf("the children's requests did not overlap (%d)", overlapped.Load())
 		}
-		if len(final) != 2 || final[0] != "result A" || final[1] != "result B" {
+		if len(final) != 2 || !strings.HasPrefix(final[0], "result A\n\n(agent id ") || !strings.HasPrefix(final[1], "result B\n\n(agent id ") {
 			t.Fatalf("tool results %q", final)
 		}
 		if res.Usage.InputTokens != 400 || res.Usage.OutputTokens != 40 {
@@ -718,4 +718,75 @@ func TestStartSubagentKeepAlive(t *testing.T) {
 	if out := s.Outcome(); out == nil || out.Text != "second part done" || out.Turns != 2 {
 		t.Fatalf("outcome %+v", out)
 	}
+}
+
+var agentIDRe = regexp.MustCompile(`agent id ([0-9a-zA-Z-]+): continue this agent with resume`)
+
+// The Agent tool's resume continues an earlier subagent of the session:
+// its conversation so far plus the new prompt reach the model, under the
+// same agent id; an unknown id is an error result. Both providers.
+func TestAgentToolResume(t *testing.T) {
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		var childID, final string
+		var bad []string
+		sc := convs{
+			"delegate": {
+				reply(withUsage(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "remember", "prompt": "remember 42"})))),
+				func(r llmtest.Request) llmtest.Reply {
+					res := lastResults(r)
+					if m := agentIDRe.FindStringSubmatch(strings.Join(res, "")); m != nil {
+						childID = m[1]
+					}
+					return withUsage(llmtest.ToolReply(
+						agentCall("c2", map[string]any{"description": "recall", "prompt": "what was it?", "resume": childID}),
+						agentCall("c3", map[string]any{"description": "recall", "prompt": "x", "resume": "nope"}),
+					))
+				},
+				func(r llmtest.Request) llmtest.Reply {
+					res := lastResults(r)
+					if len(res) == 2 {
+						final, bad = res[0], res[1:]
+					}
+					return withUsage(llmtest.TextReply("done"))
+				},
+			},
+			"remember 42": {
+				text("remembered"),
+				func(r llmtest.Request) llmtest.Reply {
+					if !strings.Contains(allText(r), "what was it?") || !strings.Contains(allText(r), "remembered") {
+						t.Errorf("resumed child's request lacks its history or the new prompt: %s", allText(r))
+					}
+					return withUsage(llmtest.TextReply("it was 42"))
+				},
+			},
+		}
+		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
+		sf := newSub(t, f, nil)
+		a := sf.agent(t, nil)
+		_, res, err := collect(t, context.Background(), a, "delegate")
+		if err != nil || res.Text != "done" {
+			t.Fatalf("result %+v %v", res, err)
+		}
+		if childID == "" {
+			t.Fatal("the first Agent result names no agent id")
+		}
+		if !strings.HasPrefix(final, "it was 42") || !strings.Contains(final, childID) {
+			t.Fatalf("resumed result %q (child %s)", final, childID)
+		}
+		if len(bad) != 1 || !strings.Contains(bad[0], "no agent nope") {
+			t.Fatalf("unknown id result %q", bad)
+		}
+		// One transcript holds both runs of the child.
+		recs, err := session.ReadFile(f.store.Path(f.dir, childID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resumedRec bool
+		for _, r := range recs {
+			resumedRec = resumedRec || r.Subtype == "subagent_resumed"
+		}
+		if !resumedRec {
+			t.Fatalf("no subagent_resumed record in the child's transcript")
+		}
+	})
 }
