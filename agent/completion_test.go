@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
+	"github.com/gantry-dev/gantry/session"
 )
 
 // messagesText joins the text of every block of msgs.
@@ -28,7 +29,8 @@ func messagesText(msgs []llmtest.Message) string {
 
 // TestCompletionTools: attempt_completion ends the run with its result, an
 // empty one is an error the model sees (the run goes on), and new_task
-// replaces the conversation with the handed-over context — in both tool
+// hands the task to a new session whose first user message is the
+// handed-over context, linked to the old one both ways — in both tool
 // protocols and through both providers.
 func TestCompletionTools(t *testing.T) {
 	for _, proto := range []texttools.Protocol{texttools.Native, texttools.Text} {
@@ -61,7 +63,9 @@ func TestCompletionTools(t *testing.T) {
 					t.Fatalf("the empty result was not refused:\n%s", got)
 				}
 
-				// Run 2: new_task restarts the conversation from its context.
+				// Run 2: new_task hands the task to a new session whose
+				// first user message is the context; the old one ends.
+				oldID := a.SessionID()
 				f.srv.Script(
 					call("e1", "Echo", `{"text":"old-context-marker"}`),
 					call("n1", "new_task", `{"context":"goal: ship v2; done: parser; left: docs"}`),
@@ -87,6 +91,31 @@ func TestCompletionTools(t *testing.T) {
 				}
 				if strings.Contains(got, "old-context-marker") || strings.Contains(got, "fix it") {
 					t.Fatalf("the old conversation leaked into the new context:\n%s", got)
+				}
+				newID := a.SessionID()
+				if newID == oldID || res.SessionID != newID {
+					t.Fatalf("session ids: old %s, agent %s, result %s", oldID, newID, res.SessionID)
+				}
+				oldRecs, err := session.ReadFile(f.store.Path(f.dir, oldID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				lastOld := oldRecs[len(oldRecs)-1]
+				if lastOld.Subtype != "handoff" || !strings.Contains(string(lastOld.Data), newID) {
+					t.Fatalf("old transcript does not end with the hand-off: %+v", lastOld)
+				}
+				newRecs, err := session.ReadFile(f.store.Path(f.dir, newID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(newRecs) < 3 || newRecs[0].Subtype != "handoff_from" || !strings.Contains(string(newRecs[0].Data), oldID) ||
+					newRecs[1].Type != session.TypeUser || !strings.Contains(string(newRecs[1].Message), "left: docs") {
+					t.Fatalf("new transcript does not start from the hand-off: %+v", newRecs)
+				}
+				for _, r := range newRecs {
+					if strings.Contains(string(r.Message), "old-context-marker") {
+						t.Fatalf("the old conversation is in the new transcript: %+v", r)
+					}
 				}
 			})
 		})

@@ -341,12 +341,7 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 			return fail(fmt.Errorf("agent: subagent transcript: %w", err))
 		}
 		c.sess, c.id = s, s.ID
-		a.kids.mu.Lock()
-		if a.kids.live == nil {
-			a.kids.live = map[string]bool{}
-		}
-		a.kids.live[c.id] = true
-		a.kids.mu.Unlock()
+		a.markLive(c.id)
 		sessionDir = filepath.Join(st.Dir(a.workDir), c.id)
 		c.recordSystem("subagent", map[string]any{
 			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
