@@ -3,9 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/session"
@@ -47,7 +50,19 @@ func TestCompletionTools(t *testing.T) {
 					call("c1", "attempt_completion", `{"result":"  "}`),
 					call("c2", "attempt_completion", `{"result":"all tests pass","command":"go test ./..."}`),
 				)
-				a := f.agent(t, func(o *testOpts) { o.ToolProtocol = proto; o.CompletionTools = true })
+				var hmu sync.Mutex
+				var hooked []string
+				a := f.agent(t, func(o *testOpts) {
+					o.ToolProtocol, o.CompletionTools = proto, true
+					o.Hooks = hook.RunnerFunc(func(_ context.Context, in *hook.Input) (*hook.Output, error) {
+						if in.Event == hook.SessionStart || in.Event == hook.SessionEnd {
+							hmu.Lock()
+							hooked = append(hooked, fmt.Sprintf("%s %s%s %s", in.Event, in.Source, in.Reason, in.SessionID))
+							hmu.Unlock()
+						}
+						return nil, nil
+					})
+				})
 				_, res, err := collect(t, context.Background(), a, "fix it")
 				if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.IsError {
 					t.Fatalf("res %+v err %v", res, err)
@@ -95,6 +110,12 @@ func TestCompletionTools(t *testing.T) {
 				newID := a.SessionID()
 				if newID == oldID || res.SessionID != newID {
 					t.Fatalf("session ids: old %s, agent %s, result %s", oldID, newID, res.SessionID)
+				}
+				hmu.Lock()
+				gotHooks := strings.Join(hooked, "\n")
+				hmu.Unlock()
+				if !strings.Contains(gotHooks, "SessionEnd new_task "+oldID+"\nSessionStart new_task "+newID) {
+					t.Fatalf("hooks around the hand-off:\n%s", gotHooks)
 				}
 				oldRecs, err := session.ReadFile(f.store.Path(f.dir, oldID))
 				if err != nil {

@@ -727,7 +727,7 @@ var agentIDRe = regexp.MustCompile(`agent id ([0-9a-zA-Z-]+): continue this agen
 // same agent id; an unknown id is an error result. Both providers.
 func TestAgentToolResume(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
-		var childID, final string
+		var childID, final, parentID string
 		var bad []string
 		sc := convs{
 			"delegate": {
@@ -740,11 +740,12 @@ func TestAgentToolResume(t *testing.T) {
 					return withUsage(llmtest.ToolReply(
 						agentCall("c2", map[string]any{"description": "recall", "prompt": "what was it?", "resume": childID}),
 						agentCall("c3", map[string]any{"description": "recall", "prompt": "x", "resume": "nope"}),
+						agentCall("c4", map[string]any{"description": "recall", "prompt": "x", "resume": parentID}),
 					))
 				},
 				func(r llmtest.Request) llmtest.Reply {
 					res := lastResults(r)
-					if len(res) == 2 {
+					if len(res) == 3 {
 						final, bad = res[0], res[1:]
 					}
 					return withUsage(llmtest.TextReply("done"))
@@ -763,6 +764,7 @@ func TestAgentToolResume(t *testing.T) {
 		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
 		sf := newSub(t, f, nil)
 		a := sf.agent(t, nil)
+		parentID = a.SessionID()
 		_, res, err := collect(t, context.Background(), a, "delegate")
 		if err != nil || res.Text != "done" {
 			t.Fatalf("result %+v %v", res, err)
@@ -773,7 +775,7 @@ func TestAgentToolResume(t *testing.T) {
 		if !strings.HasPrefix(final, "it was 42") || !strings.Contains(final, childID) {
 			t.Fatalf("resumed result %q (child %s)", final, childID)
 		}
-		if len(bad) != 1 || !strings.Contains(bad[0], "no agent nope") {
+		if len(bad) != 2 || !strings.Contains(bad[0], "no agent nope") || !strings.Contains(bad[1], "not a subagent of this session") {
 			t.Fatalf("unknown id result %q", bad)
 		}
 		// One transcript holds both runs of the child.
@@ -789,4 +791,46 @@ func TestAgentToolResume(t *testing.T) {
 			t.Fatalf("no subagent_resumed record in the child's transcript")
 		}
 	})
+}
+
+var bgAgentIDRe = regexp.MustCompile(`\(agent id ([0-9a-zA-Z-]+)\)`)
+
+// A background subagent that still runs cannot be resumed (its transcript
+// is open): the call is an error result that says so.
+func TestAgentToolResumeRunning(t *testing.T) {
+	f := newFixture(t)
+	var refused string
+	var taskID string
+	sc := convs{
+		"background": {
+			reply(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "slow job", "prompt": "slow", "run_in_background": true}))),
+			func(r llmtest.Request) llmtest.Reply {
+				res := strings.Join(lastResults(r), "")
+				m, tm := bgAgentIDRe.FindStringSubmatch(res), taskIDRe.FindStringSubmatch(res)
+				if m == nil || tm == nil {
+					t.Errorf("no agent or task id in %q", res)
+					return llmtest.TextReply("?")
+				}
+				taskID = tm[1]
+				return llmtest.ToolReply(agentCall("c2", map[string]any{"description": "again", "prompt": "more", "resume": m[1]}))
+			},
+			func(r llmtest.Request) llmtest.Reply {
+				refused = strings.Join(lastResults(r), "")
+				return llmtest.ToolReply(llmtest.ToolCall{ID: "s1", Name: "TaskStop", Input: `{"task_id":"` + taskID + `"}`})
+			},
+			text("done"),
+		},
+		"slow": {reply(llmtest.Reply{Content: []llm.Block{llm.Text("working on it, slowly")}, StallAfter: 3})},
+	}
+	f.srv = llmtest.NewServer(t, sc.responder(t))
+	sf := newSub(t, f, func(o *workspace.Options) { o.Allow = []string{"TaskStop"} })
+	a := sf.agent(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, res, err := collect(t, ctx, a, "background"); err != nil || res.Text != "done" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !strings.Contains(refused, "still running") {
+		t.Fatalf("resuming a running agent: %q", refused)
+	}
 }
