@@ -622,8 +622,11 @@ func (a *Agent) closeSession() error {
 	if a.sess == nil {
 		return nil
 	}
-	err := a.sess.Sync()
-	return errors.Join(err, a.sess.Close())
+	err := errors.Join(a.sess.Sync(), a.sess.Close())
+	if a.sub != nil {
+		a.sub.parent.childClosed(a.id)
+	}
+	return err
 }
 
 // onStatus queues a status event for the run goroutine to deliver (the

@@ -3,11 +3,15 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
+	"github.com/gantry-dev/gantry/session"
 )
 
 // messagesText joins the text of every block of msgs.
@@ -28,7 +32,8 @@ func messagesText(msgs []llmtest.Message) string {
 
 // TestCompletionTools: attempt_completion ends the run with its result, an
 // empty one is an error the model sees (the run goes on), and new_task
-// replaces the conversation with the handed-over context — in both tool
+// hands the task to a new session whose first user message is the
+// handed-over context, linked to the old one both ways — in both tool
 // protocols and through both providers.
 func TestCompletionTools(t *testing.T) {
 	for _, proto := range []texttools.Protocol{texttools.Native, texttools.Text} {
@@ -45,7 +50,19 @@ func TestCompletionTools(t *testing.T) {
 					call("c1", "attempt_completion", `{"result":"  "}`),
 					call("c2", "attempt_completion", `{"result":"all tests pass","command":"go test ./..."}`),
 				)
-				a := f.agent(t, func(o *testOpts) { o.ToolProtocol = proto; o.CompletionTools = true })
+				var hmu sync.Mutex
+				var hooked []string
+				a := f.agent(t, func(o *testOpts) {
+					o.ToolProtocol, o.CompletionTools = proto, true
+					o.Hooks = hook.RunnerFunc(func(_ context.Context, in *hook.Input) (*hook.Output, error) {
+						if in.Event == hook.SessionStart || in.Event == hook.SessionEnd {
+							hmu.Lock()
+							hooked = append(hooked, fmt.Sprintf("%s %s%s %s", in.Event, in.Source, in.Reason, in.SessionID))
+							hmu.Unlock()
+						}
+						return nil, nil
+					})
+				})
 				_, res, err := collect(t, context.Background(), a, "fix it")
 				if err != nil || res == nil || res.Subtype != SubtypeSuccess || res.IsError {
 					t.Fatalf("res %+v err %v", res, err)
@@ -61,7 +78,9 @@ func TestCompletionTools(t *testing.T) {
 					t.Fatalf("the empty result was not refused:\n%s", got)
 				}
 
-				// Run 2: new_task restarts the conversation from its context.
+				// Run 2: new_task hands the task to a new session whose
+				// first user message is the context; the old one ends.
+				oldID := a.SessionID()
 				f.srv.Script(
 					call("e1", "Echo", `{"text":"old-context-marker"}`),
 					call("n1", "new_task", `{"context":"goal: ship v2; done: parser; left: docs"}`),
@@ -87,6 +106,37 @@ func TestCompletionTools(t *testing.T) {
 				}
 				if strings.Contains(got, "old-context-marker") || strings.Contains(got, "fix it") {
 					t.Fatalf("the old conversation leaked into the new context:\n%s", got)
+				}
+				newID := a.SessionID()
+				if newID == oldID || res.SessionID != newID {
+					t.Fatalf("session ids: old %s, agent %s, result %s", oldID, newID, res.SessionID)
+				}
+				hmu.Lock()
+				gotHooks := strings.Join(hooked, "\n")
+				hmu.Unlock()
+				if !strings.Contains(gotHooks, "SessionEnd new_task "+oldID+"\nSessionStart new_task "+newID) {
+					t.Fatalf("hooks around the hand-off:\n%s", gotHooks)
+				}
+				oldRecs, err := session.ReadFile(f.store.Path(f.dir, oldID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				lastOld := oldRecs[len(oldRecs)-1]
+				if lastOld.Subtype != "handoff" || !strings.Contains(string(lastOld.Data), newID) {
+					t.Fatalf("old transcript does not end with the hand-off: %+v", lastOld)
+				}
+				newRecs, err := session.ReadFile(f.store.Path(f.dir, newID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(newRecs) < 3 || newRecs[0].Subtype != "handoff_from" || !strings.Contains(string(newRecs[0].Data), oldID) ||
+					newRecs[1].Type != session.TypeUser || !strings.Contains(string(newRecs[1].Message), "left: docs") {
+					t.Fatalf("new transcript does not start from the hand-off: %+v", newRecs)
+				}
+				for _, r := range newRecs {
+					if strings.Contains(string(r.Message), "old-context-marker") {
+						t.Fatalf("the old conversation is in the new transcript: %+v", r)
+					}
 				}
 			})
 		})

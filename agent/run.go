@@ -250,12 +250,12 @@ func (r *run) afterTurn(ctx context.Context, resp *llm.Response, batch *executor
 		r.finish(SubtypeSuccess, false, done.CompletionText(), nil)
 		return false
 	case handoff != nil:
-		first := llm.UserText("This task continues in a fresh context. The previous context handed over:\n\n" + handoff.HandoffContext())
-		if err := r.restartFrom(first, nil); err != nil {
+		old := r.a.id
+		if err := r.handOff(ctx, handoff.HandoffContext()); err != nil {
 			r.finish(SubtypeDuringExecution, true, err.Error(), err)
 			return false
 		}
-		if !r.emit(&NoticeEvent{Text: "new_task: the conversation restarts from the handed-over context"}) {
+		if !r.emit(&NoticeEvent{Text: fmt.Sprintf("new_task: session %s ended; the task goes on in the new session %s from the handed-over context", old, r.a.id)}) {
 			return false
 		}
 		return true
@@ -777,9 +777,9 @@ func control(batch *executor.Batch) (completer, handoffer) {
 // loop knows the capability, not the tool.
 type completer interface{ CompletionText() string }
 
-// handoffer is the structured value of a tool result that replaces the
-// conversation with its context and goes on (new_task:
-// builtin/completion.Handoff).
+// handoffer is the structured value of a tool result that ends the session
+// and goes on in a new one from its context (new_task:
+// builtin/completion.Handoff; see run.handOff).
 type handoffer interface{ HandoffContext() string }
 
 // waitTeam runs when the lead's model ends its turn: while members of its

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,7 @@ type kids struct {
 	usage  llm.Usage
 	cost   float64
 	bg     map[string]*Subagent // running background subagents by task id
+	live   map[string]bool      // ids of the subagents whose transcript is open
 	inbox  []string
 	wake   chan struct{} // signalled when inbox or bg changes
 }
@@ -251,6 +253,33 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		return nil, fmt.Errorf("subagents may not start subagents here (nesting depth limit %d)", a.maxDepth())
 	}
 	def := req.Definition
+	var resumed *session.Session
+	if req.Resume != "" {
+		s, typ, err := a.openChild(req.Resume)
+		if err != nil {
+			return nil, err
+		}
+		if req.Isolation != "" {
+			s.Close()
+			a.childClosed(req.Resume)
+			return nil, errors.New("resume continues an agent where it ran: isolation cannot be given with it")
+		}
+		d, ok := a.ws.Agents().Get(typ)
+		if !ok {
+			s.Close()
+			a.childClosed(req.Resume)
+			return nil, fmt.Errorf("agent %s ran as type %q, which is no longer defined", req.Resume, typ)
+		}
+		// The call may narrow the resumed agent's mode and turns, as it
+		// narrows a new one's.
+		if req.Definition.PermissionMode != "" {
+			d.PermissionMode = req.Definition.PermissionMode
+		}
+		if m := req.Definition.MaxTurns; m > 0 && (d.MaxTurns == 0 || m < d.MaxTurns) {
+			d.MaxTurns = m
+		}
+		def, resumed = d, s
+	}
 	penv := a.execSess.Env()
 	dir := penv.WorkDir
 	var wt *worktree
@@ -298,12 +327,21 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		return nil, err
 	}
 	sessionDir := ""
-	if st := a.transcripts; st != nil {
+	if resumed != nil {
+		c.sess, c.id = resumed, resumed.ID
+		c.history, c.notices = historyFromRecords(resumed.Records(), resumed.Skipped())
+		sessionDir = filepath.Join(a.transcripts.Dir(a.workDir), c.id)
+		c.recordSystem("subagent_resumed", map[string]any{
+			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
+			"description": req.Description,
+		})
+	} else if st := a.transcripts; st != nil {
 		s, err := st.Create(a.workDir)
 		if err != nil {
 			return fail(fmt.Errorf("agent: subagent transcript: %w", err))
 		}
 		c.sess, c.id = s, s.ID
+		a.markLive(c.id)
 		sessionDir = filepath.Join(st.Dir(a.workDir), c.id)
 		c.recordSystem("subagent", map[string]any{
 			"parent_session_id": a.id, "parent_tool_use_id": req.ToolUseID, "agent_type": def.Name,
@@ -337,6 +375,59 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 	c.facts = facts
 	c.system = BuildSystemPrompt(def.Prompt, facts, a.memory, "")
 	return c, nil
+}
+
+// openChild reopens the transcript of a's earlier subagent id for resume
+// and marks it live until the child is closed; it returns the agent type
+// the subagent ran as.
+func (a *Agent) openChild(id string) (*session.Session, string, error) {
+	st := a.transcripts
+	if st == nil {
+		return nil, "", errors.New("resume needs transcripts, and this session keeps none")
+	}
+	a.kids.mu.Lock()
+	if a.kids.live[id] {
+		a.kids.mu.Unlock()
+		return nil, "", fmt.Errorf("agent %s is still running; wait for it (or stop it with TaskStop) before resuming it", id)
+	}
+	if a.kids.live == nil {
+		a.kids.live = map[string]bool{}
+	}
+	a.kids.live[id] = true
+	a.kids.mu.Unlock()
+	fail := func(err error) (*session.Session, string, error) {
+		a.childClosed(id)
+		return nil, "", err
+	}
+	s, err := st.Open(a.workDir, id)
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return fail(fmt.Errorf("there is no agent %s to resume (resume takes the agent id an Agent call returned)", id))
+		}
+		return fail(fmt.Errorf("resume %s: %w", id, err))
+	}
+	for _, r := range s.Records() {
+		if r.Type != session.TypeSystem || r.Subtype != "subagent" {
+			continue
+		}
+		var d struct {
+			Parent string `json:"parent_session_id"`
+			Type   string `json:"agent_type"`
+		}
+		if json.Unmarshal(r.Data, &d) == nil && d.Parent == a.id && d.Type != "" {
+			return s, d.Type, nil
+		}
+		break
+	}
+	s.Close()
+	return fail(fmt.Errorf("agent %s is not a subagent of this session", id))
+}
+
+// childClosed forgets that subagent id's transcript is open.
+func (a *Agent) childClosed(id string) {
+	a.kids.mu.Lock()
+	delete(a.kids.live, id)
+	a.kids.mu.Unlock()
 }
 
 // hookSubagent runs SubagentStart for a new child.

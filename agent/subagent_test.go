@@ -218,7 +218,7 @@ func TestParallelSubagents(t *testing.T) {
 		if overlapped.Load() != 2 {
 			t.Fatalf("the children's requests did not overlap (%d)", overlapped.Load())
 		}
-		if len(final) != 2 || final[0] != "result A" || final[1] != "result B" {
+		if len(final) != 2 || !strings.HasPrefix(final[0], "result A\n\n(agent id ") || !strings.HasPrefix(final[1], "result B\n\n(agent id ") {
 			t.Fatalf("tool results %q", final)
 		}
 		if res.Usage.InputTokens != 400 || res.Usage.OutputTokens != 40 {
@@ -717,5 +717,120 @@ func TestStartSubagentKeepAlive(t *testing.T) {
 	}
 	if out := s.Outcome(); out == nil || out.Text != "second part done" || out.Turns != 2 {
 		t.Fatalf("outcome %+v", out)
+	}
+}
+
+var agentIDRe = regexp.MustCompile(`agent id ([0-9a-zA-Z-]+): continue this agent with resume`)
+
+// The Agent tool's resume continues an earlier subagent of the session:
+// its conversation so far plus the new prompt reach the model, under the
+// same agent id; an unknown id is an error result. Both providers.
+func TestAgentToolResume(t *testing.T) {
+	bothProviders(t, nil, func(t *testing.T, f *fixture) {
+		var childID, final, parentID string
+		var bad []string
+		sc := convs{
+			"delegate": {
+				reply(withUsage(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "remember", "prompt": "remember 42"})))),
+				func(r llmtest.Request) llmtest.Reply {
+					res := lastResults(r)
+					if m := agentIDRe.FindStringSubmatch(strings.Join(res, "")); m != nil {
+						childID = m[1]
+					}
+					return withUsage(llmtest.ToolReply(
+						agentCall("c2", map[string]any{"description": "recall", "prompt": "what was it?", "resume": childID}),
+						agentCall("c3", map[string]any{"description": "recall", "prompt": "x", "resume": "nope"}),
+						agentCall("c4", map[string]any{"description": "recall", "prompt": "x", "resume": parentID}),
+					))
+				},
+				func(r llmtest.Request) llmtest.Reply {
+					res := lastResults(r)
+					if len(res) == 3 {
+						final, bad = res[0], res[1:]
+					}
+					return withUsage(llmtest.TextReply("done"))
+				},
+			},
+			"remember 42": {
+				text("remembered"),
+				func(r llmtest.Request) llmtest.Reply {
+					if !strings.Contains(allText(r), "what was it?") || !strings.Contains(allText(r), "remembered") {
+						t.Errorf("resumed child's request lacks its history or the new prompt: %s", allText(r))
+					}
+					return withUsage(llmtest.TextReply("it was 42"))
+				},
+			},
+		}
+		f.srv = llmtest.NewServer(t, append([]llmtest.Option{sc.responder(t)}, indexZero(f)...)...)
+		sf := newSub(t, f, nil)
+		a := sf.agent(t, nil)
+		parentID = a.SessionID()
+		_, res, err := collect(t, context.Background(), a, "delegate")
+		if err != nil || res.Text != "done" {
+			t.Fatalf("result %+v %v", res, err)
+		}
+		if childID == "" {
+			t.Fatal("the first Agent result names no agent id")
+		}
+		if !strings.HasPrefix(final, "it was 42") || !strings.Contains(final, childID) {
+			t.Fatalf("resumed result %q (child %s)", final, childID)
+		}
+		if len(bad) != 2 || !strings.Contains(bad[0], "no agent nope") || !strings.Contains(bad[1], "not a subagent of this session") {
+			t.Fatalf("unknown id result %q", bad)
+		}
+		// One transcript holds both runs of the child.
+		recs, err := session.ReadFile(f.store.Path(f.dir, childID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resumedRec bool
+		for _, r := range recs {
+			resumedRec = resumedRec || r.Subtype == "subagent_resumed"
+		}
+		if !resumedRec {
+			t.Fatalf("no subagent_resumed record in the child's transcript")
+		}
+	})
+}
+
+var bgAgentIDRe = regexp.MustCompile(`\(agent id ([0-9a-zA-Z-]+)\)`)
+
+// A background subagent that still runs cannot be resumed (its transcript
+// is open): the call is an error result that says so.
+func TestAgentToolResumeRunning(t *testing.T) {
+	f := newFixture(t)
+	var refused string
+	var taskID string
+	sc := convs{
+		"background": {
+			reply(llmtest.ToolReply(agentCall("c1", map[string]any{"description": "slow job", "prompt": "slow", "run_in_background": true}))),
+			func(r llmtest.Request) llmtest.Reply {
+				res := strings.Join(lastResults(r), "")
+				m, tm := bgAgentIDRe.FindStringSubmatch(res), taskIDRe.FindStringSubmatch(res)
+				if m == nil || tm == nil {
+					t.Errorf("no agent or task id in %q", res)
+					return llmtest.TextReply("?")
+				}
+				taskID = tm[1]
+				return llmtest.ToolReply(agentCall("c2", map[string]any{"description": "again", "prompt": "more", "resume": m[1]}))
+			},
+			func(r llmtest.Request) llmtest.Reply {
+				refused = strings.Join(lastResults(r), "")
+				return llmtest.ToolReply(llmtest.ToolCall{ID: "s1", Name: "TaskStop", Input: `{"task_id":"` + taskID + `"}`})
+			},
+			text("done"),
+		},
+		"slow": {reply(llmtest.Reply{Content: []llm.Block{llm.Text("working on it, slowly")}, StallAfter: 3})},
+	}
+	f.srv = llmtest.NewServer(t, sc.responder(t))
+	sf := newSub(t, f, func(o *workspace.Options) { o.Allow = []string{"TaskStop"} })
+	a := sf.agent(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, res, err := collect(t, ctx, a, "background"); err != nil || res.Text != "done" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !strings.Contains(refused, "still running") {
+		t.Fatalf("resuming a running agent: %q", refused)
 	}
 }

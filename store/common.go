@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -229,11 +230,8 @@ func checkTeam(t Team) error {
 	}
 	seen := map[string]bool{}
 	for _, m := range t.Members {
-		if err := checkKey("member name", m.Name); err != nil {
+		if err := checkMember(m); err != nil {
 			return err
-		}
-		if m.Name == "*" || m.Name == LeadMailbox {
-			return errorsf(ErrInvalid, "member name %q is reserved", m.Name)
 		}
 		if seen[m.Name] {
 			return errorsf(ErrInvalid, "member name %q is used twice", m.Name)
@@ -241,6 +239,38 @@ func checkTeam(t Team) error {
 		seen[m.Name] = true
 	}
 	return nil
+}
+
+// checkMember checks one member's name and texts.
+func checkMember(m Member) error {
+	if err := checkKey("member name", m.Name); err != nil {
+		return err
+	}
+	if m.Name == "*" || m.Name == LeadMailbox {
+		return errorsf(ErrInvalid, "member name %q is reserved", m.Name)
+	}
+	return checkText("member note", m.Note, MaxTextLen)
+}
+
+// addMember checks that m can join t and returns m with its defaults.
+func addMember(t Team, m Member, now time.Time) (Member, error) {
+	if err := checkMember(m); err != nil {
+		return Member{}, err
+	}
+	if !t.Active() {
+		return Member{}, errorsf(ErrNotFound, "team %s (deleted)", t.Name)
+	}
+	if _, ok := t.Member(m.Name); ok {
+		return Member{}, errorsf(ErrInvalid, "member name %q is used in team %s", m.Name, t.Name)
+	}
+	if len(t.Members) >= MaxMembers {
+		return Member{}, errorsf(ErrInvalid, "team %s is full: a team has at most %d members", t.Name, MaxMembers)
+	}
+	if m.Status == "" {
+		m.Status = MemberStarting
+	}
+	m.UpdatedAt = now
+	return m, nil
 }
 
 // LeadMailbox is the member name under which a team's lead receives

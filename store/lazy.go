@@ -193,6 +193,15 @@ func (l *Lazy) ListTeams(ctx context.Context) ([]Team, error) {
 	return s.ListTeams(ctx)
 }
 
+// AddMember implements [Teams].
+func (l *Lazy) AddMember(ctx context.Context, team string, m Member) (Team, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return Team{}, err
+	}
+	return s.AddMember(ctx, team, m)
+}
+
 // SetMemberStatus implements [Teams].
 func (l *Lazy) SetMemberStatus(ctx context.Context, team, member string, st MemberStatus, note string) error {
 	s, err := l.get(ctx)

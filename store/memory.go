@@ -472,6 +472,26 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
+// AddMember implements [Teams].
+func (m *Memory) AddMember(ctx context.Context, team string, mb Member) (Team, error) {
+	if err := m.lock(); err != nil {
+		return Team{}, err
+	}
+	defer m.mu.Unlock()
+	t, ok := m.teams[team]
+	if !ok {
+		return Team{}, errorsf(ErrNotFound, "team %s", team)
+	}
+	mb, err := addMember(t, mb, m.now())
+	if err != nil {
+		return Team{}, err
+	}
+	t = cloneTeam(t)
+	t.Members = append(t.Members, mb)
+	m.teams[team] = t
+	return cloneTeam(t), nil
+}
+
 // SetMemberStatus implements [Teams].
 func (m *Memory) SetMemberStatus(ctx context.Context, team, member string, s MemberStatus, note string) error {
 	if err := checkText("note", note, MaxTextLen); err != nil {

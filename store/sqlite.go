@@ -956,6 +956,27 @@ func (s *SQLite) ListTeams(ctx context.Context) ([]Team, error) {
 	return out, err
 }
 
+// AddMember implements [Teams].
+func (s *SQLite) AddMember(ctx context.Context, team string, m Member) (Team, error) {
+	var out Team
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		t, err := getTeam(ctx, tx, team)
+		if err != nil {
+			return err
+		}
+		if m, err = addMember(t, m, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO team_members (team, name, ord, agent_type, role, status, note, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			team, m.Name, len(t.Members), m.AgentType, m.Role, m.Status, m.Note, nanos(m.UpdatedAt)); err != nil {
+			return err
+		}
+		out, err = getTeam(ctx, tx, team)
+		return err
+	})
+	return out, err
+}
+
 // SetMemberStatus implements [Teams].
 func (s *SQLite) SetMemberStatus(ctx context.Context, team, member string, st MemberStatus, note string) error {
 	if err := checkText("note", note, MaxTextLen); err != nil {

@@ -326,6 +326,11 @@ type Teams interface {
 	GetTeam(ctx context.Context, name string) (Team, error)
 	// ListTeams returns every team by name.
 	ListTeams(ctx context.Context) ([]Team, error)
+	// AddMember adds m to the active team and returns the team: m's
+	// status defaults to starting. A deleted team gives [ErrNotFound]; a
+	// name already in the team, a reserved name or a full team (more than
+	// MaxMembers) gives [ErrInvalid].
+	AddMember(ctx context.Context, team string, m Member) (Team, error)
 	// SetMemberStatus records a member's status and note.
 	SetMemberStatus(ctx context.Context, team, member string, s MemberStatus, note string) error
 	// DeleteTeam marks the team deleted and its members stopped, and

@@ -94,6 +94,13 @@ type Request struct {
 	// ToolUseID is the Agent call's id (the parent_tool_use_id of the
 	// child's messages).
 	ToolUseID string
+	// Resume, if set, is the agent id of an earlier subagent of the same
+	// session: its transcript is reopened, Prompt is appended to its
+	// conversation and it runs as the type it was started as (Definition
+	// then only narrows its mode and turns). A runner without transcripts,
+	// an unknown id, another session's subagent or one still running is
+	// an error.
+	Resume string
 }
 
 // Outcome is the result of a subagent run.

@@ -153,8 +153,9 @@ type Options struct {
 	// Tools are extra (user) tools added to the pool.
 	Tools []tool.Tool
 	// CompletionTools adds attempt_completion and new_task (package
-	// builtin/completion) to the pool; the agent loop ends the run or
-	// restarts the conversation when they are called. Off by default.
+	// builtin/completion) to the pool; the agent loop ends the run, or
+	// ends the session and goes on in a new one from the hand-off, when
+	// they are called. Off by default.
 	CompletionTools bool
 	// Builtin configures the built-in tools. Open fills three zero fields:
 	// File.JournalDir becomes <Gantry home>/tmp (swept by Open: the

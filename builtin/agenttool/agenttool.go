@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/builtin/team"
+	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -51,6 +53,11 @@ type Input struct {
 	Mode string `json:"mode,omitempty" enum:"plan,dontAsk,default,acceptEdits,bypassPermissions" jsonschema:"A permission mode for the agent, no wider than yours (plan < dontAsk < default < acceptEdits < bypassPermissions); default: the type's mode, else yours."`
 	// MaxTurns bounds the child's turns (never above its type's bound).
 	MaxTurns *float64 `json:"max_turns,omitempty" jsonschema:"The most turns the agent may take (default: its type's limit); it stops with error_max_turns when reached."`
+	// TeamName spawns the agent as member Name of a team the caller
+	// leads (see team.Join) instead of as a subagent.
+	TeamName string `json:"team_name,omitempty" jsonschema:"Spawn the agent into this team (one you lead, made with TeamCreate) as a member called name: it works in the background, shares the team's task list and talks with SendMessage."`
+	// Resume continues an earlier subagent (see subagent.Request.Resume).
+	Resume string `json:"resume,omitempty" jsonschema:"The agent id of an earlier agent of yours to continue: it keeps its conversation so far, runs as the type it was started as, and gets prompt as its next message."`
 }
 
 // modeRank orders the permission modes by how much runs without asking
@@ -91,7 +98,7 @@ const description = `Launches a subagent to handle a task on its own: a new agen
 
 Use it for open-ended searches over a large codebase, for independent pieces of work that can run in parallel (send several Agent calls in one message: they run concurrently), or to keep large intermediate output out of your context. Do not use it for a single file read or a simple search — call Read, Glob or Grep directly.
 
-run_in_background starts the agent and returns its task id at once; you are told when it finishes, TaskOutput reads its progress and TaskStop stops it. isolation "worktree" runs it in a fresh git worktree (its changes stay there, on their own branch, for you to review).
+run_in_background starts the agent and returns its task id at once; you are told when it finishes, TaskOutput reads its progress and TaskStop stops it. isolation "worktree" runs it in a fresh git worktree (its changes stay there, on their own branch, for you to review). team_name with name spawns the agent into a team you lead as a new member. resume with an earlier agent id continues that agent with its conversation so far and your prompt.
 
 Available agent types (subagent_type):`
 
@@ -133,6 +140,12 @@ func New(cat *Catalog) *Tool {
 				return errors.New("prompt is required: the task for the agent")
 			case strings.TrimSpace(in.Description) == "":
 				return errors.New("description is required: 3-5 words saying what the agent does")
+			case in.Resume != "" && (in.TeamName != "" || in.Isolation != ""):
+				return errors.New("resume continues an earlier agent where it ran: team_name and isolation cannot be given with it")
+			case in.TeamName != "" && in.Name == "":
+				return errors.New("team_name needs name: the member's name in the team")
+			case in.TeamName != "" && (in.Isolation != "" || in.Model != "" || in.Mode != "" || in.MaxTurns != nil):
+				return errors.New("a team member runs as its type with the team's settings: isolation, model, mode and max_turns cannot be given with team_name")
 			case in.MaxTurns != nil && (*in.MaxTurns < 1 || *in.MaxTurns != float64(int(*in.MaxTurns))):
 				return errors.New("max_turns must be a whole number of at least 1")
 			}
@@ -178,10 +191,6 @@ func (t *Tool) Spec() *tool.Spec {
 func (t *Tool) Catalog() *Catalog { return t.cat }
 
 func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result, error) {
-	runner, err := tool.Use[Runner](env)
-	if err != nil {
-		return tool.Errorf("subagents are not available in this session (%v); do the task yourself", err), nil
-	}
 	typ := in.SubagentType
 	if typ == "" {
 		typ = GeneralPurpose
@@ -190,8 +199,15 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	if !ok {
 		return tool.Errorf("unknown subagent_type %q; available: %s", typ, strings.Join(t.cat.Names(), ", ")), nil
 	}
+	if in.TeamName != "" {
+		return team.Join(ctx, env, in.TeamName, store.Member{Name: in.Name, AgentType: typ, Role: in.Description}, in.Prompt)
+	}
+	runner, err := tool.Use[Runner](env)
+	if err != nil {
+		return tool.Errorf("subagents are not available in this session (%v); do the task yourself", err), nil
+	}
 	req := Request{Definition: in.apply(def), Description: in.Description, Prompt: in.Prompt, Model: in.Model,
-		Name: in.Name, Isolation: in.Isolation, ToolUseID: env.ToolUseID}
+		Name: in.Name, Isolation: in.Isolation, ToolUseID: env.ToolUseID, Resume: in.Resume}
 	if in.RunInBackground {
 		st, err := runner.StartAgent(ctx, env, req)
 		if err != nil {
@@ -219,6 +235,11 @@ func (t *Tool) call(ctx context.Context, env *tool.Env, in Input) (*tool.Result,
 	}
 	if w := out.Worktree; w != nil && w.Kept {
 		text += fmt.Sprintf("\n\nThe agent's changes are in the git worktree %s on branch %s.", w.Path, w.Branch)
+	}
+	if out.TranscriptPath != "" && out.AgentID != "" && (len(out.Structured) == 0 || out.IsError) {
+		// Only an agent with a transcript can be resumed; a structured
+		// answer stays bare JSON.
+		text += fmt.Sprintf("\n\n(agent id %s: continue this agent with resume)", out.AgentID)
 	}
 	var r *tool.Result
 	if out.IsError {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/builtin/team"
+	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -260,4 +262,74 @@ func TestModeAndMaxTurns(t *testing.T) {
 	if d, _ := c.Get("capped"); d.MaxTurns != 5 {
 		t.Errorf("catalog changed: %+v", d)
 	}
+}
+
+// teamRunner starts members by recording them.
+type teamRunner struct{ started []string }
+
+func (r *teamRunner) StartMember(ctx context.Context, env *tool.Env, t store.Team, m store.Member, prompt string) error {
+	r.started = append(r.started, m.Name+"/"+m.AgentType+": "+prompt)
+	return nil
+}
+
+func (r *teamRunner) StopTeam(context.Context, string) error { return nil }
+
+// TestTeamNameAndResume: team_name with name spawns a member into the
+// caller's team (through team.Join, not the subagent runner); resume is
+// handed to the runner; the fields that cannot go with them are refused.
+func TestTeamNameAndResume(t *testing.T) {
+	ctx := context.Background()
+	c, _ := NewCatalog()
+	tl := New(c)
+	st := new(store.Memory)
+	if _, err := st.CreateTeam(ctx, store.Team{Name: "red", Lead: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	fr, tr := &fakeRunner{}, &teamRunner{}
+	svc := &tool.Services{}
+	tool.Provide[Runner](svc, fr)
+	tool.Provide[team.Runner](svc, tr)
+	tool.Provide[store.Teams](svc, st)
+	env := &tool.Env{SessionID: "s1", Services: svc}
+	call := func(in string) (*tool.Result, error) {
+		raw := json.RawMessage(in)
+		if err := tl.ValidateInput(ctx, env, raw); err != nil {
+			return nil, err
+		}
+		return tl.Call(ctx, env, raw)
+	}
+	r, err := call(`{"description":"review","prompt":"review the diff","name":"rev","team_name":"red","subagent_type":"Explore"}`)
+	if err != nil || r.IsError || !strings.Contains(r.TextContent(), "rev joined team red") {
+		t.Fatalf("team spawn: %v %v", err, r)
+	}
+	if len(tr.started) != 1 || tr.started[0] != "rev/Explore: review the diff" || fr.got.Prompt != "" {
+		t.Fatalf("started %q, subagent runner got %+v", tr.started, fr.got)
+	}
+	if m, ok := must(st.GetTeam(ctx, "red")).Member("rev"); !ok || m.Role != "review" {
+		t.Fatalf("member %+v", m)
+	}
+	if r, err := call(`{"description":"again","prompt":"p","resume":"agent-7"}`); err != nil || r.IsError || fr.got.Resume != "agent-7" {
+		t.Fatalf("resume: %v %v %+v", err, r, fr.got)
+	}
+	if r, _ := call(`{"description":"x","prompt":"p","name":"rev","team_name":"red"}`); r == nil || !r.IsError || !strings.Contains(r.TextContent(), "used") {
+		t.Fatalf("second rev: %v", r)
+	}
+	for in, want := range map[string]string{
+		`{"description":"x","prompt":"p","team_name":"red"}`:                          "needs name",
+		`{"description":"x","prompt":"p","team_name":"red","name":"a","model":"m"}`:   "cannot be given with team_name",
+		`{"description":"x","prompt":"p","team_name":"red","name":"a","max_turns":2}`: "cannot be given with team_name",
+		`{"description":"x","prompt":"p","resume":"a1","team_name":"red","name":"a"}`: "cannot be given with it",
+		`{"description":"x","prompt":"p","resume":"a1","isolation":"worktree"}`:       "cannot be given with it",
+	} {
+		if _, err := call(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

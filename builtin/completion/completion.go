@@ -6,7 +6,7 @@
 // The tools only describe the request: their results carry a [Completed] or
 // [Handoff] value in [tool.Result.Structured], and the agent loop acts on it
 // after the batch's results are recorded (package agent: the run ends with
-// the result, or the conversation restarts from the hand-off). A tool never
+// the result, or the session ends and a new one goes on from the hand-off). A tool never
 // reaches into the loop itself: the loop recognises the results'
 // structured values by their methods ([Completed.CompletionText],
 // [Handoff.HandoffContext]), not by this package's types. The workspace
@@ -57,12 +57,13 @@ func (c Completed) CompletionText() string {
 }
 
 // Handoff is the Structured value of a successful new_task. The agent loop
-// replaces the conversation with its [Handoff.HandoffContext] and goes on.
+// ends the session and goes on in a new one whose first user message is
+// its [Handoff.HandoffContext].
 type Handoff struct {
 	Context string `json:"context"`
 }
 
-// HandoffContext is the context the fresh conversation starts from.
+// HandoffContext is the first user message of the new session.
 func (h Handoff) HandoffContext() string { return h.Context }
 
 // Tools returns attempt_completion and new_task.
@@ -123,14 +124,14 @@ func attemptCompletion() tool.Tool {
 
 func newTask() tool.Tool {
 	return tool.Must(tool.New(NewTaskName,
-		"Hand the remaining work to a fresh context: the conversation so far is replaced by the context you give (goal, progress, what is left, relevant files and decisions). Use it when the conversation has grown long or drifted.",
+		"Hand the remaining work to a new task with a fresh context: this session ends and a new one starts whose first message is the context you give (goal, progress, what is left, relevant files and decisions) — nothing else of this conversation carries over. Use it when the conversation has grown long or drifted.",
 		func(_ context.Context, _ *tool.Env, in NewTaskInput) (*tool.Result, error) {
 			r := tool.TextResult("A new context starts from the summary you gave.")
 			r.Structured = Handoff{Context: strings.TrimSpace(in.Context)}
 			return r, nil
 		},
 		tool.WithTraits(controlTraits),
-		allowSelf[NewTaskInput]("new_task only restarts the conversation"),
+		allowSelf[NewTaskInput]("new_task only hands the task to a new session"),
 		tool.ValidateFunc(func(_ context.Context, _ *tool.Env, in NewTaskInput) error {
 			if strings.TrimSpace(in.Context) == "" {
 				return errors.New("context is empty: give the goal, what is done and what is left")

@@ -391,3 +391,54 @@ func firstLine(s string) string {
 }
 
 func clip(s string) string { return textutil.Truncate(s, 100) }
+
+// Join adds member m to the caller's active team teamName and starts it on
+// prompt through the [Runner] of env's services: the Agent tool's
+// team_name. Only the team's lead (the session whose id is the team's
+// Lead) adds members. Refusals (no store or runner, an unknown, deleted or
+// foreign team, a used name, a full team, a start that fails) come back as
+// error results; only a store failure is an error.
+func Join(ctx context.Context, env *tool.Env, teamName string, m store.Member, prompt string) (*tool.Result, error) {
+	teams, err := tool.Use[store.Teams](env)
+	if err != nil {
+		return tool.Errorf("Teams are not available in this session (%v).", err), nil
+	}
+	runner, err := tool.Use[Runner](env)
+	if err != nil {
+		return tool.Errorf("Teams need background agents, which this session cannot run (%v).", err), nil
+	}
+	if err := validName("name", m.Name); err != nil {
+		return tool.ErrorResult(err), nil
+	}
+	if sc := scopeOf(env); sc.Team != "" {
+		return tool.Errorf("You are member %s of team %s; only the lead adds members.", sc.Name, sc.Team), nil
+	}
+	t, err := teams.GetTeam(ctx, teamName)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return tool.Errorf("There is no team %s; create it with TeamCreate first.", teamName), nil
+	case err != nil:
+		return nil, err
+	case !t.Active():
+		return tool.Errorf("Team %s has been deleted.", t.Name), nil
+	case t.Lead != sessionID(env):
+		return tool.Errorf("Team %s is led by another session; only its lead adds members.", t.Name), nil
+	}
+	t, err = teams.AddMember(ctx, t.Name, m)
+	if err != nil {
+		if errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrNotFound) {
+			return tool.ErrorResult(err), nil
+		}
+		return nil, err
+	}
+	m, _ = t.Member(m.Name)
+	if err := runner.StartMember(ctx, env, t, m, prompt); err != nil {
+		_ = teams.SetMemberStatus(context.WithoutCancel(ctx), t.Name, m.Name, store.MemberFailed, err.Error())
+		return tool.Errorf("Member %s of team %s could not start: %v", m.Name, t.Name, err), nil
+	}
+	t, _ = teams.GetTeam(ctx, t.Name)
+	r := tool.TextResult(fmt.Sprintf("%s joined team %s and is working in the background; it shares the team's task list %q and messages reach it with SendMessage (to %q). Its messages and status changes reach you at your next turns.\n%s",
+		m.Name, t.Name, t.TaskList, m.Name, Status(t)))
+	r.Structured = t
+	return r, nil
+}

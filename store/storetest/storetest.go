@@ -618,7 +618,27 @@ func testTeams(t *testing.T, s store.Store) {
 	}
 	wantErr(t, s.SetMemberStatus(ctx, "red", "zed", store.MemberIdle, ""), store.ErrNotFound)
 	wantErr(t, s.SetMemberStatus(ctx, "blue", "bob", store.MemberIdle, ""), store.ErrNotFound)
+	// A member joins a running team after it was created.
+	added := must(s.AddMember(ctx, "red", store.Member{Name: "dave", AgentType: "Plan", Role: "plans"}))
+	if len(added.Members) != 3 || added.Members[2].Name != "dave" || added.Members[2].Status != store.MemberStarting || added.Members[2].UpdatedAt.IsZero() {
+		t.Fatalf("after AddMember %+v", added)
+	}
+	if g := must(s.GetTeam(ctx, "red")); len(g.Members) != 3 || g.Members[0].Name != "alice" || g.Members[2].Role != "plans" {
+		t.Fatalf("AddMember not stored: %+v", g)
+	}
+	check(s.SetMemberStatus(ctx, "red", "dave", store.MemberRunning, ""))
+	for _, bad := range []store.Member{{Name: "dave"}, {Name: "alice"}, {Name: ""}, {Name: "*"}, {Name: store.LeadMailbox}} {
+		_, err := s.AddMember(ctx, "red", bad)
+		wantErr(t, err, store.ErrInvalid)
+	}
+	_, err = s.AddMember(ctx, "nope", store.Member{Name: "x"})
+	wantErr(t, err, store.ErrNotFound)
 	must(s.CreateTeam(ctx, store.Team{Name: "blue", TaskList: "custom"}))
+	for i := range store.MaxMembers {
+		must(s.AddMember(ctx, "blue", store.Member{Name: fmt.Sprintf("m%d", i)}))
+	}
+	_, err = s.AddMember(ctx, "blue", store.Member{Name: "one-too-many"})
+	wantErr(t, err, store.ErrInvalid)
 	if l := must(s.ListTeams(ctx)); len(l) != 2 || l[0].Name != "blue" || l[0].TaskList != "custom" || l[1].Name != "red" {
 		t.Fatalf("list %+v", l)
 	}
@@ -626,12 +646,14 @@ func testTeams(t *testing.T, s store.Store) {
 	if d.Active() {
 		t.Fatal("deleted team active")
 	}
+	_, err = s.AddMember(ctx, "red", store.Member{Name: "late"})
+	wantErr(t, err, store.ErrNotFound)
 	for _, m := range d.Members {
 		if m.Status != store.MemberStopped {
 			t.Fatalf("member %s is %s after delete", m.Name, m.Status)
 		}
 	}
-	if g := must(s.GetTeam(ctx, "red")); g.Active() || len(g.Members) != 2 {
+	if g := must(s.GetTeam(ctx, "red")); g.Active() || len(g.Members) != 3 {
 		t.Fatalf("record not kept: %+v", g)
 	}
 	// A deleted team's name can be used again.

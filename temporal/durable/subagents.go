@@ -101,6 +101,8 @@ func (st *spawnState) request(env *tool.Env, req agenttool.Request, background b
 		return errors.New("subagents may not start subagents here (nesting depth limit 1)")
 	case req.Isolation != "":
 		return fmt.Errorf("isolation %q is not supported in durable runs yet; run the agent without it", req.Isolation)
+	case req.Resume != "":
+		return fmt.Errorf("resume is not supported in durable runs yet; start a new agent with the context it needs")
 	case len(def.OutputSchema) > 0:
 		return fmt.Errorf("agent type %s declares an output schema; structured output is not supported in durable runs yet", def.Name)
 	}
