@@ -21,10 +21,10 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/texttools"
 	"github.com/gantry-dev/gantry/permission"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -178,7 +178,7 @@ type Agent struct {
 	pool     *toolset.Pool
 	exec     *executor.Executor
 	resolver *resolver // the pool, plus StructuredOutput during a structured run
-	execSess *executor.Session
+	execSess *executor.SharedEnv
 	ws       *workspace.Workspace
 	ownWS    *workspace.Workspace // opened by New, closed by Close
 	canUse   permission.CanUseTool
@@ -189,7 +189,7 @@ type Agent struct {
 	// teams is the team runner of the workspace when this agent leads
 	// teams (a root agent that may start subagents); nil otherwise.
 	teams subagent.Teams
-	sess  *session.Session // nil without a store
+	sess  *transcript.Transcript // nil without a store
 	// The session's facts, from the workspace (a subagent's are its
 	// own): working directory, initial mode, safety layer, the channel
 	// through which a person decides and this agent's label on it (zero
@@ -202,7 +202,7 @@ type Agent struct {
 	who         interaction.Who
 	// The workspace's transcript and checkpoint stores (nil: none; a
 	// subagent in a worktree has no checkpoints).
-	transcripts *session.Store
+	transcripts *transcript.Store
 	checkpoints *checkpoint.Store
 	id          string
 	system      string
@@ -383,7 +383,7 @@ func newAgent(ctx context.Context, optsp *Options) (*Agent, error) {
 // setupExecutor builds the executor session over env and the executor over
 // the agent's pool with the safety layer.
 func (a *Agent) setupExecutor(env *tool.Env) {
-	a.execSess = executor.NewSession(env)
+	a.execSess = executor.NewSharedEnv(env)
 	xo := a.opts.ExecutorOptions
 	xo.Status = a.onStatus
 	if xo.Decider == nil {
@@ -447,7 +447,7 @@ func (a *Agent) openSession(r workspace.Resume) error {
 			return errors.New("agent: resuming a session needs a transcript store")
 		}
 		if a.id == "" {
-			a.id = cmpOr(r.NewID, session.NewUUID())
+			a.id = cmpOr(r.NewID, transcript.NewUUID())
 		}
 		return nil
 	case r.ID != "" || r.Continue:
@@ -458,7 +458,7 @@ func (a *Agent) openSession(r workspace.Resume) error {
 				return fmt.Errorf("agent: continue: %w", err)
 			}
 		}
-		var s *session.Session
+		var s *transcript.Transcript
 		var err error
 		if r.Fork {
 			s, err = st.Fork(a.workDir, id)
@@ -696,7 +696,7 @@ func (a *Agent) recordAs(typ string, m llm.Message, uuid string) error {
 	if err != nil {
 		return fmt.Errorf("agent: encode message: %w", err)
 	}
-	_, err = a.sess.Append(session.Record{Type: typ, Message: b, UUID: uuid})
+	_, err = a.sess.Append(transcript.Record{Type: typ, Message: b, UUID: uuid})
 	return err
 }
 
@@ -705,7 +705,7 @@ func (a *Agent) recordSystem(subtype string, data any) {
 		return
 	}
 	b, _ := json.Marshal(data)
-	_, _ = a.sess.Append(session.Record{Type: session.TypeSystem, Subtype: subtype, Data: b})
+	_, _ = a.sess.Append(transcript.Record{Type: transcript.TypeSystem, Subtype: subtype, Data: b})
 }
 
 // Prompt runs prompt to the end and returns the final result, discarding the

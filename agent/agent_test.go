@@ -22,10 +22,10 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/openai"
 	"github.com/gantry-dev/gantry/permission"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 	"go.uber.org/goleak"
 )
@@ -66,13 +66,13 @@ func testTools(t *testing.T, calls *atomic.Int32) []tool.Tool {
 
 type fixture struct {
 	srv    *llmtest.Server
-	store  *session.Store
+	store  *transcript.Store
 	dir    string
 	openai bool
 }
 
 func newFixture(t *testing.T, opts ...llmtest.Option) *fixture {
-	return &fixture{srv: llmtest.NewServer(t, opts...), store: session.NewStore(t.TempDir()), dir: t.TempDir()}
+	return &fixture{srv: llmtest.NewServer(t, opts...), store: transcript.NewStore(t.TempDir()), dir: t.TempDir()}
 }
 
 // bothProviders runs a test against the Anthropic and the OpenAI adapter
@@ -261,7 +261,7 @@ func TestMultiTurnToolUse(t *testing.T) {
 			t.Fatalf("phases %v", phases)
 		}
 		// The transcript holds prompt, tool use, tool result, reply.
-		recs, err := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+		recs, err := transcript.ReadFile(f.store.Path(f.dir, a.SessionID()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -572,8 +572,8 @@ func TestResumeContinueFork(t *testing.T) {
 		if _, res, err := collect(t, context.Background(), c, "fork question"); err != nil || res.IsError {
 			t.Fatal(res, err)
 		}
-		orig, _ := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
-		forked, _ := session.ReadFile(f.store.Path(f.dir, c.SessionID()))
+		orig, _ := transcript.ReadFile(f.store.Path(f.dir, a.SessionID()))
+		forked, _ := transcript.ReadFile(f.store.Path(f.dir, c.SessionID()))
 		if len(forked) <= len(orig) {
 			t.Fatalf("fork has %d records, original %d", len(forked), len(orig))
 		}
@@ -581,9 +581,9 @@ func TestResumeContinueFork(t *testing.T) {
 }
 
 func TestRepairHistoryAnswersDanglingToolUse(t *testing.T) {
-	recs := []session.Record{
-		{Type: session.TypeUser, Message: mustJSON(llm.UserText("q"))},
-		{Type: session.TypeAssistant, Message: mustJSON(llm.AssistantMessage(llm.ToolUse("x", "Echo", json.RawMessage(`{}`))))},
+	recs := []transcript.Record{
+		{Type: transcript.TypeUser, Message: mustJSON(llm.UserText("q"))},
+		{Type: transcript.TypeAssistant, Message: mustJSON(llm.AssistantMessage(llm.ToolUse("x", "Echo", json.RawMessage(`{}`))))},
 	}
 	h, _ := historyFromRecords(recs, 0)
 	if len(h) != 3 || h[2].Content[0].ToolUseID != "x" || !h[2].Content[0].IsError {
@@ -681,7 +681,7 @@ func testToolsB(b *testing.B) []tool.Tool {
 	return []tool.Tool{echo}
 }
 
-func sessionStore(tb testing.TB) *session.Store { return session.NewStore(tb.TempDir()) }
+func sessionStore(tb testing.TB) *transcript.Store { return transcript.NewStore(tb.TempDir()) }
 
 func TestPermissionRequestHookAnswersAsk(t *testing.T) {
 	for _, tc := range []struct {

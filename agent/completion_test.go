@@ -11,7 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/llm/texttools"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // messagesText joins the text of every block of msgs.
@@ -117,7 +117,7 @@ func TestCompletionTools(t *testing.T) {
 				if !strings.Contains(gotHooks, "SessionEnd new_task "+oldID+"\nSessionStart new_task "+newID) {
 					t.Fatalf("hooks around the hand-off:\n%s", gotHooks)
 				}
-				oldRecs, err := session.ReadFile(f.store.Path(f.dir, oldID))
+				oldRecs, err := transcript.ReadFile(f.store.Path(f.dir, oldID))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,12 +125,12 @@ func TestCompletionTools(t *testing.T) {
 				if lastOld.Subtype != "handoff" || !strings.Contains(string(lastOld.Data), newID) {
 					t.Fatalf("old transcript does not end with the hand-off: %+v", lastOld)
 				}
-				newRecs, err := session.ReadFile(f.store.Path(f.dir, newID))
+				newRecs, err := transcript.ReadFile(f.store.Path(f.dir, newID))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(newRecs) < 3 || newRecs[0].Subtype != "handoff_from" || !strings.Contains(string(newRecs[0].Data), oldID) ||
-					newRecs[1].Type != session.TypeUser || !strings.Contains(string(newRecs[1].Message), "left: docs") {
+					newRecs[1].Type != transcript.TypeUser || !strings.Contains(string(newRecs[1].Message), "left: docs") {
 					t.Fatalf("new transcript does not start from the hand-off: %+v", newRecs)
 				}
 				for _, r := range newRecs {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // handOff acts on a successful new_task (schoober's semantics): the
@@ -30,8 +30,8 @@ func (r *run) handOff(ctx context.Context, handed string) error {
 	}
 	a.hook(ctx, &hook.Input{Event: hook.SessionEnd, Reason: "new_task"})
 
-	var next *session.Session
-	id := session.NewUUID()
+	var next *transcript.Transcript
+	id := transcript.NewUUID()
 	sessionDir := filepath.Join(os.TempDir(), "gantry-sessions", id)
 	if st := a.transcripts; st != nil {
 		s, err := st.Create(a.workDir)
@@ -56,7 +56,7 @@ func (r *run) handOff(ctx context.Context, handed string) error {
 	a.recordSystem("handoff_from", map[string]any{"previous_session_id": old})
 	first := llm.UserText(handed)
 	a.history = []llm.Message{first}
-	if err := a.record(session.TypeUser, first); err != nil {
+	if err := a.record(transcript.TypeUser, first); err != nil {
 		return err
 	}
 	a.execSess.Update(func(e *tool.Env) {

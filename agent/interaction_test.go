@@ -275,7 +275,7 @@ func TestAskUserQuestionRun(t *testing.T) {
 func TestPermissionAnswers(t *testing.T) {
 	bothProviders(t, nil, func(t *testing.T, f *fixture) {
 		local := filepath.Join(f.dir, ".gantry", "settings.local.json")
-		eng, err := permission.NewEngine(permission.Config{WorkDir: f.dir, SettingsPaths: map[settings.Scope]string{
+		eng, err := permission.NewEngine(permission.Options{WorkDir: f.dir, SettingsPaths: map[settings.Scope]string{
 			settings.ScopeLocal: local, settings.ScopeUser: filepath.Join(t.TempDir(), "settings.json"),
 		}})
 		if err != nil {

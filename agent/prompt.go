@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 )
 
 // memoryFileNames are the project instruction files read from the working

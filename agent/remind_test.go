@@ -9,9 +9,9 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -88,7 +88,7 @@ func TestReminders(t *testing.T) {
 			t.Fatalf("%d failure notices", notices)
 		}
 		// The notes are in the transcript, so a resumed session keeps them.
-		recs, err := session.ReadFile(f.store.Path(f.dir, a.SessionID()))
+		recs, err := transcript.ReadFile(f.store.Path(f.dir, a.SessionID()))
 		if err != nil {
 			t.Fatal(err)
 		}

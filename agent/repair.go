@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // Texts of the results repairHistory gives to tool calls without one.
@@ -51,18 +51,18 @@ func (s repairStats) notes() []string {
 // message, each record once (by uuid), repaired so that the next request is
 // valid (see [repairHistory]). corrupt is the number of lines loading
 // skipped; notes say what was repaired, for the user.
-func historyFromRecords(recs []session.Record, corrupt int) (msgs []llm.Message, notes []string) {
+func historyFromRecords(recs []transcript.Record, corrupt int) (msgs []llm.Message, notes []string) {
 	st := repairStats{corrupt: corrupt}
 	start := 0
 	for i, r := range recs {
-		if r.Type == session.TypeSummary {
+		if r.Type == transcript.TypeSummary {
 			start = i
 		}
 	}
 	seen := map[string]bool{}
 	var out []llm.Message
 	for _, r := range recs[start:] {
-		if r.Type != session.TypeUser && r.Type != session.TypeAssistant && r.Type != session.TypeSummary {
+		if r.Type != transcript.TypeUser && r.Type != transcript.TypeAssistant && r.Type != transcript.TypeSummary {
 			continue
 		}
 		if r.UUID != "" {

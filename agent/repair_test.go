@@ -11,8 +11,8 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -26,18 +26,18 @@ func transcriptLines(t *testing.T) map[string][]byte {
 		key, typ, parent string
 		msg              llm.Message
 	}{
-		{"u1", session.TypeUser, "", llm.UserText("first question")},
-		{"a1", session.TypeAssistant, "u1", llm.AssistantMessage(llm.Text("let me look"), use("t1"))},
-		{"u2", session.TypeUser, "a1", llm.UserMessage(res("t1", "one"))},
-		{"a2", session.TypeAssistant, "u2", llm.AssistantMessage(llm.Text("first answer"))},
-		{"u3", session.TypeUser, "a2", llm.UserText("second question")},
-		{"a3", session.TypeAssistant, "u3", llm.AssistantMessage(use("t2"), use("t3"))},
-		{"u4", session.TypeUser, "a3", llm.UserMessage(res("t2", "two"), res("t3", "three"))},
-		{"a4", session.TypeAssistant, "u4", llm.AssistantMessage(llm.Text("second answer"))},
+		{"u1", transcript.TypeUser, "", llm.UserText("first question")},
+		{"a1", transcript.TypeAssistant, "u1", llm.AssistantMessage(llm.Text("let me look"), use("t1"))},
+		{"u2", transcript.TypeUser, "a1", llm.UserMessage(res("t1", "one"))},
+		{"a2", transcript.TypeAssistant, "u2", llm.AssistantMessage(llm.Text("first answer"))},
+		{"u3", transcript.TypeUser, "a2", llm.UserText("second question")},
+		{"a3", transcript.TypeAssistant, "u3", llm.AssistantMessage(use("t2"), use("t3"))},
+		{"u4", transcript.TypeUser, "a3", llm.UserMessage(res("t2", "two"), res("t3", "three"))},
+		{"a4", transcript.TypeAssistant, "u4", llm.AssistantMessage(llm.Text("second answer"))},
 	}
 	out := map[string][]byte{}
 	for _, r := range recs {
-		b, err := json.Marshal(session.Record{Type: r.typ, UUID: r.key, ParentUUID: r.parent, SessionID: "s1", Message: mustJSON(r.msg)})
+		b, err := json.Marshal(transcript.Record{Type: r.typ, UUID: r.key, ParentUUID: r.parent, SessionID: "s1", Message: mustJSON(r.msg)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestResumeRepairsTranscripts(t *testing.T) {
 				}
 
 				// Unrepaired, the history breaks the APIs' rules.
-				recs, _ := session.ReadFile(p)
+				recs, _ := transcript.ReadFile(p)
 				var raw []llmtest.Message
 				for _, r := range recs {
 					var m llm.Message

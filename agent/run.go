@@ -13,8 +13,8 @@ import (
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/internal/offstack"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // run is the state of one Run.
@@ -177,7 +177,7 @@ func (r *run) begin(ctx context.Context, prompt []llm.Block) bool {
 			blocks = append(blocks, llm.Text(out.AdditionalContext))
 		}
 	}
-	uuid := session.NewUUID()
+	uuid := transcript.NewUUID()
 	cp := r.checkpointTurn(ctx, uuid, llm.UserMessage(prompt...).Text())
 	if !r.appendMessageAs(llm.UserMessage(blocks...), uuid, cp, nil) {
 		return false
@@ -381,15 +381,15 @@ func (r *run) toolNames() []string {
 
 // appendMessage adds m to the conversation and the transcript.
 func (r *run) appendMessage(m llm.Message) bool {
-	return r.appendMessageAs(m, session.NewUUID(), "", nil)
+	return r.appendMessageAs(m, transcript.NewUUID(), "", nil)
 }
 
 // appendMessageAs adds m under uuid, with the checkpoint recorded before
 // it (if any); reply describes a model's reply (nil for other messages).
 func (r *run) appendMessageAs(m llm.Message, uuid, checkpoint string, reply *ReplyInfo) bool {
-	typ := session.TypeUser
+	typ := transcript.TypeUser
 	if m.Role == llm.RoleAssistant {
-		typ = session.TypeAssistant
+		typ = transcript.TypeAssistant
 	}
 	r.a.history = append(r.a.history, m)
 	if err := r.a.recordAs(typ, m, uuid); err != nil {
@@ -627,7 +627,7 @@ func (r *run) replied(resp *llm.Response) bool {
 		return true
 	}
 	reply := &ReplyInfo{ID: resp.ID, Model: resp.Model, StopReason: resp.StopReason, Usage: resp.Usage}
-	return r.appendMessageAs(resp.Message, session.NewUUID(), "", reply)
+	return r.appendMessageAs(resp.Message, transcript.NewUUID(), "", reply)
 }
 
 // takeDiscarded drops the status events of a discarded stream: their calls
@@ -730,13 +730,13 @@ func (r *run) restartFrom(first llm.Message, kept []llm.Message) error {
 	a := r.a
 	a.history = append([]llm.Message{first}, kept...)
 	if a.sess != nil {
-		if err := a.record(session.TypeSummary, first); err != nil {
+		if err := a.record(transcript.TypeSummary, first); err != nil {
 			return err
 		}
 		for _, m := range kept {
-			typ := session.TypeUser
+			typ := transcript.TypeUser
 			if m.Role == llm.RoleAssistant {
-				typ = session.TypeAssistant
+				typ = transcript.TypeAssistant
 			}
 			if err := a.record(typ, m); err != nil {
 				return err

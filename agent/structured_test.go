@@ -262,7 +262,7 @@ func BenchmarkStructuredOutputCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	ex := executor.New(res, executor.Options{})
-	sess := executor.NewSession(&tool.Env{WorkDir: b.TempDir()})
+	sess := executor.NewSharedEnv(&tool.Env{WorkDir: b.TempDir()})
 	for _, c := range []struct {
 		name string
 		call executor.Call

@@ -17,10 +17,10 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/internal/textutil"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // DefaultSubagentMaxTurns bounds the turns of a subagent whose type sets
@@ -253,7 +253,7 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 		return nil, fmt.Errorf("subagents may not start subagents here (nesting depth limit %d)", a.maxDepth())
 	}
 	def := req.Definition
-	var resumed *session.Session
+	var resumed *transcript.Transcript
 	if req.Resume != "" {
 		s, typ, err := a.openChild(req.Resume)
 		if err != nil {
@@ -348,7 +348,7 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 			"description": req.Description, "cwd": dir,
 		})
 	} else {
-		c.id = session.NewUUID()
+		c.id = transcript.NewUUID()
 		sessionDir = filepath.Join(os.TempDir(), "gantry-sessions", c.id)
 	}
 	env := &tool.Env{
@@ -380,7 +380,7 @@ func (a *Agent) spawn(ctx context.Context, req subagent.Request, extra *Subagent
 // openChild reopens the transcript of a's earlier subagent id for resume
 // and marks it live until the child is closed; it returns the agent type
 // the subagent ran as.
-func (a *Agent) openChild(id string) (*session.Session, string, error) {
+func (a *Agent) openChild(id string) (*transcript.Transcript, string, error) {
 	st := a.transcripts
 	if st == nil {
 		return nil, "", errors.New("resume needs transcripts, and this session keeps none")
@@ -395,19 +395,19 @@ func (a *Agent) openChild(id string) (*session.Session, string, error) {
 	}
 	a.kids.live[id] = true
 	a.kids.mu.Unlock()
-	fail := func(err error) (*session.Session, string, error) {
+	fail := func(err error) (*transcript.Transcript, string, error) {
 		a.childClosed(id)
 		return nil, "", err
 	}
 	s, err := st.Open(a.workDir, id)
 	if err != nil {
-		if errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, transcript.ErrNotFound) {
 			return fail(fmt.Errorf("there is no agent %s to resume (resume takes the agent id an Agent call returned)", id))
 		}
 		return fail(fmt.Errorf("resume %s: %w", id, err))
 	}
 	for _, r := range s.Records() {
-		if r.Type != session.TypeSystem || r.Subtype != "subagent" {
+		if r.Type != transcript.TypeSystem || r.Subtype != "subagent" {
 			continue
 		}
 		var d struct {

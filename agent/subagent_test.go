@@ -19,9 +19,9 @@ import (
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -246,7 +246,7 @@ func TestParallelSubagents(t *testing.T) {
 			if in.SessionID != a.SessionID() || in.AgentID == "" || in.AgentType != subagent.GeneralPurpose {
 				t.Fatalf("SubagentStop input %+v", in)
 			}
-			recs, err := session.ReadFile(in.AgentTranscriptPath)
+			recs, err := transcript.ReadFile(in.AgentTranscriptPath)
 			if err != nil || len(recs) < 3 || !strings.Contains(string(recs[0].Data), a.SessionID()) {
 				t.Fatalf("child transcript %s: %v %+v", in.AgentTranscriptPath, err, recs)
 			}
@@ -779,7 +779,7 @@ func TestAgentToolResume(t *testing.T) {
 			t.Fatalf("unknown id result %q", bad)
 		}
 		// One transcript holds both runs of the child.
-		recs, err := session.ReadFile(f.store.Path(f.dir, childID))
+		recs, err := transcript.ReadFile(f.store.Path(f.dir, childID))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestSmallModelAnswersWebFetch(t *testing.T) {
 	}))
 	defer site.Close()
 	f := newFixture(t)
-	eng, err := permission.NewEngine(permission.Config{WorkDir: f.dir, Rules: []permission.RuleSet{{Source: "session", Allow: []string{"WebFetch(domain:127.0.0.1)"}}}})
+	eng, err := permission.NewEngine(permission.Options{WorkDir: f.dir, Rules: []permission.RuleSet{{Source: "session", Allow: []string{"WebFetch(domain:127.0.0.1)"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,10 +236,10 @@ func SessionServices(s *tool.Services) io.Closer {
 // the session (every background task is killed and reaped, every language
 // server shut down).
 func NewSessionServices(s *tool.Services, opts Options) io.Closer {
-	tasks := shell.NewTasks()
+	tasks := shell.NewJobs()
 	tool.Provide(s, tasks)
 	ProvideStore(s, new(store.Memory))
-	tool.Provide(s, cron.NewSession(nil))
+	tool.Provide(s, cron.NewSessionJobs(nil))
 	servers := lsp.NewManager(opts.LSP)
 	tool.Provide(s, servers)
 	tool.Provide[file.WriteObserver](s, servers)

@@ -92,7 +92,7 @@ func TestSessionServicesCloseKillsTasks(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("background start: %v %+v", err, res)
 	}
-	tasks, err := tool.Use[*shell.Tasks](env)
+	tasks, err := tool.Use[*shell.Jobs](env)
 	if err != nil {
 		t.Fatal(err)
 	}

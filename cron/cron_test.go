@@ -340,7 +340,7 @@ func TestSchedulerMissedAndOneShot(t *testing.T) {
 func TestSession(t *testing.T) {
 	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clk := &clock{t: t0}
-	s := cron.NewSession(clk.Now)
+	s := cron.NewSessionJobs(clk.Now)
 	a, err := s.Add(cron.Spec{Cron: "*/5 * * * *", Location: "UTC", Prompt: "check the build", Dir: "/tmp", Recurring: true})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package cron schedules prompts: 5-field cron expressions in local time
 // ([Parse], [Schedule.Next]), the durable [Scheduler] of `gantry serve`
 // (jobs in the store, each fire leased in a transaction and handed to a
-// run-queue engine at most once), and session-only jobs ([Session]) that
+// run-queue engine at most once), and session-only jobs ([SessionJobs]) that
 // fire between the turns of the session that created them.
 package cron
 

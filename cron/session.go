@@ -15,28 +15,28 @@ import (
 // MaxSessionJobs caps the session-only jobs of one session.
 const MaxSessionJobs = 50
 
-// Session keeps the session-only jobs of one session: they live in memory,
-// end with the session, and fire between its turns ([Session.Due], and
+// SessionJobs keeps the session-only jobs of one session: they live in memory,
+// end with the session, and fire between its turns ([SessionJobs.Due], and
 // [Reminder] for the agent loop). The zero value is not usable; create it
-// with [NewSession]. It is safe for concurrent use.
-type Session struct {
+// with [NewSessionJobs]. It is safe for concurrent use.
+type SessionJobs struct {
 	now func() time.Time
 
 	mu   sync.Mutex
 	jobs []store.CronJob
 }
 
-// NewSession returns an empty session schedule on clock now (nil =
+// NewSessionJobs returns an empty session schedule on clock now (nil =
 // time.Now).
-func NewSession(now func() time.Time) *Session {
+func NewSessionJobs(now func() time.Time) *SessionJobs {
 	if now == nil {
 		now = time.Now
 	}
-	return &Session{now: now}
+	return &SessionJobs{now: now}
 }
 
 // Add creates a session-only job.
-func (s *Session) Add(sp Spec) (store.CronJob, error) {
+func (s *SessionJobs) Add(sp Spec) (store.CronJob, error) {
 	j, err := NewJob("", sp, s.now())
 	if err != nil {
 		return store.CronJob{}, err
@@ -51,7 +51,7 @@ func (s *Session) Add(sp Spec) (store.CronJob, error) {
 }
 
 // Delete removes a job; it reports whether it existed.
-func (s *Session) Delete(id string) bool {
+func (s *SessionJobs) Delete(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.jobs)
@@ -60,7 +60,7 @@ func (s *Session) Delete(id string) bool {
 }
 
 // List returns the jobs by next fire.
-func (s *Session) List() []store.CronJob {
+func (s *SessionJobs) List() []store.CronJob {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.jobs)
@@ -69,7 +69,7 @@ func (s *Session) List() []store.CronJob {
 }
 
 // NextAt returns when the next job is due (zero = no job).
-func (s *Session) NextAt() time.Time {
+func (s *SessionJobs) NextAt() time.Time {
 	var t time.Time
 	for _, j := range s.List() {
 		if t.IsZero() || j.NextAt.Before(t) {
@@ -83,7 +83,7 @@ func (s *Session) NextAt() time.Time {
 // agent) named owner ("" = every job): it returns the jobs whose fire is
 // due (as they were) and advances them (a one-shot or expired job is
 // removed). Fires missed while the session was busy fire once.
-func (s *Session) Due(owner string) []store.CronJob {
+func (s *SessionJobs) Due(owner string) []store.CronJob {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +109,7 @@ func (s *Session) Due(owner string) []store.CronJob {
 
 // Wait blocks until a job is due or ctx ends (for a session that is idle
 // between turns: it then starts a turn with the due prompts).
-func (s *Session) Wait(ctx context.Context) error {
+func (s *SessionJobs) Wait(ctx context.Context) error {
 	for {
 		next := s.NextAt()
 		if !next.IsZero() && !next.After(s.now()) {
@@ -145,13 +145,13 @@ func Prompt(jobs []store.CronJob) string {
 // Reminder delivers the due jobs between the turns of an agent run, as a
 // user message (it implements the agent's Reminder interface): those the
 // agent created (their CreatedBy is the environment's session id), so a
-// subagent never takes its parent's. It finds the [*Session] among the
+// subagent never takes its parent's. It finds the [*SessionJobs] among the
 // environment's services; without one it says nothing.
 type Reminder struct{}
 
 // Remind returns the prompts of the jobs due now.
 func (Reminder) Remind(_ context.Context, env *tool.Env) (string, func(), error) {
-	s, err := tool.Use[*Session](env)
+	s, err := tool.Use[*SessionJobs](env)
 	if err != nil {
 		return "", nil, nil
 	}

@@ -318,7 +318,7 @@ func TestBackfillObservable(t *testing.T) {
 		tool.RuleMatchFunc(func(spec string, in openIn) bool { return spec == in.Path }),
 	))
 	r, _ := NewMapResolver(open)
-	eng, err := permission.NewEngine(permission.Config{Mode: tool.ModeBypassPermissions, Rules: []permission.RuleSet{{Source: "project", Deny: []string{"Open(/w/secret.txt)"}}}})
+	eng, err := permission.NewEngine(permission.Options{Mode: tool.ModeBypassPermissions, Rules: []permission.RuleSet{{Source: "project", Deny: []string{"Open(/w/secret.txt)"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestBackfillObservable(t *testing.T) {
 	})
 	var log statusLog
 	e := New(r, Options{Decider: eng, Hooks: hooks, Status: log.add})
-	s := NewSession(&tool.Env{WorkDir: "/w", Mode: tool.ModeBypassPermissions})
+	s := NewSharedEnv(&tool.Env{WorkDir: "/w", Mode: tool.ModeBypassPermissions})
 	b, err := e.Run(context.Background(), s, []Call{call("ok", "Open", `{"path":"a.txt"}`), call("no", "Open", `{"path":"secret.txt"}`)})
 	if err != nil {
 		t.Fatal(err)

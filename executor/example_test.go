@@ -59,7 +59,7 @@ func ExampleStream_Partial() {
 	}))}
 	r, _ := executor.NewMapResolver(w)
 	e := executor.New(r, executor.Options{Decider: allow(), PartialInterval: -1})
-	st := e.Stream(context.Background(), executor.NewSession(&tool.Env{WorkDir: "/w"}))
+	st := e.Stream(context.Background(), executor.NewSharedEnv(&tool.Env{WorkDir: "/w"}))
 
 	// The agent loop hands every input delta over while the model streams.
 	full := `{"path":"notes.txt","content":"hello"}`

@@ -217,21 +217,21 @@ func (b *Batch) Results() []*tool.Result {
 	return rs
 }
 
-// Session is the session-level environment the executor clones for each
+// SharedEnv is the session-level environment the executor clones for each
 // call. The agent loop owns it and may read or change it between and during
 // batches; the executor reads a snapshot when a call starts and applies the
 // [tool.Result.ContextModifier] of calls that are not concurrency-safe, in
-// the model's order, through [Session.Update]. It is safe for concurrent
+// the model's order, through [SharedEnv.Update]. It is safe for concurrent
 // use.
-type Session struct {
+type SharedEnv struct {
 	mu  sync.RWMutex
 	env tool.Env
 }
 
-// NewSession returns a session holding a copy of env (nil means the zero
+// NewSharedEnv returns a session holding a copy of env (nil means the zero
 // Env).
-func NewSession(env *tool.Env) *Session {
-	s := &Session{}
+func NewSharedEnv(env *tool.Env) *SharedEnv {
+	s := &SharedEnv{}
 	if env != nil {
 		s.env = *env.Clone()
 	}
@@ -239,14 +239,14 @@ func NewSession(env *tool.Env) *Session {
 }
 
 // Env returns a copy of the session's environment.
-func (s *Session) Env() *tool.Env {
+func (s *SharedEnv) Env() *tool.Env {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.env.Clone()
 }
 
 // Update changes the session's environment under its lock.
-func (s *Session) Update(fn func(*tool.Env)) {
+func (s *SharedEnv) Update(fn func(*tool.Env)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fn(&s.env)
@@ -254,7 +254,7 @@ func (s *Session) Update(fn func(*tool.Env)) {
 
 // callEnv returns the environment of one call, sharing nothing mutable with
 // the session's.
-func (s *Session) callEnv(id string) *tool.Env {
+func (s *SharedEnv) callEnv(id string) *tool.Env {
 	s.mu.RLock()
 	e := s.env
 	s.mu.RUnlock()
@@ -285,7 +285,7 @@ func New(r Resolver, o Options) *Executor {
 		// The permission engine with no rules and the call's own mode:
 		// reads inside the working directories run, the rest asks (and
 		// with no WithCanUseTool, an ask is a deny).
-		eng, err := permission.NewEngine(permission.Config{})
+		eng, err := permission.NewEngine(permission.Options{})
 		if err != nil {
 			panic("executor: the default permission engine: " + err.Error()) // a zero Config always builds
 		}
@@ -320,7 +320,7 @@ func (e *Executor) Stats() *Stats { return e.stats }
 // order. Every call gets an outcome, also when ctx is cancelled (calls that
 // never ran get a "cancelled" error result). The error is non-nil only for
 // programmer mistakes (a nil session or resolver).
-func (e *Executor) Run(ctx context.Context, s *Session, calls []Call) (*Batch, error) {
+func (e *Executor) Run(ctx context.Context, s *SharedEnv, calls []Call) (*Batch, error) {
 	if s == nil || e.resolver == nil {
 		return nil, errors.New("executor: Run needs a session and a resolver")
 	}
@@ -329,7 +329,7 @@ func (e *Executor) Run(ctx context.Context, s *Session, calls []Call) (*Batch, e
 
 // RunOne runs a single call through the pipeline (for callers outside a
 // model message, such as a CLI "run this tool" command).
-func (e *Executor) RunOne(ctx context.Context, s *Session, c Call) (*Outcome, error) {
+func (e *Executor) RunOne(ctx context.Context, s *SharedEnv, c Call) (*Outcome, error) {
 	b, err := e.Run(ctx, s, []Call{c})
 	if err != nil {
 		return nil, err

@@ -229,8 +229,8 @@ func call(id, name, input string) Call {
 	return Call{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
-func session() *Session {
-	return NewSession(&tool.Env{WorkDir: "/w", SessionID: "s1", Mode: tool.ModeDefault})
+func session() *SharedEnv {
+	return NewSharedEnv(&tool.Env{WorkDir: "/w", SessionID: "s1", Mode: tool.ModeDefault})
 }
 
 func run(t testing.TB, e *Executor, calls ...Call) *Batch {

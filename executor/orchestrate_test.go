@@ -98,7 +98,7 @@ func TestUnsafeCallsRunAloneInOrder(t *testing.T) {
 func TestContextModifiersApplyInOrder(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll()})
-	s := NewSession(&tool.Env{WorkDir: "/w"})
+	s := NewSharedEnv(&tool.Env{WorkDir: "/w"})
 	b, err := e.Run(context.Background(), s, []Call{
 		call("1", "Cd", `{"id":"a","ms":0}`),
 		call("2", "Cd", `{"id":"b","ms":0}`),

@@ -486,7 +486,7 @@ func (e *Executor) afterCall(s *Stream, j *job, env *tool.Env, extra []string, r
 	}
 }
 
-func applyModifier(log *slog.Logger, s *Session, m func(*tool.Env), name string) {
+func applyModifier(log *slog.Logger, s *SharedEnv, m func(*tool.Env), name string) {
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("context modifier panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))

@@ -404,7 +404,7 @@ func TestPermission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := New(k.resolver(t), tc.opts)
 			env := &tool.Env{WorkDir: "/w", Mode: tc.mode}
-			b, err := e.Run(context.Background(), NewSession(env), []Call{tc.c})
+			b, err := e.Run(context.Background(), NewSharedEnv(env), []Call{tc.c})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,7 +483,7 @@ func TestResultBudget(t *testing.T) {
 	k := newKit(t)
 	dir := t.TempDir()
 	e := New(k.resolver(t), Options{Decider: allowAll()})
-	s := NewSession(&tool.Env{WorkDir: "/w", ToolResultsDir: filepath.Join(dir, "results")})
+	s := NewSharedEnv(&tool.Env{WorkDir: "/w", ToolResultsDir: filepath.Join(dir, "results")})
 	b, err := e.Run(context.Background(), s, []Call{
 		call("toolu_01/../x", "Huge", `{"ms":100000}`),
 		call("small", "Huge", `{"ms":100}`),

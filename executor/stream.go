@@ -34,7 +34,7 @@ import (
 // model's order.
 type Stream struct {
 	e    *Executor
-	sess *Session
+	sess *SharedEnv
 
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
@@ -64,7 +64,7 @@ type Stream struct {
 // Cancelling ctx is the user's interrupt: calls whose tool's interrupt
 // behaviour is cancel stop, "block" ones finish within their deadline, and
 // every call still gets an outcome.
-func (e *Executor) Stream(ctx context.Context, s *Session) *Stream {
+func (e *Executor) Stream(ctx context.Context, s *SharedEnv) *Stream {
 	st := e.newStream(ctx, s)
 	st.ctx, st.cancel = context.WithCancelCause(ctx)
 	st.stopAfter = context.AfterFunc(st.ctx, func() {
@@ -76,7 +76,7 @@ func (e *Executor) Stream(ctx context.Context, s *Session) *Stream {
 	return st
 }
 
-func (e *Executor) newStream(ctx context.Context, s *Session) *Stream {
+func (e *Executor) newStream(ctx context.Context, s *SharedEnv) *Stream {
 	st := &Stream{e: e, sess: s, ctx: ctx}
 	st.cond = sync.NewCond(&st.mu)
 	return st
@@ -86,7 +86,7 @@ func (e *Executor) newStream(ctx context.Context, s *Session) *Stream {
 // starts, nothing can be discarded, and queued calls are finalised when the
 // running ones end, so it needs neither its own cancellable context nor an
 // AfterFunc.
-func (e *Executor) runStream(ctx context.Context, s *Session, calls []Call) *Batch {
+func (e *Executor) runStream(ctx context.Context, s *SharedEnv, calls []Call) *Batch {
 	st := e.newStream(ctx, s)
 	st.deferStart = true
 	st.jobs = make([]*job, 0, len(calls))

@@ -118,7 +118,7 @@ func TestStreamPartialWaitEvents(t *testing.T) {
 func TestStreamDiscard(t *testing.T) {
 	k := newKit(t)
 	e := New(k.resolver(t), Options{Decider: allowAll()})
-	s := NewSession(&tool.Env{WorkDir: "/w"})
+	s := NewSharedEnv(&tool.Env{WorkDir: "/w"})
 	st := e.Stream(context.Background(), s)
 	st.Add(call("g", "Gate", `{"id":"g"}`))
 	<-k.gateIn

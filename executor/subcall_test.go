@@ -49,7 +49,7 @@ func TestEnvCanUseTool(t *testing.T) {
 		}
 		return permission.Decision{Behavior: tool.Deny, Reason: "the user said no"}, nil
 	}})
-	sess := NewSession(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModeDefault})
+	sess := NewSharedEnv(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModeDefault})
 	cases := []struct{ in, want string }{
 		{`{"tool":"Reader","input":{"path":"a"}}`, "allow: "},
 		{`{"tool":"Writer","input":{"path":"ok"}}`, `allow:  {"path":"ok2"}`},

@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleManager() {
-	m, err := hook.NewManager(hook.Config{Hooks: map[string][]settings.HookMatcher{
+	m, err := hook.NewManager(hook.Options{Hooks: map[string][]settings.HookMatcher{
 		"PreToolUse": {{Matcher: "Bash", Hooks: []settings.HookCommand{{
 			Type:    "command",
 			Command: `grep -q '"rm ' && { echo "no rm, please" >&2; exit 2; } || exit 0`,

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 )
@@ -46,8 +46,8 @@ func Events() []Event {
 // Valid reports whether e is one of [Events].
 func (e Event) Valid() bool { return slices.Contains(Events(), e) }
 
-// Config configures a [Manager]. The zero value has no hooks.
-type Config struct {
+// Options configures a [Manager]. The zero value has no hooks.
+type Options struct {
 	// Hooks are the command hooks from settings (settings.Settings.Hooks),
 	// keyed by event name.
 	Hooks map[string][]settings.HookMatcher
@@ -90,7 +90,7 @@ type entry struct {
 // It is safe for concurrent use; hooks added with [Manager.On] apply to
 // later runs.
 type Manager struct {
-	cfg Config
+	cfg Options
 
 	mu      sync.RWMutex
 	entries []*entry
@@ -101,7 +101,7 @@ var _ Runner = (*Manager)(nil)
 // NewManager returns a Manager for cfg. An unknown event name, a matcher
 // that is not a valid regular expression, or a hook of a type other than
 // "command" is an error (a hook that silently never runs is a hole).
-func NewManager(cfg Config) (*Manager, error) {
+func NewManager(cfg Options) (*Manager, error) {
 	if cfg.Shell == "" {
 		cfg.Shell = "sh"
 	}

@@ -41,7 +41,7 @@ func cmdHook(command string, timeout float64) settings.HookCommand {
 
 func manager(t testing.TB, hooks map[string][]settings.HookMatcher, env map[string]string) *Manager {
 	t.Helper()
-	m, err := NewManager(Config{Hooks: hooks, Env: env})
+	m, err := NewManager(Options{Hooks: hooks, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestCommandHooks(t *testing.T) {
 // blocked (error), and its whole process group is gone.
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	m, err := NewManager(Config{
+	m, err := NewManager(Options{
 		Hooks: map[string][]settings.HookMatcher{"PreToolUse": {{Hooks: []settings.HookCommand{cmdHook(script(t, "hang.sh"), 0.5)}}}},
 		Env:   map[string]string{"PIDFILE": pidfile},
 	})
@@ -268,7 +268,7 @@ func TestNewManagerErrors(t *testing.T) {
 		{"PreToolUse": {{Hooks: []settings.HookCommand{{Type: "command"}}}}},
 	}
 	for _, h := range bad {
-		if _, err := NewManager(Config{Hooks: h}); err == nil {
+		if _, err := NewManager(Options{Hooks: h}); err == nil {
 			t.Errorf("NewManager(%v) accepted", h)
 		}
 	}
@@ -364,7 +364,7 @@ func must(t testing.TB, err error) {
 // never a credential, never an unlisted variable — plus what the user
 // configured, but never Gantry's own provider keys.
 func TestHookEnvironment(t *testing.T) {
-	m, err := NewManager(Config{
+	m, err := NewManager(Options{
 		Hooks: map[string][]settings.HookMatcher{"UserPromptSubmit": {{Hooks: []settings.HookCommand{cmdHook("env", 0)}}}},
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/h", "ANTHROPIC_API_KEY=sk-ant", "GITHUB_TOKEN=ghp",
 			"UNLISTED=1", "BASH_ENV=/rc"},

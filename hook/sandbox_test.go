@@ -23,7 +23,7 @@ func TestSandboxedHook(t *testing.T) {
 	h := settings.HookCommand{Type: "command", Command: "touch inside; touch " + evil + " || true", Sandbox: true}
 	hooks := map[string][]settings.HookMatcher{"PreToolUse": {{Hooks: []settings.HookCommand{h}}}}
 
-	m, err := NewManager(Config{Hooks: hooks})
+	m, err := NewManager(Options{Hooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSandboxedHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	m, err = NewManager(Config{Hooks: hooks, Sandbox: func(cmd *exec.Cmd, dir string) (func(), error) {
+	m, err = NewManager(Options{Hooks: hooks, Sandbox: func(cmd *exec.Cmd, dir string) (func(), error) {
 		return sb.Wrap(cmd, sb.Policy(dir))
 	}})
 	if err != nil {

@@ -41,7 +41,7 @@ func newApprovalServer(t *testing.T, ran *int, mu *sync.Mutex) *Server {
 		t.Fatal(err)
 	}
 	ex := executor.New(r, executor.Options{CanUseTool: permission.AskChannel(Elicitation(), nil, interaction.Who{})})
-	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: os.TempDir(), Mode: tool.ModeDefault}),
+	s, err := New(tools, ex, executor.NewSharedEnv(&tool.Env{WorkDir: os.TempDir(), Mode: tool.ModeDefault}),
 		&Options{Name: "approve-test", EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func TestElicitationChannel(t *testing.T) {
 	}
 	services := tool.Provide(&tool.Services{}, Elicitation())
 	ex := executor.New(r, executor.Options{CanUseTool: permission.AskChannel(Elicitation(), nil, interaction.Who{})})
-	s, err := New(tools, ex, executor.NewSession(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModePlan, Services: services}),
+	s, err := New(tools, ex, executor.NewSharedEnv(&tool.Env{WorkDir: t.TempDir(), Mode: tool.ModePlan, Services: services}),
 		&Options{Name: "channel-test", EventStore: mcp.NewMemoryEventStore(nil)})
 	if err != nil {
 		t.Fatal(err)

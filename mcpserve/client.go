@@ -198,7 +198,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, call executo
 			}
 		}
 	}
-	sess := executor.NewSession(env)
+	sess := executor.NewSharedEnv(env)
 	out, err := s.exec.RunOne(ctx, sess, call)
 	c.finish()
 	after := sess.Env()

@@ -142,7 +142,7 @@ func (c cdTool) Call(ctx context.Context, env *tool.Env, input json.RawMessage) 
 
 type featureServer struct {
 	srv     *Server
-	sess    *executor.Session
+	sess    *executor.SharedEnv
 	release chan struct{}
 	waiting chan struct{} // Wait sends on it when it starts
 	reports chan tool.Progress
@@ -162,7 +162,7 @@ func newFeatureServer(t *testing.T, opts *Options) *featureServer {
 		t.Fatal(err)
 	}
 	reports := make(chan tool.Progress, 100)
-	sess := executor.NewSession(&tool.Env{WorkDir: "/start", Mode: tool.ModeBypassPermissions,
+	sess := executor.NewSharedEnv(&tool.Env{WorkDir: "/start", Mode: tool.ModeBypassPermissions,
 		Progress: func(p tool.Progress) { reports <- p }})
 	srv, err := New(tools, executor.New(r, executor.Options{}), sess, opts)
 	if err != nil {
@@ -561,7 +561,7 @@ func TestFeatureErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tools := testTools(nil)
 			r, _ := executor.NewMapResolver(tools...)
-			_, err := New(tools, executor.New(r, executor.Options{}), executor.NewSession(nil), &tc.opts)
+			_, err := New(tools, executor.New(r, executor.Options{}), executor.NewSharedEnv(nil), &tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}

@@ -83,7 +83,7 @@ type Options struct {
 type Server struct {
 	mcp        *mcp.Server
 	exec       *executor.Executor
-	session    *executor.Session
+	session    *executor.SharedEnv
 	ids        atomic.Uint64
 	names      []string
 	eventStore mcp.EventStore
@@ -103,7 +103,7 @@ type Server struct {
 // call's context modifier changes (working directory, mode, additional
 // directories, ...) is carried back to session, field by field, so calls
 // made later see it.
-func New(tools []tool.Tool, exec *executor.Executor, session *executor.Session, opts *Options) (*Server, error) {
+func New(tools []tool.Tool, exec *executor.Executor, session *executor.SharedEnv, opts *Options) (*Server, error) {
 	if exec == nil || session == nil {
 		return nil, errors.New("mcpserve: New needs an executor and a session")
 	}

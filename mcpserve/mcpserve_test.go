@@ -106,7 +106,7 @@ func newTestServer(rec *recorder, mode tool.Mode, hooks hook.Runner) (*Server, e
 		opts.Hooks = hooks
 	}
 	ex := executor.New(r, opts)
-	sess := executor.NewSession(&tool.Env{WorkDir: os.TempDir(), Mode: mode})
+	sess := executor.NewSharedEnv(&tool.Env{WorkDir: os.TempDir(), Mode: mode})
 	return New(tools, ex, sess, &Options{Name: "gantry-test"})
 }
 
@@ -310,7 +310,7 @@ func TestNewErrors(t *testing.T) {
 	tools := testTools(nil)
 	r, _ := executor.NewMapResolver(tools...)
 	ex := executor.New(r, executor.Options{})
-	sess := executor.NewSession(nil)
+	sess := executor.NewSharedEnv(nil)
 	if _, err := New(append(tools, tools[0]), ex, sess, nil); err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Errorf("duplicate: %v", err)
 	}

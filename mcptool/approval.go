@@ -154,13 +154,13 @@ func StoreApprover(store ApprovalStore, reapprove bool) Approver {
 }
 
 // StateUnapproved is the state of a project server held back by the
-// approval check ([Config.Held]): it was never started.
+// approval check ([ConfigFile.Held]): it was never started.
 const StateUnapproved State = "unapproved"
 
 // HeldStatuses returns a status for each held server (State
 // [StateUnapproved], Err its [Approval.Message]), sorted by name, for a
 // listing next to [Manager.Servers].
-func (c *Config) HeldStatuses() []ServerStatus {
+func (c *ConfigFile) HeldStatuses() []ServerStatus {
 	if c == nil {
 		return nil
 	}

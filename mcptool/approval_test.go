@@ -151,7 +151,7 @@ func TestLoadApproval(t *testing.T) {
 					t.Fatalf("step %d: %v", i, err)
 				}
 				var held []string
-				for _, name := range (&Config{Servers: toServers(cfg.Held)}).Names() {
+				for _, name := range (&ConfigFile{Servers: toServers(cfg.Held)}).Names() {
 					held = append(held, name+"="+string(cfg.Held[name].Approval))
 				}
 				if got := strings.Join(cfg.Names(), ","); got != st.start {

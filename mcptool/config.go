@@ -56,8 +56,8 @@ type ServerConfig struct {
 	Fingerprint string `json:"-"`
 }
 
-// Config is a set of MCP servers by name.
-type Config struct {
+// ConfigFile is a set of MCP servers by name.
+type ConfigFile struct {
 	Servers map[string]ServerConfig `json:"mcpServers"`
 	// Held are the servers of the project file that the approval check
 	// ([LoadOptions.Approve]) did not approve, with its verdict; they are
@@ -72,7 +72,7 @@ type HeldServer struct {
 }
 
 // Names returns the server names in sorted order.
-func (c *Config) Names() []string {
+func (c *ConfigFile) Names() []string {
 	if c == nil {
 		return nil
 	}
@@ -100,7 +100,7 @@ func ValidServerName(name string) bool {
 //
 // Errors wrap [ErrConfig] and name the server at fault; a configuration with
 // any bad server is rejected whole (a typo must not silently drop a server).
-func ParseConfig(data []byte, source string, getenv func(string) string) (*Config, error) {
+func ParseConfig(data []byte, source string, getenv func(string) string) (*ConfigFile, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -114,7 +114,7 @@ func ParseConfig(data []byte, source string, getenv func(string) string) (*Confi
 	if dec.More() {
 		return nil, fmt.Errorf("%w: %s: trailing data after the JSON object", ErrConfig, source)
 	}
-	cfg := &Config{Servers: make(map[string]ServerConfig, len(raw.Servers))}
+	cfg := &ConfigFile{Servers: make(map[string]ServerConfig, len(raw.Servers))}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(raw.Servers)) {
 		sc, err := parseServer(name, raw.Servers[name], getenv)
@@ -239,9 +239,9 @@ type LoadOptions struct {
 // Load merges the servers of the project file (if trusted and present), the
 // explicit files (later files win) and LoadOptions.Servers (win over all).
 // A missing project file is not an error; a missing explicit file is.
-func Load(opts LoadOptions) (*Config, error) {
-	out := &Config{Servers: map[string]ServerConfig{}}
-	merge := func(c *Config) {
+func Load(opts LoadOptions) (*ConfigFile, error) {
+	out := &ConfigFile{Servers: map[string]ServerConfig{}}
+	merge := func(c *ConfigFile) {
 		maps.Copy(out.Servers, c.Servers)
 		for name := range c.Servers {
 			delete(out.Held, name) // replaced by the user's own definition
@@ -250,7 +250,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	if opts.Dir != "" && opts.Trusted {
 		p := filepath.Join(opts.Dir, ProjectConfigFile)
 		data, err := os.ReadFile(p)
-		project := &Config{Servers: map[string]ServerConfig{}}
+		project := &ConfigFile{Servers: map[string]ServerConfig{}}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

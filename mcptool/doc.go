@@ -1,5 +1,5 @@
 // Package mcptool makes the tools and resources of MCP servers available to
-// Gantry: a [Manager] connects to the servers of a [Config] (stdio
+// Gantry: a [Manager] connects to the servers of a [ConfigFile] (stdio
 // processes, streamable HTTP or SSE endpoints) with the official MCP Go SDK,
 // and offers each server's tools as [tool.Tool]s named
 // mcp__<server>__<tool> ([ToolName]) and its resources as the
@@ -24,7 +24,7 @@
 // definition as written (before ${VAR} expansion), [StoreApprover] keeps
 // the fingerprints in an [ApprovalStore] (settings.MCPApprovals in the CLI),
 // and a server that changed or was added since is left out of
-// Config.Servers and listed in [Config.Held] until approved again. Servers
+// Config.Servers and listed in [ConfigFile.Held] until approved again. Servers
 // of explicit files and of code are never checked.
 //
 // # Safety and faults

@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -171,7 +171,7 @@ type Manager struct {
 
 // NewManager returns a manager for the servers of cfg. It starts nothing;
 // call [Manager.Start]. Bad options (an unparsable MCP_TIMEOUT) are an error.
-func NewManager(cfg *Config, opts *Options) (*Manager, error) {
+func NewManager(cfg *ConfigFile, opts *Options) (*Manager, error) {
 	m := &Manager{servers: map[string]*server{}}
 	if opts != nil {
 		m.opts = *opts

@@ -49,7 +49,7 @@ func inMemory(t *testing.T, srv *mcp.Server) func(string, ServerConfig) (mcp.Tra
 
 func startManager(t *testing.T, names []string, opts Options) *Manager {
 	t.Helper()
-	cfg := &Config{Servers: map[string]ServerConfig{}}
+	cfg := &ConfigFile{Servers: map[string]ServerConfig{}}
 	for _, n := range names {
 		cfg.Servers[n] = ServerConfig{Command: "unused"}
 	}
@@ -409,7 +409,7 @@ func TestReconnectBounded(t *testing.T) {
 func TestOtherServersUnaffected(t *testing.T) {
 	srv := newTestServer("")
 	mem := inMemory(t, srv)
-	m, err := NewManager(&Config{Servers: map[string]ServerConfig{
+	m, err := NewManager(&ConfigFile{Servers: map[string]ServerConfig{
 		"good": {Command: "unused"},
 		"bad":  {Command: "unused"},
 	}}, &Options{ConnectTimeout: 2 * time.Second, Transport: func(n string, sc ServerConfig) (mcp.Transport, error) {

@@ -45,7 +45,7 @@ func TestPeerEverything(t *testing.T) {
 	var mu sync.Mutex
 	var procs []*exec.Cmd
 	lroSent := make(chan struct{}, 1)
-	m, err := NewManager(&Config{Servers: map[string]ServerConfig{"everything": {Type: TypeStdio, Command: bin}}},
+	m, err := NewManager(&ConfigFile{Servers: map[string]ServerConfig{"everything": {Type: TypeStdio, Command: bin}}},
 		&Options{MaxReconnects: 1, ReconnectDelay: 50 * time.Millisecond,
 			Transport: func(string, ServerConfig) (mcp.Transport, error) {
 				cmd := exec.Command(bin)

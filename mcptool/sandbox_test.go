@@ -25,7 +25,7 @@ func TestSandboxedServer(t *testing.T) {
 	sc := ServerConfig{Command: os.Args[0], Sandbox: true, Env: map[string]string{
 		"GANTRY_MCPTOOL_SERVER": "1", "GANTRY_MCPTOOL_MARK": mark,
 		"GORACE": strings.TrimSpace("atexit_sleep_ms=0 " + os.Getenv("GORACE"))}}
-	cfg := &Config{Servers: map[string]ServerConfig{"s": sc}}
+	cfg := &ConfigFile{Servers: map[string]ServerConfig{"s": sc}}
 	dir := t.TempDir()
 	ctx := context.Background()
 

@@ -106,7 +106,7 @@ type Updater interface {
 var _ Updater = (*Engine)(nil)
 
 // WritableScopes implements [Updater]: the local, project and user scopes
-// that have a file in [Config.SettingsPaths], in that order.
+// that have a file in [Options.SettingsPaths], in that order.
 func (e *Engine) WritableScopes() []settings.Scope {
 	var out []settings.Scope
 	for _, s := range []settings.Scope{settings.ScopeLocal, settings.ScopeProject, settings.ScopeUser} {

@@ -60,7 +60,7 @@ func runClassCases(t *testing.T, w world, cases []classCase) {
 		}
 		for _, mode := range modes {
 			t.Run(string(mode)+"/"+tc.cmd[:min(len(tc.cmd), 60)], func(t *testing.T) {
-				e, err := NewEngine(Config{
+				e, err := NewEngine(Options{
 					Home: w.home, WorkDir: w.work, GantryHome: filepath.Join(w.home, ".gantry-home"),
 					Rules: []RuleSet{{Source: "project", Root: w.work, Allow: roots(tc.allow), Deny: roots(tc.deny), Ask: roots(tc.ask)}},
 				})

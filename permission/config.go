@@ -41,8 +41,8 @@ func RuleSets(s *settings.Settings) []RuleSet {
 // ConfigFromSettings returns a Config with the rules, default mode and
 // additional directories of s (directories are relative to their file's
 // root). Set the other fields (Getenv, SettingsPaths, …) on the result.
-func ConfigFromSettings(s *settings.Settings) Config {
-	cfg := Config{Mode: s.Mode(), Rules: RuleSets(s), WorkDir: s.ProjectDir}
+func ConfigFromSettings(s *settings.Settings) Options {
+	cfg := Options{Mode: s.Mode(), Rules: RuleSets(s), WorkDir: s.ProjectDir}
 	for _, src := range s.Sources {
 		for _, d := range src.File.Permissions.AdditionalDirectories {
 			if !filepath.IsAbs(d) && d != "~" && !hasTildePrefix(d) {
@@ -87,7 +87,7 @@ type Update struct {
 // Apply applies u: rules are parsed first (a bad rule changes nothing),
 // then written to the destination's settings file (paths from
 // settings.Paths) unless the destination is the session, then added to the
-// engine. Nil paths mean [Config.SettingsPaths].
+// engine. Nil paths mean [Options.SettingsPaths].
 func (e *Engine) Apply(u Update, paths map[settings.Scope]string) error {
 	if paths == nil {
 		paths = e.cfg.SettingsPaths

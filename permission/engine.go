@@ -31,8 +31,8 @@ type RuleSet struct {
 	Allow, Deny, Ask []string
 }
 
-// Config configures an [Engine]. The zero value of every field is usable.
-type Config struct {
+// Options configures an [Engine]. The zero value of every field is usable.
+type Options struct {
 	// Mode is the mode used for a call whose Env has none; default
 	// tool.ModeDefault. The session's mode normally travels in
 	// [tool.Env.Mode].
@@ -105,7 +105,7 @@ func newRule(r Rule, raw string, b tool.Behavior, source, root string) rule {
 // concurrent use; session updates ([Engine.Apply]) take effect for the next
 // decision.
 type Engine struct {
-	cfg Config
+	cfg Options
 
 	// resolved caches the symlink-resolved form of working directories.
 	resolved sync.Map // string → string
@@ -121,7 +121,7 @@ var _ Decider = (*Engine)(nil)
 // NewEngine returns an Engine for cfg. Every rule must parse: a deny rule
 // that is silently dropped would be a hole, so a bad rule is an error
 // (joined with the others, each naming its scope).
-func NewEngine(cfg Config) (*Engine, error) {
+func NewEngine(cfg Options) (*Engine, error) {
 	if cfg.Mode == "" {
 		cfg.Mode = tool.ModeDefault
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func ExampleEngine_Decide() {
-	eng, err := permission.NewEngine(permission.Config{
+	eng, err := permission.NewEngine(permission.Options{
 		Home: "/nonexistent/home",
 		Rules: []permission.RuleSet{{
 			Source: "project",

@@ -272,7 +272,7 @@ func TestExecHooksAndLinks(t *testing.T) {
 
 func decideHook(t *testing.T, w world, name string, tc hookCase, mode tool.Mode) Decision {
 	t.Helper()
-	e, err := NewEngine(Config{
+	e, err := NewEngine(Options{
 		Home: w.home, WorkDir: w.work,
 		Rules: []RuleSet{{Source: "project", Root: w.work, Allow: tc.allow, Deny: tc.deny, Ask: tc.ask}},
 	})

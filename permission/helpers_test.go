@@ -69,7 +69,7 @@ func newWorld(t testing.TB) world {
 
 func (w world) engine(t testing.TB, allow, deny, askRules []string) *Engine {
 	t.Helper()
-	e, err := NewEngine(Config{
+	e, err := NewEngine(Options{
 		Home:  w.home,
 		Rules: []RuleSet{{Source: "project", Root: w.work, Allow: allow, Deny: deny, Ask: askRules}},
 	})

@@ -21,7 +21,7 @@ func FuzzWebFetchDomainDeny(f *testing.F) {
 		f.Add(h)
 	}
 	w := newWorld(f)
-	e, err := NewEngine(Config{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
+	e, err := NewEngine(Options{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
 		Allow: []string{"WebFetch(domain:*)"}, Deny: []string{"WebFetch(domain:example.com)", "WebFetch(domain:*.example.com)"}}}})
 	if err != nil {
 		f.Fatal(err)

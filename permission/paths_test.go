@@ -178,7 +178,7 @@ func TestResolveAsk(t *testing.T) {
 		{name: "callback error", err: errors.New("tty gone"), want: Decision{Behavior: tool.Deny, Source: "callback", Reason: "asking for permission failed (tty gone)"}},
 		{name: "nobody", err: fmt.Errorf("x: %w", interaction.ErrNobody), want: Decision{Behavior: tool.Deny, Source: "default", Reason: "; nobody can approve it in this session"}},
 	}
-	e, err := NewEngine(Config{Home: w.home})
+	e, err := NewEngine(Options{Home: w.home})
 	must(t, err)
 	req := &Request{Tool: named("Bash"), Input: json.RawMessage(`{"command":"npm i"}`), Env: &tool.Env{WorkDir: w.work}}
 	for _, tc := range cases {
@@ -321,14 +321,14 @@ func TestCheckBypass(t *testing.T) {
 }
 
 func TestBadRulesAreErrors(t *testing.T) {
-	_, err := NewEngine(Config{Rules: []RuleSet{{Source: "user", Deny: []string{"Bash(rm *"}}}})
+	_, err := NewEngine(Options{Rules: []RuleSet{{Source: "user", Deny: []string{"Bash(rm *"}}}})
 	if !errors.Is(err, ErrBadRule) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestDecideErrors(t *testing.T) {
-	e, _ := NewEngine(Config{})
+	e, _ := NewEngine(Options{})
 	for _, req := range []*Request{nil, {Tool: named("Read")}, {Tool: named("Read"), Env: &tool.Env{WorkDir: "rel"}}, {Env: &tool.Env{WorkDir: "/"}}, {Tool: named("Read"), Env: &tool.Env{WorkDir: "/", Mode: "yolo"}}} {
 		if _, err := e.Decide(context.Background(), req); err == nil {
 			t.Errorf("Decide(%+v) succeeded", req)

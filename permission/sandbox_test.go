@@ -72,7 +72,7 @@ func TestSandboxRules(t *testing.T) {
 		{"no sandbox", nil, nil, nil, "touch x", true, tool.ModeAcceptEdits, tool.Allow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := NewEngine(Config{Home: w.home, Sandbox: tc.sb,
+			e, err := NewEngine(Options{Home: w.home, Sandbox: tc.sb,
 				Rules: []RuleSet{{Source: "project", Root: w.work, Allow: tc.allow, Deny: tc.deny}}})
 			if err != nil {
 				t.Fatal(err)

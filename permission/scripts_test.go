@@ -68,7 +68,7 @@ func scriptEngine(t testing.TB, w world, allow []string, fresh bool) *Engine {
 	if fresh {
 		start = time.Now().Add(-time.Hour) // every file changed since
 	}
-	e, err := NewEngine(Config{
+	e, err := NewEngine(Options{
 		Home: w.home, WorkDir: w.work, Start: start,
 		Rules: []RuleSet{{Source: "project", Root: w.work, Allow: allow}},
 	})
@@ -218,7 +218,7 @@ func TestScriptRuleDefaultStart(t *testing.T) {
 	p := filepath.Join(w.work, "greet.sh")
 	// The change time cannot be set back; a file made before the engine
 	// counts as old only past the margin, so this part uses a fixed Start.
-	e, err := NewEngine(Config{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work, Allow: []string{"Bash(sh greet.sh)"}}}})
+	e, err := NewEngine(Options{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work, Allow: []string{"Bash(sh greet.sh)"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestSecurityCases(t *testing.T) {
 		}
 		for _, mode := range modes {
 			t.Run(string(mode)+"/"+tc.cmd[:min(len(tc.cmd), 60)], func(t *testing.T) {
-				e, err := NewEngine(Config{
+				e, err := NewEngine(Options{
 					Home: w.home, WorkDir: w.work, GantryHome: filepath.Join(w.home, ".gantry-home"),
 					Rules: []RuleSet{{Source: "project", Root: w.work, Allow: tc.allow, Deny: tc.deny, Ask: tc.ask}},
 				})
@@ -216,7 +216,7 @@ func TestSecurityCases(t *testing.T) {
 // worst cases for the analysis: payloads, globs, symlinks).
 func BenchmarkDecideSecurityMix(b *testing.B) {
 	w := securityWorld(b)
-	e, err := NewEngine(Config{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
+	e, err := NewEngine(Options{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
 		Deny: []string{"Bash(rm *)", "Read(./.env)"}, Allow: []string{"Bash(git diff *)"}}}})
 	if err != nil {
 		b.Fatal(err)
@@ -267,7 +267,7 @@ func TestGitRepoConfig(t *testing.T) {
 func TestReadDenyBindsSearch(t *testing.T) {
 	w := securityWorld(t)
 	must(t, os.WriteFile(filepath.Join(w.work, "src", "b.go"), []byte("KEY=visible"), 0o644))
-	e, err := NewEngine(Config{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
+	e, err := NewEngine(Options{Home: w.home, WorkDir: w.work, Rules: []RuleSet{{Source: "project", Root: w.work,
 		Deny: []string{"Read(./.env)", "Read(./secrets/**)", "Read(key)"}}}})
 	if err != nil {
 		t.Fatal(err)

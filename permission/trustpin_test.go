@@ -24,7 +24,7 @@ func TestApplyKeepsTrust(t *testing.T) {
 			settings.ScopeLocal:   filepath.Join(w.work, ".gantry", "settings.local.json"),
 		}
 		must(t, os.MkdirAll(filepath.Dir(paths[settings.ScopeLocal]), 0o755))
-		e, err := NewEngine(Config{Home: w.home, GantryHome: gh, WorkDir: w.work})
+		e, err := NewEngine(Options{Home: w.home, GantryHome: gh, WorkDir: w.work})
 		must(t, err)
 		for _, dest := range []Destination{ToProject, ToLocal} {
 			must(t, e.Apply(Update{Destination: dest, Kind: settings.Allow, Rules: []string{"Bash(npm test)"}}, paths))

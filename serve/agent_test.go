@@ -16,7 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/llm/llmtest"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -31,7 +31,7 @@ func agentRunner(t testing.TB, srv *llmtest.Server) *serve.AgentRunner {
 			}
 			return anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"}), model, nil
 		},
-		Sessions: session.NewStore(home),
+		Sessions: transcript.NewStore(home),
 		Workspace: func(o *workspace.Options) {
 			o.NoSettings, o.NoMCP, o.NoAgentFiles = true, true, true
 			o.UserHome = home

@@ -11,9 +11,9 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/sandbox"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -36,7 +36,7 @@ type AgentRunner struct {
 	Store store.Store
 	// Sessions keeps the runs' transcripts (nil = none kept; then
 	// Options.Resume cannot be used).
-	Sessions *session.Store
+	Sessions *transcript.Store
 	// Workspace, when set, adjusts each run's workspace options after the
 	// request's are applied (the environment lookup, a warning sink, MCP
 	// client options, …). It must not widen the request's permissions.

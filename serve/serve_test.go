@@ -25,11 +25,11 @@ import (
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/trigger"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
-	"github.com/gantry-dev/gantry/trigger"
 )
 
 const (

@@ -33,9 +33,9 @@ import (
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/console"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/sandbox"
-	"github.com/gantry-dev/gantry/serve/console"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 )

@@ -54,7 +54,7 @@ func (c *Command) Prepare(ctx context.Context, call Caller, args string) (string
 		if err != nil {
 			return "", err
 		}
-		b, err := call.Executor().Run(ctx, executor.NewSession(&env), []executor.Call{{ID: fmt.Sprintf("slash_%s_%d", c.Name, n), Name: name, Input: in}})
+		b, err := call.Executor().Run(ctx, executor.NewSharedEnv(&env), []executor.Call{{ID: fmt.Sprintf("slash_%s_%d", c.Name, n), Name: name, Input: in}})
 		if err != nil {
 			return "", err
 		}

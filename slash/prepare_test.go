@@ -101,7 +101,7 @@ func TestSlashCommandTool(t *testing.T) {
 		t.Fatalf("SlashCommand's description = %q", desc)
 	}
 	call := func(command string) *executor.Outcome {
-		b, err := ws.Executor().Run(ctx, executor.NewSession(ws.Env()), []executor.Call{{ID: "s", Name: slash.ToolName, Input: json.RawMessage(`{"command":"` + command + `"}`)}})
+		b, err := ws.Executor().Run(ctx, executor.NewSharedEnv(ws.Env()), []executor.Call{{ID: "s", Name: slash.ToolName, Input: json.RawMessage(`{"command":"` + command + `"}`)}})
 		if err != nil {
 			t.Fatal(err)
 		}

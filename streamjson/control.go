@@ -225,7 +225,7 @@ type hookCallback struct {
 // not have are returned in skipped. A callback that fails or times out
 // counts as a hook without a verdict (a PreToolUse call is then blocked).
 func Hooks(conn *Conn, hooks map[string][]HookMatcher) (r hook.Runner, skipped []string, err error) {
-	m, err := hook.NewManager(hook.Config{})
+	m, err := hook.NewManager(hook.Options{})
 	if err != nil {
 		return nil, nil, err
 	}

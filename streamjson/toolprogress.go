@@ -6,8 +6,8 @@ import (
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/interaction"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // ToolProgressMessage is the SDK's tool_progress message, written with
@@ -91,7 +91,7 @@ func NotifyStream(conn *Conn, ch interaction.Channel) interaction.Channel {
 			return ch.Ask(ctx, req)
 		}
 		err := conn.Write(NotificationMessage{Type: "system", Subtype: "notification", Title: n.Title, Message: n.Message,
-			ToolUseID: n.ToolUseID, Agent: n.Agent, ParentToolUseID: n.ParentToolUseID, UUID: session.NewUUID(), SessionID: n.SessionID})
+			ToolUseID: n.ToolUseID, Agent: n.Agent, ParentToolUseID: n.ParentToolUseID, UUID: transcript.NewUUID(), SessionID: n.SessionID})
 		if err != nil {
 			return nil, err
 		}

@@ -143,7 +143,7 @@ func bashShape(o *executor.Outcome, _ *callFacts, b llm.Block, _ func() time.Tim
 }
 
 func taskStopShape(o *executor.Outcome, _ *callFacts, b llm.Block, _ func() time.Time) any {
-	info, ok := o.Result.Structured.(shell.TaskInfo)
+	info, ok := o.Result.Structured.(shell.JobInfo)
 	if !ok {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/builtin/agenttool"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // Info is what system/init says besides the run's own facts (session,
@@ -99,7 +99,7 @@ type subTask struct {
 // writes it as one line, or collects it).
 func NewWriter(emit func(v any) error, opts WriterOptions) *Writer {
 	if opts.NewUUID == nil {
-		opts.NewUUID = session.NewUUID
+		opts.NewUUID = transcript.NewUUID
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

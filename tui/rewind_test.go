@@ -13,8 +13,8 @@ import (
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -26,7 +26,7 @@ import (
 func TestRewind(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	dir, home := t.TempDir(), t.TempDir()
-	store := session.NewStore(home)
+	store := transcript.NewStore(home)
 	cps, err := checkpoint.Open(checkpoint.Options{Dir: dir, Home: home})
 	if err != nil {
 		t.Fatal(err)

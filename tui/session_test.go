@@ -13,9 +13,9 @@ import (
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -26,7 +26,7 @@ import (
 func TestSessionEndToEnd(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	dir, home := t.TempDir(), t.TempDir()
-	store := session.NewStore(home)
+	store := transcript.NewStore(home)
 	var h *harness
 	open := func(ctx context.Context, req OpenRequest) (*Session, error) {
 		return openFileAgent(ctx, srv, dir, &channel{bus: h.m.bus}, func(wo *workspace.Options, o *agent.Options) {

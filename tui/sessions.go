@@ -10,13 +10,13 @@ import (
 	"github.com/gantry-dev/gantry/internal/textutil"
 
 	"github.com/gantry-dev/gantry/llm"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // StoreSessions returns an [Options.Sessions] over a session store: the
 // sessions of dir, newest first, each titled with its first prompt. Empty
 // sessions (no prompt yet) are left out.
-func StoreSessions(st *session.Store, dir string) func() ([]SessionInfo, error) {
+func StoreSessions(st *transcript.Store, dir string) func() ([]SessionInfo, error) {
 	return func() ([]SessionInfo, error) {
 		infos, err := st.List(dir)
 		if err != nil {
@@ -46,14 +46,14 @@ func firstPrompt(path string) (string, error) {
 	defer f.Close()
 	dec := json.NewDecoder(io.LimitReader(f, 8<<20))
 	for {
-		var r session.Record
+		var r transcript.Record
 		if err := dec.Decode(&r); err != nil {
 			if errors.Is(err, io.EOF) {
 				return "", nil
 			}
 			return "", err
 		}
-		if r.Type != session.TypeUser || len(r.Message) == 0 {
+		if r.Type != transcript.TypeUser || len(r.Message) == 0 {
 			continue
 		}
 		var m llm.Message

@@ -14,9 +14,9 @@ import (
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/llm/anthropic"
 	"github.com/gantry-dev/gantry/llm/llmtest"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -61,7 +61,7 @@ func TestCLISession(t *testing.T) {
 		t.Fatalf("todos in gantry.db: %+v, %v", todos, err)
 	}
 	// The transcript.
-	recs, err := session.ReadFile(session.NewStore(gh).Path(dir, id))
+	recs, err := transcript.ReadFile(transcript.NewStore(gh).Path(dir, id))
 	if err != nil || len(recs) < 4 {
 		t.Fatalf("transcript: %d records, %v", len(recs), err)
 	}

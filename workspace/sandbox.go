@@ -13,7 +13,7 @@ import (
 // openSandbox builds the session's sandbox from Options.Sandbox or the
 // settings, says once (through Options.Warn) when the settings ask for a
 // sandbox that no backend provides, and registers its Close.
-func (w *Workspace) openSandbox(opts Options, cfg permission.Config, dir, home string) (*sandbox.Sandbox, error) {
+func (w *Workspace) openSandbox(opts Options, cfg permission.Options, dir, home string) (*sandbox.Sandbox, error) {
 	var so sandbox.Options
 	switch {
 	case opts.Sandbox != nil:

@@ -55,13 +55,13 @@ import (
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/plugins"
 	"github.com/gantry-dev/gantry/sandbox"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/slash"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/subagent"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // DeferMCPOver is the default number of MCP tools above which they are sent
@@ -187,7 +187,7 @@ type Options struct {
 	// Transcripts keeps the transcripts of the session and its subagents
 	// (see package session). Nil means none, or with Persist the Gantry
 	// home's.
-	Transcripts *session.Store
+	Transcripts *transcript.Store
 	// ResumeID resumes that session's transcript; Continue resumes the
 	// latest session of Dir; Fork copies the resumed transcript into a new
 	// session. Each needs Transcripts (or Persist); the zero values start
@@ -282,7 +282,7 @@ type Workspace struct {
 	hooks    hook.Runner
 	mode     tool.Mode
 	services *tool.Services
-	tasks    *shell.Tasks
+	tasks    *shell.Jobs
 	sandbox  *sandbox.Sandbox
 	mcp      *mcptool.Manager
 	agents   *agenttool.Catalog
@@ -296,7 +296,7 @@ type Workspace struct {
 	// What keeps the session: the durable store, the transcripts and
 	// which one to open, the checkpoints.
 	db          store.Store
-	transcripts *session.Store
+	transcripts *transcript.Store
 	resume      Resume
 	checkpoints *checkpoint.Store
 	// The workspace's own executor and session, made on first use (an
@@ -305,7 +305,7 @@ type Workspace struct {
 	xo     executor.Options
 	rtOnce sync.Once
 	exec   *executor.Executor
-	sess   atomic.Pointer[executor.Session]
+	sess   atomic.Pointer[executor.SharedEnv]
 
 	closers []func() error
 }
@@ -337,8 +337,8 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 	}()
 
 	// Settings → permission engine and hooks.
-	cfg := permission.Config{WorkDir: dir, Getenv: getenv, AdditionalDirs: opts.AdditionalDirs}
-	var hcfg hook.Config
+	cfg := permission.Options{WorkDir: dir, Getenv: getenv, AdditionalDirs: opts.AdditionalDirs}
+	var hcfg hook.Options
 	if !opts.NoSettings {
 		so := settings.Options{ProjectDir: dir, Getenv: getenv, UserHome: home, PolicyPath: opts.PolicyPath, Scopes: opts.SettingScopes}
 		if opts.Trusted {
@@ -361,7 +361,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		cfg.WorkDir, cfg.Getenv = dir, getenv
 		cfg.SettingsPaths = paths
 		cfg.AdditionalDirs = append(cfg.AdditionalDirs, opts.AdditionalDirs...)
-		hcfg = hook.Config{Hooks: st.Hooks(), Env: st.Env()}
+		hcfg = hook.Options{Hooks: st.Hooks(), Env: st.Env()}
 		w.mode = st.Mode()
 	}
 	for _, r := range slices.Concat(opts.Allow, opts.Deny) {
@@ -435,7 +435,7 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 		// Read deny rules bind the tools that list and search files.
 		tool.Provide[tool.ReadGuard](w.services, g)
 	}
-	if t, err := tool.Use[*shell.Tasks](&tool.Env{Services: w.services}); err == nil {
+	if t, err := tool.Use[*shell.Jobs](&tool.Env{Services: w.services}); err == nil {
 		w.tasks = t
 	}
 	if err := w.openPersistence(opts, getenv, home); err != nil {
@@ -634,7 +634,7 @@ func (w *Workspace) openPersistence(opts Options, getenv func(string) string, ho
 			w.closers = append(w.closers, db.Close)
 		}
 		if w.transcripts == nil {
-			w.transcripts = session.NewStore(gh)
+			w.transcripts = transcript.NewStore(gh)
 		}
 		if w.checkpoints == nil && !opts.NoCheckpoints {
 			cp, err := checkpoint.Open(checkpoint.Options{Dir: w.dir, Home: gh})
@@ -811,7 +811,7 @@ func (w *Workspace) Services() *tool.Services { return w.services }
 
 // Tasks returns the session's background-task manager (nil when
 // Options.Services were given without one).
-func (w *Workspace) Tasks() *shell.Tasks { return w.tasks }
+func (w *Workspace) Tasks() *shell.Jobs { return w.tasks }
 
 // GoBackground runs fn as a background job of the session's
 // background-task manager (the agent loop's background subagents): kind
@@ -825,9 +825,9 @@ func (w *Workspace) GoBackground(dir, kind, description string, fn func(ctx cont
 	if w.tasks == nil {
 		return "", "", errors.New("this session has no background-task manager")
 	}
-	var done func(shell.TaskInfo)
+	var done func(shell.JobInfo)
 	if onDone != nil {
-		done = func(info shell.TaskInfo) { onDone(info.ID, string(info.Status)) }
+		done = func(info shell.JobInfo) { onDone(info.ID, string(info.Status)) }
 	}
 	info, err := w.tasks.Go(dir, kind, description, fn, done)
 	if err != nil {
@@ -875,7 +875,7 @@ func (w *Workspace) Commands() *slash.Registry { return w.commands }
 func (w *Workspace) Store() store.Store { return w.db }
 
 // Transcripts returns the transcript store (nil: no transcript is kept).
-func (w *Workspace) Transcripts() *session.Store { return w.transcripts }
+func (w *Workspace) Transcripts() *transcript.Store { return w.transcripts }
 
 // Resume returns which transcript the session starts from.
 func (w *Workspace) Resume() Resume { return w.resume }
@@ -920,12 +920,12 @@ func (w *Workspace) Executor() *executor.Executor {
 func (w *Workspace) runtime() {
 	w.rtOnce.Do(func() {
 		w.exec = executor.New(w.pool, w.xo)
-		w.sess.Store(executor.NewSession(w.env))
+		w.sess.Store(executor.NewSharedEnv(w.env))
 	})
 }
 
 // Session returns the executor session of the workspace's own environment.
-func (w *Workspace) Session() *executor.Session {
+func (w *Workspace) Session() *executor.SharedEnv {
 	w.runtime()
 	return w.sess.Load()
 }

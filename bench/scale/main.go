@@ -217,7 +217,7 @@ func run(n int, h2, readme bool, budgetMB int, cpuProf string) error {
 	}
 	// One permission engine too: reads inside the directory run, and one
 	// rule lets the echo commands run.
-	engine, err := permission.NewEngine(permission.Config{WorkDir: dir, Rules: []permission.RuleSet{{Source: "cli", Allow: []string{"Bash(echo:*)"}}}})
+	engine, err := permission.NewEngine(permission.Options{WorkDir: dir, Rules: []permission.RuleSet{{Source: "cli", Allow: []string{"Bash(echo:*)"}}}})
 	if err != nil {
 		return err
 	}

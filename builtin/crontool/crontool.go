@@ -1,7 +1,7 @@
 // Package crontool holds the scheduling tools: CronCreate, CronDelete and
 // CronList. A job is a prompt on a 5-field cron schedule in local time.
 // A session-only job (durable false, the default) lives in the session's
-// [cron.Session] (a service of the session) and fires between its turns as
+// [cron.SessionJobs] (a service of the session) and fires between its turns as
 // a new user turn; a durable job is stored in the durable store
 // ([store.CronJobs] among the services) and run by `gantry serve`, in the
 // session's directory and permission mode, even after the session ended.
@@ -76,7 +76,7 @@ func NewCreate() tool.Tool {
 			if in.Durable != nil && *in.Durable {
 				return createDurable(ctx, env, sp)
 			}
-			s, err := tool.Use[*cron.Session](env)
+			s, err := tool.Use[*cron.SessionJobs](env)
 			if err != nil {
 				return tool.Errorf("Session-only jobs are not available in this session (%v).", err), nil
 			}
@@ -167,7 +167,7 @@ func NewDelete() tool.Tool {
 	return tool.Must(tool.New("CronDelete", deleteDescription,
 		func(ctx context.Context, env *tool.Env, in DeleteInput) (*tool.Result, error) {
 			id := strings.TrimSpace(in.ID)
-			if s, err := tool.Use[*cron.Session](env); err == nil && s.Delete(id) {
+			if s, err := tool.Use[*cron.SessionJobs](env); err == nil && s.Delete(id) {
 				return tool.TextResult("Deleted session-only job " + id + "."), nil
 			}
 			if jobs, err := tool.Use[store.CronJobs](env); err == nil {
@@ -194,7 +194,7 @@ func NewList() tool.Tool {
 	return tool.Must(tool.NewNoInput("CronList", listDescription,
 		func(ctx context.Context, env *tool.Env) (*tool.Result, error) {
 			jobs := []Job{}
-			s, serr := tool.Use[*cron.Session](env)
+			s, serr := tool.Use[*cron.SessionJobs](env)
 			if serr == nil {
 				for _, j := range s.List() {
 					jobs = append(jobs, fromStore(j, false))

@@ -56,9 +56,9 @@ func TestSchemas(t *testing.T) {
 	}
 }
 
-func newEnv(t *testing.T, mode tool.Mode, durable bool) (*tool.Env, *cron.Session, *store.SQLite) {
+func newEnv(t *testing.T, mode tool.Mode, durable bool) (*tool.Env, *cron.SessionJobs, *store.SQLite) {
 	s := &tool.Services{}
-	sess := cron.NewSession(nil)
+	sess := cron.NewSessionJobs(nil)
 	tool.Provide(s, sess)
 	var st *store.SQLite
 	if durable {
@@ -156,7 +156,7 @@ func TestListSaysWhatItCannotSee(t *testing.T) {
 		t.Errorf("nothing: %q", r.TextContent())
 	}
 	s := &tool.Services{}
-	tool.Provide(s, cron.NewSession(nil))
+	tool.Provide(s, cron.NewSessionJobs(nil))
 	r = tooltest.Call(t, list, &tool.Env{Services: s}, `{}`)
 	if r.IsError || r.TextContent() != "No scheduled jobs.\n(Durable jobs are not listed: this session has no durable store.)" {
 		t.Errorf("session only: %q", r.TextContent())

@@ -35,7 +35,7 @@ func TestSessionJobFiresBetweenTurns(t *testing.T) {
 		return tool.TextResult("waited"), nil
 	}, tool.WithTraits(tool.ReadOnlyTraits)))
 	services := &tool.Services{}
-	sess := cron.NewSession(clock)
+	sess := cron.NewSessionJobs(clock)
 	tool.Provide(services, sess)
 
 	srv := llmtest.NewServer(t)

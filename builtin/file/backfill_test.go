@@ -22,7 +22,7 @@ func TestBackfillAbsolutePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := permission.NewEngine(permission.Config{WorkDir: work, Home: realDir(t)})
+	eng, err := permission.NewEngine(permission.Options{WorkDir: work, Home: realDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestBackfillAbsolutePath(t *testing.T) {
 		return nil, nil
 	})
 	ex := executor.New(res, executor.Options{Decider: eng, Hooks: hooks})
-	sess := executor.NewSession(&tool.Env{WorkDir: work, Files: tool.NewFileCache(0)})
+	sess := executor.NewSharedEnv(&tool.Env{WorkDir: work, Files: tool.NewFileCache(0)})
 	o, err := ex.RunOne(context.Background(), sess, executor.Call{ID: "r", Name: "Read", Input: []byte(`{"file_path":"a.txt"}`)})
 	if err != nil {
 		t.Fatal(err)

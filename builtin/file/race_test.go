@@ -39,7 +39,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eng, err := permission.NewEngine(permission.Config{Mode: tool.ModeAcceptEdits, WorkDir: work, Home: realDir(t)})
+	eng, err := permission.NewEngine(permission.Options{Mode: tool.ModeAcceptEdits, WorkDir: work, Home: realDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 		}()
 	}
 	var ok, refused atomic.Int64
-	run := func(sess *executor.Session, name string, in any) *executor.Outcome {
+	run := func(sess *executor.SharedEnv, name string, in any) *executor.Outcome {
 		raw, _ := json.Marshal(in)
 		o, err := ex.RunOne(context.Background(), sess, executor.Call{ID: "c", Name: name, Input: raw})
 		if err != nil {
@@ -89,7 +89,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sess := executor.NewSession(&tool.Env{WorkDir: work, Mode: tool.ModeAcceptEdits, Files: tool.NewFileCache(0)})
+			sess := executor.NewSharedEnv(&tool.Env{WorkDir: work, Mode: tool.ModeAcceptEdits, Files: tool.NewFileCache(0)})
 			for i := 0; ctx.Err() == nil; i++ {
 				run(sess, "Write", file.WriteInput{FilePath: fmt.Sprintf("l/w%d-%d.txt", w, i%20), Content: "x\n"})
 				run(sess, "Write", file.WriteInput{FilePath: fmt.Sprintf("l/sub%d/n.txt", w), Content: "x\n"})

@@ -208,7 +208,7 @@ func (b *bash) call(ctx context.Context, env *tool.Env, in BashInput) (*tool.Res
 }
 
 func (b *bash) background(env *tool.Env, in BashInput, spec procSpec, dir string) (*tool.Result, error) {
-	tasks, err := tool.Use[*Tasks](env)
+	tasks, err := tool.Use[*Jobs](env)
 	if err != nil {
 		return tool.Errorf("run_in_background is not available in this session (no task manager): %v. Run the command in the foreground instead.", err), nil
 	}

@@ -62,7 +62,7 @@ func TestBashChdirNeverInParallelBatch(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(project, "sub", "inner"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			sess := executor.NewSession(&tool.Env{WorkDir: project, ToolResultsDir: t.TempDir(),
+			sess := executor.NewSharedEnv(&tool.Env{WorkDir: project, ToolResultsDir: t.TempDir(),
 				Mode: tool.ModeBypassPermissions, Services: &tool.Services{}})
 			var calls []executor.Call
 			for i, s := range tc.calls {

@@ -53,9 +53,9 @@
 // # Background tasks
 //
 // With run_in_background the command starts at once and its output goes to a
-// file; the call returns the task id. Background tasks need a [*Tasks] in the
+// file; the call returns the task id. Background tasks need a [*Jobs] in the
 // environment's services (tool.Provide[*shell.Tasks](services, shell.NewTasks())),
-// created by the session owner, who must call [Tasks.Close] when the session
+// created by the session owner, who must call [Jobs.Close] when the session
 // ends: it kills and reaps every task. Without one, run_in_background is an
 // error result that says so.
 package shell

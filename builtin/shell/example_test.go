@@ -12,7 +12,7 @@ import (
 
 // A session owner provides the task manager and closes it at the end.
 func ExampleTools() {
-	tasks := shell.NewTasks()
+	tasks := shell.NewJobs()
 	defer tasks.Close()
 	env := &tool.Env{WorkDir: os.TempDir(), ToolResultsDir: os.TempDir(), Services: &tool.Services{}}
 	tool.Provide(env.Services, tasks)

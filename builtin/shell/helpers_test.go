@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 
 // testEnv returns an environment with a fresh working directory, results
 // directory and (if tasks is non-nil) a task manager.
-func testEnv(t *testing.T, tasks *Tasks) *tool.Env {
+func testEnv(t *testing.T, tasks *Jobs) *tool.Env {
 	t.Helper()
 	env := &tool.Env{ToolUseID: "toolu_test", WorkDir: t.TempDir(), ToolResultsDir: t.TempDir(), Services: &tool.Services{}}
 	if tasks != nil {

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 	"github.com/gantry-dev/gantry/sandbox"
 	"github.com/gantry-dev/gantry/tool"
 )

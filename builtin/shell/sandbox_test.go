@@ -56,7 +56,7 @@ func outsideDir(t *testing.T) string {
 	return d
 }
 
-func sandboxEnv(t *testing.T, sb *sandbox.Sandbox, tasks *Tasks) *tool.Env {
+func sandboxEnv(t *testing.T, sb *sandbox.Sandbox, tasks *Jobs) *tool.Env {
 	env := testEnv(t, tasks)
 	tool.Provide(env.Services, sb)
 	return env
@@ -152,7 +152,7 @@ func TestBashSandboxBackgroundDiesWithSession(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			tasks := NewTasks()
+			tasks := NewJobs()
 			env := sandboxEnv(t, sb, tasks)
 			marker := fmt.Sprintf("%d.%d", 3000+os.Getpid()%1000, time.Now().UnixNano()%1000)
 			r := tooltest.Call(t, NewBash(Options{Grace: 200 * time.Millisecond}), env, map[string]any{

@@ -26,7 +26,7 @@ type TaskStopInput struct {
 
 // TaskOutputResult is the structured result of TaskOutput.
 type TaskOutputResult struct {
-	Task TaskInfo `json:"task"`
+	Task JobInfo `json:"task"`
 	// Output is the new output since the previous read, as the model got it.
 	Output string `json:"output"`
 	// Truncated reports that Output was cut in the middle.
@@ -40,7 +40,7 @@ By default it waits until the task ends or the timeout (30000 ms by default, at 
 const taskStopDescription = `Stops a background task: a Bash command run with run_in_background (its whole process tree is terminated) or a background agent (its run is cancelled).`
 
 // NewTaskOutput returns the TaskOutput tool (aliases BashOutput, AgentOutput).
-// It needs a [*Tasks] in the environment's services.
+// It needs a [*Jobs] in the environment's services.
 func NewTaskOutput(opts Options) tool.Tool {
 	o := opts.withDefaults()
 	wait := func(in TaskOutputInput) time.Duration {
@@ -51,7 +51,7 @@ func NewTaskOutput(opts Options) tool.Tool {
 	}
 	return tool.Must(tool.New("TaskOutput", taskOutputDescription,
 		func(ctx context.Context, env *tool.Env, in TaskOutputInput) (*tool.Result, error) {
-			tasks, err := tool.Use[*Tasks](env)
+			tasks, err := tool.Use[*Jobs](env)
 			if err != nil {
 				return tool.Errorf("no background tasks in this session: %v", err), nil
 			}
@@ -93,7 +93,7 @@ func NewTaskOutput(opts Options) tool.Tool {
 }
 
 // NewTaskStop returns the TaskStop tool (alias KillShell). It needs a
-// [*Tasks] in the environment's services.
+// [*Jobs] in the environment's services.
 func NewTaskStop(opts Options) tool.Tool {
 	_ = opts.withDefaults()
 	id := func(in TaskStopInput) string {
@@ -104,7 +104,7 @@ func NewTaskStop(opts Options) tool.Tool {
 	}
 	return tool.Must(tool.New("TaskStop", taskStopDescription,
 		func(ctx context.Context, env *tool.Env, in TaskStopInput) (*tool.Result, error) {
-			tasks, err := tool.Use[*Tasks](env)
+			tasks, err := tool.Use[*Jobs](env)
 			if err != nil {
 				return tool.Errorf("no background tasks in this session: %v", err), nil
 			}
@@ -143,7 +143,7 @@ func Tools(opts Options) []tool.Tool {
 	return []tool.Tool{NewBash(opts), NewTaskOutput(opts), NewTaskStop(opts)}
 }
 
-func statusLine(info TaskInfo) string {
+func statusLine(info JobInfo) string {
 	s := fmt.Sprintf("Task %s: %s", info.ID, info.Status)
 	if info.ExitCode != nil {
 		s += fmt.Sprintf(" (exit code %d)", *info.ExitCode)
@@ -154,7 +154,7 @@ func statusLine(info TaskInfo) string {
 	return s
 }
 
-func knownTasks(ts *Tasks) string {
+func knownTasks(ts *Jobs) string {
 	var ids []string
 	for _, t := range ts.List() {
 		ids = append(ids, t.ID+" ("+string(t.Status)+")")

@@ -14,34 +14,34 @@ import (
 	"unicode/utf8"
 )
 
-// TaskStatus is the state of a background task.
-type TaskStatus string
+// JobStatus is the state of a background task.
+type JobStatus string
 
 const (
-	TaskRunning   TaskStatus = "running"
-	TaskCompleted TaskStatus = "completed" // exited with status 0
-	TaskFailed    TaskStatus = "failed"    // exited with another status
-	TaskKilled    TaskStatus = "killed"    // stopped by TaskStop, Close or the output limit
+	TaskRunning   JobStatus = "running"
+	TaskCompleted JobStatus = "completed" // exited with status 0
+	TaskFailed    JobStatus = "failed"    // exited with another status
+	TaskKilled    JobStatus = "killed"    // stopped by TaskStop, Close or the output limit
 )
 
 // ErrNoTask is wrapped by errors for an unknown task id.
 var ErrNoTask = errors.New("no such task")
 
-// ErrClosed is returned when starting a task after [Tasks.Close].
+// ErrClosed is returned when starting a task after [Jobs.Close].
 var ErrClosed = errors.New("shell: task manager closed")
 
 // errStopped is the cancellation cause of a stopped task.
 var errStopped = errors.New("stopped")
 
-// TaskInfo describes a background task.
-type TaskInfo struct {
+// JobInfo describes a background task.
+type JobInfo struct {
 	ID string `json:"id"`
 	// Kind is "shell" for a Bash command, or the kind given to [Tasks.Go]
 	// ("agent" for a background subagent).
-	Kind        string     `json:"kind"`
-	Command     string     `json:"command"`
-	Description string     `json:"description,omitempty"`
-	Status      TaskStatus `json:"status"`
+	Kind        string    `json:"kind"`
+	Command     string    `json:"command"`
+	Description string    `json:"description,omitempty"`
+	Status      JobStatus `json:"status"`
 	// ExitCode is set once a shell task ended (128+n when killed by signal
 	// n); a Go task has none.
 	ExitCode *int `json:"exit_code,omitempty"`
@@ -55,13 +55,13 @@ type TaskInfo struct {
 	OutputBytes int64 `json:"output_bytes"`
 }
 
-// Tasks tracks the background commands of one session (Bash with
-// run_in_background). The session owner creates it with [NewTasks], puts it
-// in the environment's services with tool.Provide[*shell.Tasks], and calls
-// [Tasks.Close] when the session ends: every task still running is then
+// Jobs tracks the background commands of one session (Bash with
+// run_in_background). The session owner creates it with [NewJobs], puts it
+// in the environment's services with tool.Provide[*shell.Jobs], and calls
+// [Jobs.Close] when the session ends: every task still running is then
 // killed (its whole process group) and reaped. Output files stay on disk.
-// A Tasks is safe for concurrent use.
-type Tasks struct {
+// A Jobs is safe for concurrent use.
+type Jobs struct {
 	mu     sync.Mutex
 	tasks  map[string]*task
 	order  []string
@@ -73,22 +73,22 @@ type Tasks struct {
 }
 
 type task struct {
-	owner  *Tasks
+	owner  *Jobs
 	mu     sync.Mutex // guards info and readOff
-	info   TaskInfo
+	info   JobInfo
 	out    interface{ Len() int64 }
 	ctx    context.Context // cancelled to stop the task
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	onDone func(TaskInfo)
+	onDone func(JobInfo)
 	// readOff is where the next TaskOutput read starts.
 	readOff int64
 	// readMu serialises reads so that two readers never get the same bytes.
 	readMu sync.Mutex
 }
 
-// NewTasks returns an empty task manager.
-func NewTasks() *Tasks { return &Tasks{tasks: make(map[string]*task)} }
+// NewJobs returns an empty task manager.
+func NewJobs() *Jobs { return &Jobs{tasks: make(map[string]*task)} }
 
 func newTaskID() string {
 	var b [4]byte
@@ -97,20 +97,20 @@ func newTaskID() string {
 }
 
 // start runs spec in the background with its output in a new file in dir.
-func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInfo, error) {
+func (ts *Jobs) start(spec procSpec, dir, command, description string) (JobInfo, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.closed {
-		return TaskInfo{}, ErrClosed
+		return JobInfo{}, ErrClosed
 	}
 	id, path, err := ts.reserve(dir)
 	if err != nil {
-		return TaskInfo{}, err
+		return JobInfo{}, err
 	}
 	spec.out.Path = path
 	p, err := startProc(spec)
 	if err != nil {
-		return TaskInfo{}, err
+		return JobInfo{}, err
 	}
 	t := ts.add(id, "shell", command, description, spec.out.Path, p.buf)
 	go func() {
@@ -130,7 +130,7 @@ func (ts *Tasks) start(spec procSpec, dir, command, description string) (TaskInf
 
 // reserve picks a new task id and the path of its output file in dir
 // (created if needed). Callers hold ts.mu.
-func (ts *Tasks) reserve(dir string) (id, path string, err error) {
+func (ts *Jobs) reserve(dir string) (id, path string, err error) {
 	id = newTaskID()
 	for ts.tasks[id] != nil {
 		id = newTaskID()
@@ -143,10 +143,10 @@ func (ts *Tasks) reserve(dir string) (id, path string, err error) {
 
 // add registers a running task. Callers hold ts.mu; the caller's goroutine
 // must call t.end and close t.done, then ts.wg.Done.
-func (ts *Tasks) add(id, kind, command, description, outPath string, out interface{ Len() int64 }) *task {
+func (ts *Jobs) add(id, kind, command, description, outPath string, out interface{ Len() int64 }) *task {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &task{
-		info: TaskInfo{
+		info: JobInfo{
 			ID: id, Kind: kind, Command: command, Description: description, Status: TaskRunning,
 			StartedAt: time.Now(), OutputPath: outPath,
 		},
@@ -192,7 +192,7 @@ func (t *task) end(stopped, failure error, code *int) {
 // the call; a task that already ended does not count) — its status is
 // final and its onDone has run by then. Each call after that returns a new
 // channel. Sleep uses it to wake when background work finishes.
-func (ts *Tasks) Ended() <-chan struct{} {
+func (ts *Jobs) Ended() <-chan struct{} {
 	ts.endMu.Lock()
 	defer ts.endMu.Unlock()
 	if ts.ended == nil {
@@ -201,7 +201,7 @@ func (ts *Tasks) Ended() <-chan struct{} {
 	return ts.ended
 }
 
-func (ts *Tasks) signalEnded() {
+func (ts *Jobs) signalEnded() {
 	ts.endMu.Lock()
 	defer ts.endMu.Unlock()
 	if ts.ended != nil {
@@ -216,19 +216,19 @@ func (ts *Tasks) signalEnded() {
 // it to return. fn's error makes the task failed (its text is the note); a
 // return after cancellation makes it killed. onDone, if not nil, is called
 // with the final info once the task ended (from the task's goroutine).
-func (ts *Tasks) Go(dir, kind, description string, fn func(ctx context.Context, out io.Writer) error, onDone func(TaskInfo)) (TaskInfo, error) {
+func (ts *Jobs) Go(dir, kind, description string, fn func(ctx context.Context, out io.Writer) error, onDone func(JobInfo)) (JobInfo, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.closed {
-		return TaskInfo{}, ErrClosed
+		return JobInfo{}, ErrClosed
 	}
 	id, path, err := ts.reserve(dir)
 	if err != nil {
-		return TaskInfo{}, err
+		return JobInfo{}, err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return TaskInfo{}, fmt.Errorf("task output: %w", err)
+		return JobInfo{}, fmt.Errorf("task output: %w", err)
 	}
 	w := &countingWriter{f: f}
 	t := ts.add(id, kind, description, description, path, w)
@@ -279,7 +279,7 @@ func (w *countingWriter) Len() int64 {
 	return w.n
 }
 
-func (t *task) snapshot() TaskInfo {
+func (t *task) snapshot() JobInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	info := t.info
@@ -287,7 +287,7 @@ func (t *task) snapshot() TaskInfo {
 	return info
 }
 
-func (ts *Tasks) get(id string) (*task, error) {
+func (ts *Jobs) get(id string) (*task, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t := ts.tasks[id]
@@ -298,20 +298,20 @@ func (ts *Tasks) get(id string) (*task, error) {
 }
 
 // Get returns a task's description.
-func (ts *Tasks) Get(id string) (TaskInfo, error) {
+func (ts *Jobs) Get(id string) (JobInfo, error) {
 	t, err := ts.get(id)
 	if err != nil {
-		return TaskInfo{}, err
+		return JobInfo{}, err
 	}
 	return t.snapshot(), nil
 }
 
 // List returns every task of the session, oldest first.
-func (ts *Tasks) List() []TaskInfo {
+func (ts *Jobs) List() []JobInfo {
 	ts.mu.Lock()
 	ids := append([]string(nil), ts.order...)
 	ts.mu.Unlock()
-	out := make([]TaskInfo, 0, len(ids))
+	out := make([]JobInfo, 0, len(ids))
 	for _, id := range ids {
 		if t, err := ts.get(id); err == nil {
 			out = append(out, t.snapshot())
@@ -323,10 +323,10 @@ func (ts *Tasks) List() []TaskInfo {
 // Stop kills a running task's process group (SIGTERM, then SIGKILL after
 // the grace period) and waits until it is reaped. Stopping a task that has
 // already ended is not an error; the returned info says how it ended.
-func (ts *Tasks) Stop(ctx context.Context, id string) (TaskInfo, error) {
+func (ts *Jobs) Stop(ctx context.Context, id string) (JobInfo, error) {
 	t, err := ts.get(id)
 	if err != nil {
-		return TaskInfo{}, err
+		return JobInfo{}, err
 	}
 	t.cancel(errStopped)
 	select {
@@ -339,7 +339,7 @@ func (ts *Tasks) Stop(ctx context.Context, id string) (TaskInfo, error) {
 
 // Close kills every running task, waits until all are reaped, and refuses
 // new tasks. It is idempotent and always returns nil.
-func (ts *Tasks) Close() error {
+func (ts *Jobs) Close() error {
 	ts.mu.Lock()
 	ts.closed = true
 	var all []*task
@@ -354,9 +354,9 @@ func (ts *Tasks) Close() error {
 	return nil
 }
 
-// TaskRead is the result of reading a task's new output.
-type TaskRead struct {
-	Task TaskInfo
+// JobRead is the result of reading a task's new output.
+type JobRead struct {
+	Task JobInfo
 	// Head and Tail are the new bytes since the previous read (contiguous
 	// when Elided is zero).
 	Head, Tail []byte
@@ -374,12 +374,12 @@ const maxReadBytes = 128 << 10
 
 // Read returns the output a task wrote since the previous Read. With block
 // it first waits until the task ends, wait passes, or ctx is done.
-func (ts *Tasks) Read(ctx context.Context, id string, block bool, wait time.Duration) (TaskRead, error) {
+func (ts *Jobs) Read(ctx context.Context, id string, block bool, wait time.Duration) (JobRead, error) {
 	t, err := ts.get(id)
 	if err != nil {
-		return TaskRead{}, err
+		return JobRead{}, err
 	}
-	var rd TaskRead
+	var rd JobRead
 	if block {
 		timer := time.NewTimer(wait)
 		select {
@@ -388,7 +388,7 @@ func (ts *Tasks) Read(ctx context.Context, id string, block bool, wait time.Dura
 			rd.WaitTimedOut = true
 		case <-ctx.Done():
 			timer.Stop()
-			return TaskRead{}, context.Cause(ctx)
+			return JobRead{}, context.Cause(ctx)
 		}
 		timer.Stop()
 	}

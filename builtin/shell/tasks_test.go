@@ -16,7 +16,7 @@ import (
 )
 
 func TestBackgroundTask(t *testing.T) {
-	tasks := NewTasks()
+	tasks := NewJobs()
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	bash, out, stop := NewBash(Options{}), NewTaskOutput(Options{}), NewTaskStop(Options{})
@@ -92,7 +92,7 @@ func TestBackgroundTask(t *testing.T) {
 }
 
 func TestTaskStopKillsTree(t *testing.T) {
-	tasks := NewTasks()
+	tasks := NewJobs()
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	bash := NewBash(Options{Grace: 300 * time.Millisecond})
@@ -115,7 +115,7 @@ func TestTaskStopKillsTree(t *testing.T) {
 
 // readPgid reads the first output line of a task (its shell's pid, which is
 // its process group), waiting for it to appear.
-func readPgid(t *testing.T, tasks *Tasks, id string) int {
+func readPgid(t *testing.T, tasks *Jobs, id string) int {
 	t.Helper()
 	var got string
 	for range 500 {
@@ -134,7 +134,7 @@ func readPgid(t *testing.T, tasks *Tasks, id string) int {
 }
 
 func TestTasksCloseKillsAll(t *testing.T) {
-	tasks := NewTasks()
+	tasks := NewJobs()
 	env := testEnv(t, tasks)
 	bash := NewBash(Options{Grace: 200 * time.Millisecond})
 	var pgids []int
@@ -180,7 +180,7 @@ func TestBackgroundWithoutTasks(t *testing.T) {
 }
 
 func TestBackgroundOutputLimit(t *testing.T) {
-	tasks := NewTasks()
+	tasks := NewJobs()
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	bash := NewBash(Options{MaxOutputBytes: 1 << 20})
@@ -200,12 +200,12 @@ func TestBackgroundOutputLimit(t *testing.T) {
 // write, TaskStop cancels them, a returned error fails them and onDone
 // reports the end.
 func TestGoTasks(t *testing.T) {
-	tasks := NewTasks()
+	tasks := NewJobs()
 	defer tasks.Close()
 	env := testEnv(t, tasks)
 	out, stop := NewTaskOutput(Options{}), NewTaskStop(Options{})
-	ended := make(chan TaskInfo, 3)
-	onDone := func(i TaskInfo) { ended <- i }
+	ended := make(chan JobInfo, 3)
+	onDone := func(i JobInfo) { ended <- i }
 
 	ok, err := tasks.Go(env.ToolResultsDir, "agent", "summarise", func(ctx context.Context, w io.Writer) error {
 		io.WriteString(w, "the summary\n")

@@ -3,7 +3,7 @@
 //
 //   - a background task of the session ends (a Bash command run with
 //     run_in_background, or a background subagent: both are tasks of the
-//     session's [*shell.Tasks]);
+//     session's [*shell.Jobs]);
 //   - a team message waits in one of the agent's mailboxes (a member's own,
 //     or a lead's; [team.Mailboxes] over [store.Mailboxes]);
 //   - the session owner calls [Waker.Wake] (a person sent a message while
@@ -64,7 +64,7 @@ type Output struct {
 	// reason given to Waker.Wake).
 	Reason string `json:"reason,omitempty"`
 	// Tasks are the background tasks that ended while it slept.
-	Tasks []shell.TaskInfo `json:"tasks,omitempty"`
+	Tasks []shell.JobInfo `json:"tasks,omitempty"`
 }
 
 // Options configure Sleep. The zero value is ready to use.
@@ -141,7 +141,7 @@ func (s *sleeper) call(ctx context.Context, env *tool.Env, in Input) (*tool.Resu
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel: every watcher returns
 
-	tasks, _ := tool.Use[*shell.Tasks](env)
+	tasks, _ := tool.Use[*shell.Jobs](env)
 	var before map[string]bool
 	var ended <-chan struct{}
 	if tasks != nil {
@@ -199,7 +199,7 @@ func (s *sleeper) call(ctx context.Context, env *tool.Env, in Input) (*tool.Resu
 	return r, nil
 }
 
-func describeTasks(ts []shell.TaskInfo) string {
+func describeTasks(ts []shell.JobInfo) string {
 	var parts []string
 	for _, t := range ts {
 		what := t.Description

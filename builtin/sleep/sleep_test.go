@@ -98,7 +98,7 @@ func TestSleepTeamMessage(t *testing.T) {
 // TestSleepBackgroundTask: a real background command and a background Go
 // task (how subagents run) end a sleep; the result names what ended.
 func TestSleepBackgroundTask(t *testing.T) {
-	tasks := shell.NewTasks()
+	tasks := shell.NewJobs()
 	defer tasks.Close()
 	env := &tool.Env{WorkDir: t.TempDir(), ToolResultsDir: t.TempDir(), Services: tool.Provide(&tool.Services{}, tasks)}
 	bash := shell.NewBash(shell.Options{})

@@ -25,11 +25,11 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/textutil"
 
+	"github.com/gantry-dev/gantry/internal/trigger"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/trigger"
 )
 
 // Name is the tool's name.

@@ -16,12 +16,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gantry-dev/gantry/builtin/triggertool"
+	"github.com/gantry-dev/gantry/internal/trigger"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/trigger"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 )
 
 // Dir is where worktrees are made, relative to the repository's top level.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/tui"
 )
 
@@ -69,11 +69,11 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 	var sessions func() ([]tui.SessionInfo, error)
 	var history string
 	if !f.noSessionSaved {
-		home, err := session.DefaultHome(a.getenv)
+		home, err := transcript.DefaultHome(a.getenv)
 		if err != nil {
 			return err
 		}
-		sessions = tui.StoreSessions(session.NewStore(home), dir)
+		sessions = tui.StoreSessions(transcript.NewStore(home), dir)
 		history = filepath.Join(settings.GantryHome(a.getenv, a.getenv("HOME")), "prompt-history.jsonl")
 	}
 	var mu sync.Mutex

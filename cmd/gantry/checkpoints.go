@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/checkpoint"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // openCheckpoints opens the checkpoint store of dir under $GANTRY_HOME.
 func openCheckpoints(a *app, dir string) (*checkpoint.Store, string, error) {
-	home, err := session.DefaultHome(a.getenv)
+	home, err := transcript.DefaultHome(a.getenv)
 	if err != nil {
 		return nil, "", err
 	}
@@ -106,7 +106,7 @@ be the same as rewinding to the next.`,
 			if err != nil {
 				return err
 			}
-			sessions := session.NewStore(home)
+			sessions := transcript.NewStore(home)
 			rep, err := st.Prune(cmd.Context(), checkpoint.PruneOptions{SessionGone: func(id string) bool {
 				_, err := os.Stat(sessions.Path(dir, id))
 				return errors.Is(err, os.ErrNotExist)
@@ -253,7 +253,7 @@ func rewind(ctx context.Context, a *app, f *rewindFlags, args []string) error {
 	}
 	out := rewindJSON{Report: rep}
 	if f.conversation && !f.dryRun {
-		fork, err := session.NewStore(home).ForkBefore(dir, info.Session, info.ID)
+		fork, err := transcript.NewStore(home).ForkBefore(dir, info.Session, info.ID)
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("the files were rewound, the conversation not: %w", err)}
 		}

@@ -45,7 +45,7 @@ func TestPromptApprover(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			load := func(in string) (*mcptool.Config, string) {
+			load := func(in string) (*mcptool.ConfigFile, string) {
 				var out bytes.Buffer
 				cfg, err := mcptool.Load(mcptool.LoadOptions{Dir: dir, Trusted: true, Getenv: getenv,
 					Approve: promptApprover(context.Background(), store, interaction.NewTerminal(strings.NewReader(in), &out))})

@@ -85,7 +85,7 @@ bad rule, unknown mode).`,
 			if err != nil {
 				return err
 			}
-			cfg := permission.Config{WorkDir: dir}
+			cfg := permission.Options{WorkDir: dir}
 			out := checkOutput{Tool: name, WorkDir: dir}
 			if !noFiles {
 				var trusted *bool

@@ -21,8 +21,8 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/serve"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -69,7 +69,7 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 				return &exitError{code: 1, err: fmt.Errorf("%w\nserve refuses a damaged database. Stop every gantry process using it, keep a copy, then "+
 					"recover with `sqlite3 %s .recover | sqlite3 recovered.db` and move recovered.db in its place, or restore a backup", err, path)}
 			}
-			sessHome, err := session.DefaultHome(a.getenv)
+			sessHome, err := transcript.DefaultHome(a.getenv)
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ SIGTERM or SIGINT stops starting runs and waits for the running ones up to
 					return newProvider(a, provider, m)
 				},
 				Store:    st,
-				Sessions: session.NewStore(sessHome),
+				Sessions: transcript.NewStore(sessHome),
 				Workspace: func(wo *workspace.Options) {
 					wo.Getenv, wo.UserHome = a.getenv, a.getenv("HOME")
 					wo.Warn = func(msg string) { log.Warn(msg) }

@@ -16,13 +16,13 @@ import (
 	"github.com/gantry-dev/gantry/builtin/file"
 	"github.com/gantry-dev/gantry/builtin/task"
 	"github.com/gantry-dev/gantry/builtin/todo"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // storePath is the CLI's database: $GANTRY_HOME/gantry.db.
 func storePath(a *app) (string, error) {
-	home, err := session.DefaultHome(a.getenv)
+	home, err := transcript.DefaultHome(a.getenv)
 	if err != nil {
 		return "", err
 	}
@@ -65,12 +65,12 @@ func (f *lookFlags) sessionID(a *app) (string, error) {
 	if err != nil {
 		return "", &exitError{code: 2, err: err}
 	}
-	home, err := session.DefaultHome(a.getenv)
+	home, err := transcript.DefaultHome(a.getenv)
 	if err != nil {
 		return "", err
 	}
-	id, err := session.NewStore(home).Latest(dir)
-	if errors.Is(err, session.ErrNotFound) {
+	id, err := transcript.NewStore(home).Latest(dir)
+	if errors.Is(err, transcript.ErrNotFound) {
 		return "", &exitError{code: 1, err: fmt.Errorf("no session in %s yet", dir)}
 	}
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 )
 
 // rgEnv are the variables ripgrep receives from Gantry's environment:

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 )
 
 // server is one running language server process for one workspace root.

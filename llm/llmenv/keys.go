@@ -3,7 +3,7 @@ package llmenv
 import (
 	"os"
 
-	"github.com/gantry-dev/gantry/procenv"
+	"github.com/gantry-dev/gantry/internal/procenv"
 )
 
 // HideKeys takes the model providers' keys (ANTHROPIC_API_KEY,

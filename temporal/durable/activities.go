@@ -19,10 +19,10 @@ import (
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/permission"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
+	"github.com/gantry-dev/gantry/transcript"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -282,7 +282,7 @@ func (a *Activities) sessionHome() string {
 	if a.opts.SessionHome != "" {
 		return a.opts.SessionHome
 	}
-	home, err := session.DefaultHome(a.opts.Getenv)
+	home, err := transcript.DefaultHome(a.opts.Getenv)
 	if err != nil {
 		return ""
 	}
@@ -539,9 +539,9 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 	if home == "" {
 		return temporal.NewNonRetryableApplicationError("no GANTRY_HOME or home directory on the worker", "transcript", nil)
 	}
-	st := session.NewStore(home)
+	st := transcript.NewStore(home)
 	st.NewID = func() string { return in.RunID }
-	var s *session.Session
+	var s *transcript.Transcript
 	var err error
 	if _, serr := os.Stat(st.Path(in.WorkDir, in.RunID)); serr == nil {
 		s, err = st.Open(in.WorkDir, in.RunID)
@@ -554,7 +554,7 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 	defer s.Close()
 	have := 0
 	for _, r := range s.Records() {
-		if r.Type == session.TypeUser || r.Type == session.TypeAssistant || r.Type == session.TypeSummary {
+		if r.Type == transcript.TypeUser || r.Type == transcript.TypeAssistant || r.Type == transcript.TypeSummary {
 			have++
 		}
 	}
@@ -562,24 +562,24 @@ func (a *Activities) Transcript(ctx context.Context, in transcriptInput) error {
 		if in.From+i < have {
 			continue // written by an earlier attempt
 		}
-		typ := session.TypeUser
+		typ := transcript.TypeUser
 		switch {
 		case i == 0 && in.Summary:
-			typ = session.TypeSummary
+			typ = transcript.TypeSummary
 		case m.Role == llm.RoleAssistant:
-			typ = session.TypeAssistant
+			typ = transcript.TypeAssistant
 		}
 		b, err := json.Marshal(m)
 		if err != nil {
 			return err
 		}
-		if _, err := s.Append(session.Record{Type: typ, Message: b}); err != nil {
+		if _, err := s.Append(transcript.Record{Type: typ, Message: b}); err != nil {
 			return err
 		}
 	}
 	if in.Result != nil {
 		b, _ := json.Marshal(in.Result)
-		if _, err := s.Append(session.Record{Type: session.TypeSystem, Subtype: "result", Data: b}); err != nil {
+		if _, err := s.Append(transcript.Record{Type: transcript.TypeSystem, Subtype: "result", Data: b}); err != nil {
 			return err
 		}
 	}

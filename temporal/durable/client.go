@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gantry-dev/gantry/runqueue"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/temporal/claimcheck"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // StartOptions configure [Start]; the zero value of each field is its
@@ -43,7 +43,7 @@ func Start(ctx context.Context, c client.Client, spec Spec, prompt string, opts 
 	}
 	id := opts.RunID
 	if id == "" {
-		id = session.NewUUID()
+		id = transcript.NewUUID()
 	}
 	origin := opts.Origin
 	if origin.Kind == "" {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/gantry-dev/gantry/interaction"
 	"github.com/gantry-dev/gantry/runqueue"
-	"github.com/gantry-dev/gantry/session"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // Memo fields of a run: its runqueue.Request and its Spec, as JSON.
@@ -112,7 +112,7 @@ func (e *Engine) Start(ctx context.Context, req runqueue.Request) (runqueue.Run,
 		resume, req.Options.Resume = conv, conv.Session
 	}
 	spec := SpecOf(req)
-	id := session.NewUUID()
+	id := transcript.NewUUID()
 	if req.Key != "" {
 		id = keyID(req.Key)
 	}

@@ -42,7 +42,7 @@ func newServer(workDir string) (*mcpserve.Server, error) {
 		return nil, err
 	}
 	ex := executor.New(r, executor.Options{})
-	sess := executor.NewSession(&tool.Env{WorkDir: workDir, Mode: tool.ModeDefault})
+	sess := executor.NewSharedEnv(&tool.Env{WorkDir: workDir, Mode: tool.ModeDefault})
 	return mcpserve.New(tools, ex, sess, &mcpserve.Options{
 		Name:              "gantry-conformance-fixture",
 		Version:           "1.0.0",

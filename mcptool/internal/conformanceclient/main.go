@@ -42,7 +42,7 @@ func run() error {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	cfg := &mcptool.Config{Servers: map[string]mcptool.ServerConfig{"conf": {Type: mcptool.TypeHTTP, URL: url}}}
+	cfg := &mcptool.ConfigFile{Servers: map[string]mcptool.ServerConfig{"conf": {Type: mcptool.TypeHTTP, URL: url}}}
 	m, err := mcptool.NewManager(cfg, &mcptool.Options{
 		MaxReconnects: -1,
 		Client:        &mcp.Implementation{Name: "gantry-conformance-client", Version: "1.0.0"},

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/temporal/claimcheck"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 // blobFlags are the claim-check store's flags, on every command that talks
@@ -35,7 +35,7 @@ func (b *blobFlags) store(a *app) (*claimcheck.Dir, error) {
 		dir = a.getenv("GANTRY_BLOB_DIR")
 	}
 	if dir == "" {
-		home, err := session.DefaultHome(a.getenv)
+		home, err := transcript.DefaultHome(a.getenv)
 		if err != nil {
 			return nil, &exitError{code: 2, err: fmt.Errorf("--blob-dir: %w", err)}
 		}

@@ -16,11 +16,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/console"
 	"github.com/gantry-dev/gantry/serve"
-	"github.com/gantry-dev/gantry/serve/console"
-	"github.com/gantry-dev/gantry/session"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/temporal/durable"
+	"github.com/gantry-dev/gantry/transcript"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -93,7 +93,7 @@ TLS-terminating proxy in front, with its name in --console-host, and
 				return err
 			}
 			defer cl.Close()
-			home, err := session.DefaultHome(a.getenv)
+			home, err := transcript.DefaultHome(a.getenv)
 			if err != nil {
 				return err
 			}

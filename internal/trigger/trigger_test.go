@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/trigger"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/trigger"
 )
 
 func FuzzParseBody(f *testing.F) {

@@ -10,7 +10,7 @@
 //
 // The package stores messages as raw JSON so that it depends on no other
 // Gantry package; the agent encodes its llm messages into [Record.Message].
-package session
+package transcript
 
 import (
 	"bufio"
@@ -72,7 +72,7 @@ func DefaultHome(getenv func(string) string) (string, error) {
 }
 
 // Store is a directory of transcripts. It is safe for concurrent use; each
-// [Session] serialises its own appends.
+// [Transcript] serialises its own appends.
 type Store struct {
 	home string
 	// Now is the clock of record timestamps (nil = time.Now).
@@ -118,14 +118,14 @@ func (s *Store) Path(cwd, id string) string { return filepath.Join(s.Dir(cwd), i
 var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
 
 // Create starts a new, empty session for cwd.
-func (s *Store) Create(cwd string) (*Session, error) {
+func (s *Store) Create(cwd string) (*Transcript, error) {
 	return s.open(cwd, s.newID(), true)
 }
 
 // CreateID starts a new, empty session for cwd with the given id (one the
 // caller chose, such as the CLI's --session-id). An invalid id, or one
 // that exists already, is an error.
-func (s *Store) CreateID(cwd, id string) (*Session, error) {
+func (s *Store) CreateID(cwd, id string) (*Transcript, error) {
 	if len(id) > 128 || !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
@@ -138,7 +138,7 @@ func (s *Store) CreateID(cwd, id string) (*Session, error) {
 
 // Open resumes session id of cwd: its records are loaded and appends go to
 // the end of its file.
-func (s *Store) Open(cwd, id string) (*Session, error) {
+func (s *Store) Open(cwd, id string) (*Transcript, error) {
 	if len(id) > 128 || !validID().MatchString(id) || id == "." || id == ".." {
 		return nil, fmt.Errorf("session: invalid id %q", id)
 	}
@@ -198,7 +198,7 @@ func (s *Store) List(cwd string) ([]Info, error) {
 // Fork copies session id of cwd into a new session (new id, every record
 // re-stamped with the new session id and marked ForkedFrom) and returns it
 // open for appends. The original is not changed.
-func (s *Store) Fork(cwd, id string) (*Session, error) {
+func (s *Store) Fork(cwd, id string) (*Transcript, error) {
 	src, err := s.Open(cwd, id)
 	if err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func (s *Store) Fork(cwd, id string) (*Session, error) {
 // record uuid (a user message): the conversation as it was before that
 // message was sent. The source is unchanged. An unknown uuid is an error
 // wrapping ErrNotFound.
-func (s *Store) ForkBefore(cwd, id, uuid string) (*Session, error) {
+func (s *Store) ForkBefore(cwd, id, uuid string) (*Transcript, error) {
 	src, err := s.Open(cwd, id)
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (s *Store) ForkBefore(cwd, id, uuid string) (*Session, error) {
 	return dst, nil
 }
 
-func (s *Store) open(cwd, id string, create bool) (*Session, error) {
+func (s *Store) open(cwd, id string, create bool) (*Transcript, error) {
 	dir := s.Dir(cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
@@ -271,7 +271,7 @@ func (s *Store) open(cwd, id string, create bool) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: open %s: %w", id, err)
 	}
-	sess := &Session{ID: id, Path: path, CWD: cwd, f: f, store: s}
+	sess := &Transcript{ID: id, Path: path, CWD: cwd, f: f, store: s}
 	if !create {
 		if err := sess.load(); err != nil {
 			f.Close()
@@ -281,8 +281,8 @@ func (s *Store) open(cwd, id string, create bool) (*Session, error) {
 	return sess, nil
 }
 
-// Session is one open transcript. Its methods are safe for concurrent use.
-type Session struct {
+// Transcript is one open transcript. Its methods are safe for concurrent use.
+type Transcript struct {
 	ID   string
 	Path string
 	CWD  string
@@ -326,7 +326,7 @@ func parseRecords(data []byte) (recs []Record, good, skipped int) {
 
 // load reads every record; a torn or corrupt line is skipped, and a torn
 // tail (no final newline) is cut off so the next append starts cleanly.
-func (s *Session) load() error {
+func (s *Transcript) load() error {
 	data, err := io.ReadAll(s.f)
 	if err != nil {
 		return fmt.Errorf("session: read %s: %w", s.ID, err)
@@ -350,24 +350,24 @@ func (s *Session) load() error {
 }
 
 // Skipped returns how many corrupt or torn lines loading ignored.
-func (s *Session) Skipped() int {
+func (s *Transcript) Skipped() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.skipped
 }
 
 // Records returns the records in file order, or nil if the transcript
-// cannot be read ([Session.ReadRecords] gives the error). The session keeps
+// cannot be read ([Transcript.ReadRecords] gives the error). The session keeps
 // no copy of its transcript: the first call after open hands out the
 // records read at open; later calls (or any after an append) read the file.
-func (s *Session) Records() []Record {
+func (s *Transcript) Records() []Record {
 	recs, _ := s.ReadRecords()
 	return recs
 }
 
-// ReadRecords is [Session.Records] with the error of reading the file.
+// ReadRecords is [Transcript.Records] with the error of reading the file.
 // Corrupt lines are skipped, as at open.
-func (s *Session) ReadRecords() ([]Record, error) {
+func (s *Transcript) ReadRecords() ([]Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opened != nil {
@@ -384,7 +384,7 @@ func (s *Session) ReadRecords() ([]Record, error) {
 }
 
 // LastUUID returns the uuid of the last record ("" if none).
-func (s *Session) LastUUID() string {
+func (s *Transcript) LastUUID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last
@@ -393,7 +393,7 @@ func (s *Session) LastUUID() string {
 // Append fills in r's UUID (if empty), ParentUUID (the previous record, if
 // empty), SessionID, Timestamp (if zero) and CWD (if empty), writes it as one
 // line and returns the stored record.
-func (s *Session) Append(r Record) (Record, error) {
+func (s *Transcript) Append(r Record) (Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.UUID == "" {
@@ -415,13 +415,13 @@ func (s *Session) Append(r Record) (Record, error) {
 	return r, nil
 }
 
-func (s *Session) write(r Record) error {
+func (s *Transcript) write(r Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writeLocked(r)
 }
 
-func (s *Session) writeLocked(r Record) error {
+func (s *Transcript) writeLocked(r Record) error {
 	if s.f == nil {
 		return fmt.Errorf("session %s: closed", s.ID)
 	}
@@ -439,7 +439,7 @@ func (s *Session) writeLocked(r Record) error {
 }
 
 // Sync flushes the transcript to stable storage.
-func (s *Session) Sync() error {
+func (s *Transcript) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -449,7 +449,7 @@ func (s *Session) Sync() error {
 }
 
 // Close closes the transcript file. Further appends fail.
-func (s *Session) Close() error {
+func (s *Transcript) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {

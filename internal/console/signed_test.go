@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/console"
 	"github.com/gantry-dev/gantry/serve"
-	"github.com/gantry-dev/gantry/serve/console"
 )
 
 func TestLoadKey(t *testing.T) {

@@ -22,12 +22,12 @@ import (
 
 	"github.com/gantry-dev/gantry/cron"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/trigger"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/store"
 	"github.com/gantry-dev/gantry/tool"
-	"github.com/gantry-dev/gantry/trigger"
 )
 
 //go:embed static

@@ -22,9 +22,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/internal/console"
 	"github.com/gantry-dev/gantry/runqueue"
 	"github.com/gantry-dev/gantry/serve"
-	"github.com/gantry-dev/gantry/serve/console"
 	"github.com/gantry-dev/gantry/serveapi"
 	"github.com/gantry-dev/gantry/store"
 )
