@@ -218,27 +218,10 @@ func childTools(p *toolset.Pool, def subagent.Definition, canNest bool) []string
 	return out
 }
 
-// modeRank orders the modes from the most to the least restrictive.
-func modeRank(m tool.Mode) int {
-	switch m {
-	case tool.ModePlan:
-		return 0
-	case tool.ModeDontAsk:
-		return 1
-	case tool.ModeDefault, "":
-		return 2
-	case tool.ModeAcceptEdits:
-		return 3
-	case tool.ModeBypassPermissions:
-		return 4
-	}
-	return 2
-}
-
 // childMode is the mode of a subagent: the definition's when it is not
 // wider than the parent's, else the parent's.
 func childMode(def, parent tool.Mode) tool.Mode {
-	if def == "" || !def.Valid() || modeRank(def) > modeRank(parent) {
+	if def == "" || !def.Valid() || def.Wider(parent) {
 		return parent
 	}
 	return def

@@ -61,6 +61,30 @@ func Modes() []Mode {
 	return []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions}
 }
 
+// Wider reports whether m lets more run without asking than other does. The
+// order, narrowest first: plan, dontAsk, default (also ""), acceptEdits,
+// bypassPermissions. An invalid mode is wider than every valid one, so a
+// check that refuses wider modes refuses it too. This is the one home of
+// the rule that a child (subagent, trigger, scheduled run) never gets more
+// than its parent.
+func (m Mode) Wider(other Mode) bool { return m.rank() > other.rank() }
+
+func (m Mode) rank() int {
+	switch m {
+	case ModePlan:
+		return 0
+	case ModeDontAsk:
+		return 1
+	case ModeDefault, "":
+		return 2
+	case ModeAcceptEdits:
+		return 3
+	case ModeBypassPermissions:
+		return 4
+	}
+	return 5
+}
+
 // Valid reports whether m is one of [Modes] (the empty Mode is not valid; use
 // ModeDefault).
 func (m Mode) Valid() bool {

@@ -60,24 +60,6 @@ type Input struct {
 	Resume string `json:"resume,omitempty" jsonschema:"The agent id of an earlier agent of yours to continue: it keeps its conversation so far, runs as the type it was started as, and gets prompt as its next message."`
 }
 
-// modeRank orders the permission modes by how much runs without asking
-// (the agent loop narrows a child's mode the same way).
-func modeRank(m tool.Mode) int {
-	switch m {
-	case tool.ModePlan:
-		return 0
-	case tool.ModeDontAsk:
-		return 1
-	case tool.ModeDefault, "":
-		return 2
-	case tool.ModeAcceptEdits:
-		return 3
-	case tool.ModeBypassPermissions:
-		return 4
-	}
-	return 5
-}
-
 // apply narrows the agent type def by the call's mode and max_turns: a
 // mode replaces the type's (it was checked to be no wider than the
 // caller's); max_turns bounds the turns, never above the type's own bound.
@@ -158,7 +140,7 @@ func New(cat *Catalog) *Tool {
 				if !m.Valid() {
 					return fmt.Errorf("unknown mode %q (want plan, dontAsk, default, acceptEdits or bypassPermissions)", in.Mode)
 				}
-				if modeRank(m) > modeRank(parent) {
+				if m.Wider(parent) {
 					return fmt.Errorf("mode %s is wider than this session's %s mode: a subagent may not get more permission than you have", m, cmpOr(parent, tool.ModeDefault))
 				}
 			}

@@ -129,8 +129,6 @@ type Bounds struct {
 	Dirs []string
 }
 
-var modeRank = map[tool.Mode]int{tool.ModePlan: 0, tool.ModeDontAsk: 1, tool.ModeDefault: 2, tool.ModeAcceptEdits: 3, tool.ModeBypassPermissions: 4}
-
 // Check reports whether t stays within the bounds.
 func (bd Bounds) Check(t Template) error {
 	mode, session := t.Options.Mode, bd.Mode
@@ -140,7 +138,7 @@ func (bd Bounds) Check(t Template) error {
 	if session == "" {
 		session = tool.ModeDefault
 	}
-	if mode == tool.ModeBypassPermissions || modeRank[mode] > modeRank[session] {
+	if mode == tool.ModeBypassPermissions || mode.Wider(session) {
 		return fmt.Errorf("%w: permission mode %s is wider than this session's (%s)", store.ErrInvalid, mode, session)
 	}
 	if len(t.Options.Allow) > 0 {
