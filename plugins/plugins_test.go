@@ -36,7 +36,7 @@ func TestLoad(t *testing.T) {
 	if p.Name != "tools" || p.Version != "1.2.0" || p.Description != "handy" || !filepath.IsAbs(p.Dir) {
 		t.Errorf("plugin = %+v", p)
 	}
-	if got := p.Unloaded(); !slices.Equal(got, []string{"agents", "hooks"}) {
+	if got := p.Unloaded(); !slices.Equal(got, []string{"hooks"}) {
 		t.Errorf("Unloaded = %v", got)
 	}
 	for name, tc := range map[string]struct {
@@ -51,5 +51,15 @@ func TestLoad(t *testing.T) {
 		if _, err := Load(mk(tc.files)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
+	}
+}
+
+func TestNamespaced(t *testing.T) {
+	p := &Plugin{Name: "tools", Dir: "/x"}
+	if got := p.Namespaced("helper"); got != "tools:helper" {
+		t.Errorf("Namespaced = %q", got)
+	}
+	if got := p.AgentsDir(); got != filepath.Join("/x", "agents") {
+		t.Errorf("AgentsDir = %q", got)
 	}
 }

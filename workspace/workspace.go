@@ -145,9 +145,11 @@ type Options struct {
 	// (see package slash).
 	NoCommandFiles bool
 	// PluginDirs are plugin directories to load (the CLI's --plugin-dir,
-	// the Agent SDK's plugins): their commands and skills join the
-	// session's; their agents, hooks and MCP servers are not loaded yet
-	// (Warn says so). Named explicitly, they need no trust.
+	// the Agent SDK's plugins): their commands, skills and agent types
+	// (named "plugin:agent") join the session's; their hooks and MCP
+	// servers are not loaded yet (Warn says so). Named explicitly, they
+	// need no trust. A plugin's agent that does not parse is warned about
+	// and skipped.
 	PluginDirs []string
 
 	// Tools are extra (user) tools added to the pool.
@@ -519,7 +521,17 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			continue
 		}
 		if parts := p.Unloaded(); len(parts) > 0 {
-			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands and skills only)", p.Name, strings.Join(parts, ", ")))
+			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands, skills and agents only)", p.Name, strings.Join(parts, ", ")))
+		}
+		defs, err := agenttool.LoadDir(p.AgentsDir(), "plugin")
+		if err != nil {
+			w.warn(opts, fmt.Sprintf("plugin %s: agent definitions: %v", p.Name, err))
+		}
+		for i := range defs {
+			defs[i].Name = p.Namespaced(defs[i].Name)
+		}
+		if err := w.agents.Add(defs...); err != nil {
+			return nil, fmt.Errorf("workspace: plugin %s: %w", p.Name, err)
 		}
 		w.plugins = append(w.plugins, p)
 	}
