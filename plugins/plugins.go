@@ -3,10 +3,11 @@
 // bundling commands/ (slash commands, namespaced "name:command"), agents/,
 // skills/, hooks/hooks.json and .mcp.json.
 //
-// Gantry loads a plugin's commands and skills. Its agents, hooks and MCP
-// servers are not loaded yet: [Plugin.Unloaded] names those a plugin has,
-// for the caller to say so (hooks and servers are repository code, to be
-// run only once trusted and sandboxed like the project's own).
+// Gantry loads a plugin's commands, skills and agents (agent types named
+// "plugin:agent"). Its hooks and MCP servers are not loaded yet:
+// [Plugin.Unloaded] names those a plugin has, for the caller to say so
+// (hooks and servers are repository code, to be run only once trusted and
+// sandboxed like the project's own).
 package plugins
 
 import (
@@ -34,6 +35,11 @@ type Plugin struct {
 
 var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
+// ValidName reports whether name is a valid plugin name: 1-64 of
+// letters, digits, '-', '_' and '.', starting with a letter or digit. It
+// is the namespace of the plugin's commands and agents.
+func ValidName(name string) bool { return validName().MatchString(name) }
+
 // Load reads the plugin in dir. A plugin without a manifest, or one that
 // is not JSON or names no valid name, is an error.
 func Load(dir string) (*Plugin, error) {
@@ -56,23 +62,27 @@ func Load(dir string) (*Plugin, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("plugin %s: %s: %w", dir, ManifestPath, err)
 	}
-	if !validName().MatchString(m.Name) {
+	if !ValidName(m.Name) {
 		return nil, fmt.Errorf("plugin %s: %s: invalid name %q (letters, digits, - _ ., at most 64)", dir, ManifestPath, m.Name)
 	}
 	return &Plugin{Name: m.Name, Version: m.Version, Description: m.Description, Dir: abs}, nil
 }
 
-// CommandsDir and SkillsDir are the folders of the plugin's commands and
-// skills.
+// CommandsDir, SkillsDir and AgentsDir are the folders of the plugin's
+// commands, skills and agent definitions.
 func (p *Plugin) CommandsDir() string { return filepath.Join(p.Dir, "commands") }
 func (p *Plugin) SkillsDir() string   { return filepath.Join(p.Dir, "skills") }
+func (p *Plugin) AgentsDir() string   { return filepath.Join(p.Dir, "agents") }
+
+// Namespaced returns name in the plugin's namespace: "plugin:name".
+func (p *Plugin) Namespaced(name string) string { return p.Name + ":" + name }
 
 // Unloaded names the parts of the plugin Gantry does not load yet that it
-// has: "agents", "hooks", "MCP servers".
+// has: "hooks", "MCP servers".
 func (p *Plugin) Unloaded() []string {
 	var out []string
 	for _, part := range []struct{ path, name string }{
-		{"agents", "agents"}, {filepath.Join("hooks", "hooks.json"), "hooks"}, {".mcp.json", "MCP servers"},
+		{filepath.Join("hooks", "hooks.json"), "hooks"}, {".mcp.json", "MCP servers"},
 	} {
 		if _, err := os.Stat(filepath.Join(p.Dir, part.path)); err == nil {
 			out = append(out, part.name)

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func TestLoad(t *testing.T) {
 	if p.Name != "tools" || p.Version != "1.2.0" || p.Description != "handy" || !filepath.IsAbs(p.Dir) {
 		t.Errorf("plugin = %+v", p)
 	}
-	if got := p.Unloaded(); !slices.Equal(got, []string{"agents", "hooks"}) {
+	if got := p.Unloaded(); !slices.Equal(got, []string{"hooks"}) {
 		t.Errorf("Unloaded = %v", got)
 	}
 	for name, tc := range map[string]struct {
@@ -52,4 +53,69 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
+}
+
+func TestNamespaced(t *testing.T) {
+	p := &Plugin{Name: "tools", Dir: "/x"}
+	if got := p.Namespaced("helper"); got != "tools:helper" {
+		t.Errorf("Namespaced = %q", got)
+	}
+	if got := p.AgentsDir(); got != filepath.Join("/x", "agents") {
+		t.Errorf("AgentsDir = %q", got)
+	}
+}
+
+func TestInstalled(t *testing.T) {
+	home := t.TempDir()
+	if got, err := Installed(home); err != nil || len(got) != 0 {
+		t.Fatalf("no record: %v, %v", got, err)
+	}
+	for name, tc := range map[string]struct {
+		doc     string
+		want    map[string]string
+		wantErr string
+	}{
+		"v1": {doc: `{"version":1,"plugins":{"tools@m":{"version":"1.0.0","installPath":"/p/tools"}}}`,
+			want: map[string]string{"tools@m": "/p/tools"}},
+		"v2": {doc: `{"version":2,"plugins":{"tools@m":[{"scope":"user","installPath":"/p/tools/"}],"none@m":[]}}`,
+			want: map[string]string{"tools@m": "/p/tools"}},
+		"not JSON":  {doc: `{`, wantErr: "installed_plugins.json"},
+		"bad entry": {doc: `{"plugins":{"x@m":3}}`, wantErr: "want an object"},
+		"relative":  {doc: `{"plugins":{"x@m":{"installPath":"p/x"}}}`, wantErr: "not absolute"},
+	} {
+		p := filepath.Join(home, InstalledFile)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Installed(home)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: err = %v, want %q", name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, tc.want) {
+			t.Errorf("%s: Installed = %v, %v, want %v", name, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseInstalled(f *testing.F) {
+	f.Add([]byte(`{"version":1,"plugins":{"tools@m":{"installPath":"/p/tools"}}}`))
+	f.Add([]byte(`{"version":2,"plugins":{"tools@m":[{"installPath":"/p/tools"}]}}`))
+	f.Add([]byte(`{"plugins":{"x":null}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseInstalled(b, "f")
+		if err != nil {
+			return
+		}
+		for k, v := range got {
+			if !filepath.IsAbs(v) {
+				t.Errorf("%q: %q is not absolute", k, v)
+			}
+		}
+	})
 }

@@ -92,6 +92,11 @@ type File struct {
 	StreamIdleTimeoutMs *int `json:"streamIdleTimeoutMs,omitempty"`
 	// Sandbox configures the shell sandbox (see [Sandbox]).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// EnabledPlugins turns installed plugins on (true) or off (false),
+	// keyed "plugin@marketplace" as the reference writes them (see package
+	// plugins for where installed plugins are found). A project's are
+	// ignored until the folder is trusted.
+	EnabledPlugins map[string]bool `json:"enabledPlugins,omitempty"`
 }
 
 // Permissions is the "permissions" object of a settings file.
@@ -333,6 +338,9 @@ func untrusted(f File) (File, []string) {
 	if len(f.LSPServers) > 0 {
 		ignored = append(ignored, "lspServers")
 	}
+	if len(f.EnabledPlugins) > 0 {
+		ignored = append(ignored, "enabledPlugins")
+	}
 	out.Model = f.Model
 	out.LSPDiagnostics = f.LSPDiagnostics
 	out.LSPDiagnosticsWaitMs = f.LSPDiagnosticsWaitMs
@@ -389,6 +397,18 @@ func (s *Settings) Env() map[string]string {
 	out := map[string]string{}
 	for i := len(s.Sources) - 1; i >= 0; i-- {
 		for k, v := range s.Sources[i].File.Env {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// EnabledPlugins returns the plugins settings turn on or off, keyed
+// "plugin@marketplace": the strongest scope that names a plugin decides.
+func (s *Settings) EnabledPlugins() map[string]bool {
+	out := map[string]bool{}
+	for i := len(s.Sources) - 1; i >= 0; i-- {
+		for k, v := range s.Sources[i].File.EnabledPlugins {
 			out[k] = v
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,10 +62,10 @@ func ptr(b bool) *bool { return &b }
 
 func TestLoadScopes(t *testing.T) {
 	e := newEnv(t)
-	write(t, filepath.Join(e.gantryHome, "settings.json"), `{"permissions":{"allow":["Read(~/notes/**)"],"defaultMode":"acceptEdits"},"env":{"A":"user","B":"user"}}`)
+	write(t, filepath.Join(e.gantryHome, "settings.json"), `{"permissions":{"allow":["Read(~/notes/**)"],"defaultMode":"acceptEdits"},"env":{"A":"user","B":"user"},"enabledPlugins":{"a@m":true,"b@m":true}}`)
 	write(t, filepath.Join(e.home, ".claude", "settings.json"), `{"permissions":{"deny":["WebFetch"]}}`)
 	write(t, filepath.Join(e.project, ".gantry", "settings.json"), `{"permissions":{"allow":["Bash(make *)"],"deny":["Read(./.env)"],"defaultMode":"bypassPermissions","additionalDirectories":["../lib"]},
-		"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./check.sh","timeout":5}]}]},"env":{"B":"project"}}`)
+		"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./check.sh","timeout":5}]}]},"env":{"B":"project"},"enabledPlugins":{"b@m":false,"c@m":true}}`)
 	write(t, filepath.Join(e.project, ".claude", "settings.local.json"), `{"permissions":{"ask":["Bash(git push *)"]}}`)
 
 	t.Run("untrusted", func(t *testing.T) {
@@ -96,6 +97,12 @@ func TestLoadScopes(t *testing.T) {
 		if got := s.Env(); got["B"] != "user" {
 			t.Errorf("env %v", got)
 		}
+		if got := s.EnabledPlugins(); !maps.Equal(got, map[string]bool{"a@m": true, "b@m": true}) {
+			t.Errorf("untrusted enabledPlugins %v, want the user's only", got)
+		}
+		if !slices.Contains(proj.Ignored, "enabledPlugins") {
+			t.Errorf("ignored %v, want enabledPlugins named", proj.Ignored)
+		}
 		if proj.Root != e.project || s.Sources[2].Root != filepath.Dir(e.gantryHome) {
 			t.Errorf("roots %q %q", proj.Root, s.Sources[2].Root)
 		}
@@ -111,6 +118,9 @@ func TestLoadScopes(t *testing.T) {
 		}
 		if got := s.Env(); got["A"] != "user" || got["B"] != "project" {
 			t.Errorf("env %v", got)
+		}
+		if got := s.EnabledPlugins(); !maps.Equal(got, map[string]bool{"a@m": true, "b@m": false, "c@m": true}) {
+			t.Errorf("trusted enabledPlugins %v, want the project's over the user's", got)
 		}
 	})
 	t.Run("policy overrides mode", func(t *testing.T) {

@@ -37,6 +37,7 @@ func TestAgentSDKCommands(t *testing.T) {
 		filepath.Join(plugin, ".claude-plugin", "plugin.json"):                 `{"name":"tools","version":"1.0.0"}`,
 		filepath.Join(plugin, "commands", "hello.md"):                          "---\ndescription: greets from the plugin\n---\nPlugin says hi to $1.\n",
 		filepath.Join(home, ".claude", "commands", "hello.md"):                 "---\ndescription: say hello\n---\nHello.\n",
+		filepath.Join(plugin, "agents", "helper.md"):                           "---\ndescription: helps from the plugin\n---\nYou help.\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
@@ -91,6 +92,15 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	if got := first(reqs[3]); !strings.Contains(got, "Plugin says hi to Ada.") {
 		t.Errorf("the plugin command's prompt = %q", got)
+	}
+	var desc string
+	for _, tl := range reqs[3].Tools {
+		if tl.Name == "Agent" {
+			desc = tl.Description
+		}
+	}
+	if !strings.Contains(desc, "tools:helper") || !strings.Contains(desc, "helps from the plugin") {
+		t.Errorf("the Agent tool's description = %q, want the plugin's agent tools:helper", desc)
 	}
 	if names := reqs[1].ToolNames(); !slices.Contains(names, "Bash") {
 		t.Errorf("the untrusted run's tools = %v", names)

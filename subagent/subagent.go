@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gantry-dev/gantry/plugins"
 	"strings"
 
 	"github.com/gantry-dev/gantry/tool"
@@ -61,12 +62,22 @@ type Definition struct {
 	Path   string `json:"path,omitempty"`
 }
 
+// ValidName reports whether name is a valid agent type name: 1-64 of
+// [a-zA-Z0-9_-] ([tool.ValidName]), optionally namespaced by a plugin as
+// "plugin:name" ([plugins.ValidName] for the plugin part).
+func ValidName(name string) bool {
+	if ns, rest, ok := strings.Cut(name, ":"); ok {
+		return plugins.ValidName(ns) && tool.ValidName(rest)
+	}
+	return tool.ValidName(name)
+}
+
 // Validate reports the first problem of d: a bad name, an empty prompt, an
 // unknown permission mode, a negative MaxTurns.
 func (d *Definition) Validate() error {
 	switch {
-	case !tool.ValidName(d.Name):
-		return fmt.Errorf("agent name %q: want 1-64 of [a-zA-Z0-9_-]", d.Name)
+	case !ValidName(d.Name):
+		return fmt.Errorf("agent name %q: want 1-64 of [a-zA-Z0-9_-], optionally after a plugin's name and ':'", d.Name)
 	case strings.TrimSpace(d.Description) == "":
 		return fmt.Errorf("agent %s: description is required", d.Name)
 	case strings.TrimSpace(d.Prompt) == "":

@@ -145,9 +145,13 @@ type Options struct {
 	// (see package slash).
 	NoCommandFiles bool
 	// PluginDirs are plugin directories to load (the CLI's --plugin-dir,
-	// the Agent SDK's plugins): their commands and skills join the
-	// session's; their agents, hooks and MCP servers are not loaded yet
-	// (Warn says so). Named explicitly, they need no trust.
+	// the Agent SDK's plugins): their commands, skills and agent types
+	// (named "plugin:agent") join the session's; their hooks and MCP
+	// servers are not loaded yet (Warn says so). Named explicitly, they
+	// need no trust. A plugin's agent that does not parse is warned about
+	// and skipped. The installed plugins settings' enabledPlugins turn on
+	// (see [plugins.Installed]) load after these, a plugin already loaded
+	// once only; a project's enabledPlugins apply in a trusted folder only.
 	PluginDirs []string
 
 	// Tools are extra (user) tools added to the pool.
@@ -511,15 +515,30 @@ func Open(ctx context.Context, opts Options) (_ *Workspace, err error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
-	// Plugins.
-	for _, d := range opts.PluginDirs {
+	// Plugins: those named, then those settings enable.
+	seen := map[string]bool{}
+	for _, d := range slices.Concat(opts.PluginDirs, w.enabledPluginDirs(opts, home)) {
 		p, err := plugins.Load(d)
 		if err != nil {
 			w.warn(opts, err.Error())
 			continue
 		}
+		if seen[p.Dir] {
+			continue
+		}
+		seen[p.Dir] = true
 		if parts := p.Unloaded(); len(parts) > 0 {
-			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands and skills only)", p.Name, strings.Join(parts, ", ")))
+			w.warn(opts, fmt.Sprintf("plugin %s: its %s are not loaded (Gantry loads a plugin's commands, skills and agents only)", p.Name, strings.Join(parts, ", ")))
+		}
+		defs, err := agenttool.LoadDir(p.AgentsDir(), "plugin")
+		if err != nil {
+			w.warn(opts, fmt.Sprintf("plugin %s: agent definitions: %v", p.Name, err))
+		}
+		for i := range defs {
+			defs[i].Name = p.Namespaced(defs[i].Name)
+		}
+		if err := w.agents.Add(defs...); err != nil {
+			return nil, fmt.Errorf("workspace: plugin %s: %w", p.Name, err)
 		}
 		w.plugins = append(w.plugins, p)
 	}
@@ -862,6 +881,42 @@ func (w *Workspace) MCP() *mcptool.Manager { return w.mcp }
 
 // Agents returns the session's agent types (the Agent tool's catalog).
 func (w *Workspace) Agents() *agenttool.Catalog { return w.agents }
+
+// enabledPluginDirs returns the directories of the installed plugins the
+// settings enable ([settings.Settings.EnabledPlugins], found through
+// [plugins.Installed]), in key order; it warns about an enabled plugin
+// that is not installed.
+func (w *Workspace) enabledPluginDirs(opts Options, home string) []string {
+	if w.settings == nil || home == "" {
+		return nil
+	}
+	enabled := w.settings.EnabledPlugins()
+	var keys []string
+	for k, on := range enabled {
+		if on {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	installed, err := plugins.Installed(home)
+	if err != nil {
+		w.warn(opts, fmt.Sprintf("settings enable plugins (%s) but %v", strings.Join(keys, ", "), err))
+		return nil
+	}
+	var dirs []string
+	for _, k := range keys {
+		d, ok := installed[k]
+		if !ok {
+			w.warn(opts, fmt.Sprintf("plugin %s: enabled in settings but not installed (Gantry reads %s; it installs no plugin itself)", k, plugins.InstalledFile))
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
 
 // Plugins returns the plugins loaded (see Options.PluginDirs).
 func (w *Workspace) Plugins() []*plugins.Plugin { return w.plugins }

@@ -76,11 +76,12 @@ assert.equal(fe.result.is_error, true, JSON.stringify(fe.result));
 assert.ok(JSON.stringify(fe.result.errors).includes('/fetch'), JSON.stringify(fe.result));
 
 // 4. A plugin (the SDK's plugins option, --plugin-dir for gantry): listed
-// in system/init, its command namespaced by the plugin's name.
+// in system/init, its command and agent namespaced by the plugin's name.
 const pl = await run('/tools:hello Ada', { ...base, plugins: [{ type: 'local', path: process.env.PLUGIN_DIR }] });
 assert.equal(pl.result.subtype, 'success', JSON.stringify(pl.result));
 assert.deepEqual(pl.init.plugins.map((p) => p.name), ['tools'], JSON.stringify(pl.init.plugins));
 assert.ok(pl.init.slash_commands.includes('tools:hello'), JSON.stringify(pl.init.slash_commands));
 assert.ok(pl.supported.some((c) => c.name === 'tools:hello' && c.description === 'greets from the plugin'));
+assert.ok(pl.init.agents.includes('tools:helper'), JSON.stringify(pl.init.agents));
 
 console.log('SDK-COMMANDS-OK');
