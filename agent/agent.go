@@ -791,3 +791,6 @@ func (a *Agent) Stats() Stats {
 	}
 	return s
 }
+
+// Provider returns the model API the session talks to (Options.Provider).
+func (a *Agent) Provider() llm.Provider { return a.opts.Provider }

@@ -101,7 +101,8 @@ func TestAgentSDKCommands(t *testing.T) {
 // TestAgentSDKBuiltins runs testdata/sdk/builtins.mjs: /cost, /context,
 // /model and /clear in one streaming session of the real SDK, answered by
 // Gantry without the model; the model sees the new model after /model and
-// an empty conversation after /clear.
+// an empty conversation after /clear; supportedModels() is the fake
+// server's model list.
 func TestAgentSDKBuiltins(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gantry and runs node")
@@ -116,6 +117,7 @@ func TestAgentSDKBuiltins(t *testing.T) {
 		return r
 	}
 	srv.Script(reply("one"), reply("two"), reply("three"))
+	srv.SetModels(llm.ModelInfo{ID: "claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5"}, llm.ModelInfo{ID: "claude-haiku-4-5", DisplayName: "Claude Haiku 4.5"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "builtins.mjs"))

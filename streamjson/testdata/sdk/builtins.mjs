@@ -3,7 +3,8 @@
 // model once, then sends /cost, /context, /model NAME, a prompt (which
 // must go to the new model), /clear and a last prompt (which must start
 // an empty conversation under a new session id). The commands are listed
-// with descriptions by supportedCommands() and in system/init.
+// with descriptions by supportedCommands() and in system/init;
+// supportedModels() lists the provider's models.
 // The Go test (streamjson/commands_test.go) scripts the model and checks
 // what it was sent.
 //
@@ -37,6 +38,7 @@ const q = query({
   },
 });
 const supported = await q.supportedCommands();
+const models = await q.supportedModels();
 let init;
 const results = [];
 for await (const m of q) {
@@ -55,6 +57,10 @@ for (const name of ['clear', 'context', 'cost', 'model', 'permissions', 'agents'
   assert.ok(init.slash_commands.includes(name), `init.slash_commands lacks ${name}`);
 }
 assert.equal(supported.find((x) => x.name === 'model').argumentHint, '[name]');
+
+// supportedModels() is the provider's list (GET /v1/models).
+assert.deepEqual(models.map((m) => [m.value, m.displayName]), [['claude-sonnet-4-5', 'Claude Sonnet 4.5'], ['claude-haiku-4-5', 'Claude Haiku 4.5']], JSON.stringify(models));
+assert.equal(models[0].description, "the session's model");
 
 const [first, cost, context, model, second, clear, third] = results;
 for (const r of results) assert.equal(r.subtype, 'success', JSON.stringify(r));
