@@ -1,6 +1,7 @@
 // Package slash is the one registry of slash commands: the built-in ones
-// every front end runs itself (/compact) and the custom commands of
-// Markdown files, expanded into the prompt the model gets. The terminal,
+// (/compact and the reports of package slash/local, which front ends run
+// themselves; /init and /review, built-in prompts) and the custom commands
+// of Markdown files, expanded into the prompt the model gets. The terminal,
 // `gantry -p` and the Agent SDK's stream-json sessions all read the same
 // [Registry].
 //
