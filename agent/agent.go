@@ -759,3 +759,38 @@ func (a *Agent) run(ctx context.Context, prompt []llm.Block, schema json.RawMess
 		r.loop(ctx, prompt)
 	}
 }
+
+// Stats is what a session used so far in this process.
+type Stats struct {
+	// Usage and CostUSD add up every model call of the session's runs
+	// (CostUSD is 0 where the price is unknown); Turns counts them.
+	Usage   llm.Usage
+	CostUSD float64
+	Turns   int
+	// ContextTokens is the size of the last model exchange (prompt and
+	// output as the provider counted them; 0 before the first or right
+	// after a compaction); ContextWindow the window it is measured
+	// against.
+	ContextTokens, ContextWindow int
+	// MemoryFiles are the paths of the memory files in the system prompt.
+	MemoryFiles []string
+}
+
+// Stats returns what the session used so far. It waits for a running
+// run to end: call it between runs.
+func (a *Agent) Stats() Stats {
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	window := a.opts.ContextWindow
+	if window <= 0 {
+		window = DefaultContextWindow
+	}
+	s := Stats{Usage: a.usage, CostUSD: a.cost, Turns: a.turns, ContextTokens: a.lastSize, ContextWindow: window}
+	for _, m := range a.memory {
+		s.MemoryFiles = append(s.MemoryFiles, m.Path)
+	}
+	return s
+}
+
+// Provider returns the model API the session talks to (Options.Provider).
+func (a *Agent) Provider() llm.Provider { return a.opts.Provider }

@@ -12,37 +12,50 @@ import (
 // or the model not found (404). The request's other fields are kept;
 // errors after the first event, and every other error (authentication,
 // a bad request, a cancelled ctx), are returned as they are. An empty
-// model returns p.
+// model returns p. The result is a [ModelLister] when p is one.
 func WithFallbackModel(p Provider, model string) Provider {
 	if model == "" {
 		return p
 	}
-	return ProviderFunc(func(ctx context.Context, req *Request) iter.Seq2[Event, error] {
-		return func(yield func(Event, error) bool) {
-			started := false
-			var failed error
-			for ev, err := range p.Stream(ctx, req) {
-				if err != nil && !started && req.Model != model && fallbackWorthy(ctx, err) {
-					failed = err
-					break
-				}
-				started = true
-				if !yield(ev, err) || err != nil {
-					return
-				}
+	return &fallback{p: p, model: model}
+}
+
+// fallback is the Provider of [WithFallbackModel].
+type fallback struct {
+	p     Provider
+	model string
+}
+
+// ListModels lists the models of the wrapped provider.
+func (f *fallback) ListModels(ctx context.Context) ([]ModelInfo, error) { return ListModels(ctx, f.p) }
+
+// Stream sends req, then with the fallback model if it failed.
+func (f *fallback) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
+	p, model := f.p, f.model
+	return func(yield func(Event, error) bool) {
+		started := false
+		var failed error
+		for ev, err := range p.Stream(ctx, req) {
+			if err != nil && !started && req.Model != model && fallbackWorthy(ctx, err) {
+				failed = err
+				break
 			}
-			if failed == nil {
+			started = true
+			if !yield(ev, err) || err != nil {
 				return
 			}
-			r := *req
-			r.Model = model
-			for ev, err := range p.Stream(ctx, &r) {
-				if !yield(ev, err) || err != nil {
-					return
-				}
+		}
+		if failed == nil {
+			return
+		}
+		r := *req
+		r.Model = model
+		for ev, err := range p.Stream(ctx, &r) {
+			if !yield(ev, err) || err != nil {
+				return
 			}
 		}
-	})
+	}
 }
 
 func fallbackWorthy(ctx context.Context, err error) bool {

@@ -1,6 +1,7 @@
 // Package slash is the one registry of slash commands: the built-in ones
-// every front end runs itself (/compact) and the custom commands of
-// Markdown files, expanded into the prompt the model gets. The terminal,
+// (/compact and the reports of package slash/local, which front ends run
+// themselves; /init and /review, built-in prompts) and the custom commands
+// of Markdown files, expanded into the prompt the model gets. The terminal,
 // `gantry -p` and the Agent SDK's stream-json sessions all read the same
 // [Registry].
 //
@@ -85,19 +86,60 @@ type Command struct {
 	Source string
 }
 
-// Builtin reports whether the front end runs c itself.
-func (c *Command) Builtin() bool { return c.Source == SourceBuiltin }
+// Builtin reports whether the front end runs c itself (a built-in
+// command without a prompt; /init and /review are built-in prompts the
+// model runs, like custom commands).
+func (c *Command) Builtin() bool { return c.Source == SourceBuiltin && c.Body == "" }
 
-// builtins are the commands front ends run themselves.
+// builtins are the built-in commands, in the order they are listed. The
+// ones without a Body are run by the front end (package slash/local holds
+// what they do, for every front end); the others are prompts.
 var builtins = []Command{
-	{Name: "compact", Description: "Summarise the conversation so far to free context (optional: what the summary should keep)", ArgumentHint: "[instructions]", Source: SourceBuiltin},
+	{Name: "compact", Description: "Summarise the conversation so far to free context (optional: what the summary should keep)", ArgumentHint: "[instructions]"},
+	{Name: "clear", Description: "Start a new session with an empty conversation (the current one stays resumable)"},
+	{Name: "context", Description: "Show how much of the context window the conversation uses"},
+	{Name: "cost", Description: "Show the tokens and cost of this session so far"},
+	{Name: "model", Description: "Show the model, or continue with another", ArgumentHint: "[name]"},
+	{Name: "permissions", Description: "Show the permission mode and the rules of the settings files"},
+	{Name: "agents", Description: "List the agent types the Agent tool can start"},
+	{Name: "mcp", Description: "List the MCP servers and their state"},
+	{Name: "memory", Description: "List the memory files (AGENTS.md, CLAUDE.md, GANTRY.md) in the system prompt"},
+	{Name: "init", Description: "Write a CLAUDE.md that documents this codebase for later sessions", Body: initPrompt, DisableModelInvocation: true},
+	{Name: "review", Description: "Review a pull request (or the current branch's changes)", ArgumentHint: "[pr-number]", Body: reviewPrompt, DisableModelInvocation: true},
 }
+
+// initPrompt is /init's prompt.
+const initPrompt = `Please analyse this codebase and create a CLAUDE.md file in the repository's root, which will be given to future sessions working in this repository.
+
+What to add:
+1. The commands that are commonly used: how to build, lint and run the tests, including how to run a single test.
+2. The high-level architecture and structure of the code, the "big picture" that takes reading several files to understand.
+
+Usage notes:
+- If there is already a CLAUDE.md, suggest improvements to it instead of replacing it.
+- Do not repeat yourself, and do not list every component or file structure that can be easily discovered.
+- Do not include generic development practices or made-up information; only what you found in this repository (README.md, CONTRIBUTING.md, build files, existing AGENTS.md or editor rules are good sources).
+- Begin the file with:
+
+# CLAUDE.md
+
+This file provides guidance to coding agents when working with code in this repository.`
+
+// reviewPrompt is /review's prompt.
+const reviewPrompt = `You are an expert code reviewer. Review the pull request $ARGUMENTS:
+
+1. If no PR number is given, list the open PRs with ` + "`gh pr list`" + ` and review the changes of the current branch against its base (` + "`git diff`" + ` against the merge base) instead.
+2. If a PR number is given, get its details with ` + "`gh pr view`" + ` and its diff with ` + "`gh pr diff`" + `.
+3. Analyse the changes and give a thorough review: an overview of what the change does, its code quality and style, specific suggestions for improvement, and potential issues or risks (correctness, security, performance, tests).
+
+Keep the review concise but thorough, in sections with clear headings.`
 
 // Builtins returns the built-in commands (fresh copies).
 func Builtins() []*Command {
 	out := make([]*Command, len(builtins))
 	for i := range builtins {
 		c := builtins[i]
+		c.Source = SourceBuiltin
 		out[i] = &c
 	}
 	return out

@@ -171,7 +171,7 @@ func TestLoad(t *testing.T) {
 	if c, _ := r.Find("/nope x"); c != nil {
 		t.Errorf("Find(/nope) = %v", c)
 	}
-	if l := r.List(); l[0].Name != "compact" || !l[0].Builtin() || len(l) != 7 {
+	if l := r.List(); l[0].Name != "compact" || !l[0].Builtin() || len(l) != len(Builtins())+6 {
 		t.Errorf("List() = %v", names(l))
 	}
 }
@@ -247,4 +247,29 @@ func FuzzWords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuiltinList: every built-in has a description; the prompt ones
+// (/init, /review) are not run by the front end nor by the model.
+func TestBuiltinList(t *testing.T) {
+	want := []string{"compact", "clear", "context", "cost", "model", "permissions", "agents", "mcp", "memory", "init", "review"}
+	var got []string
+	for _, c := range Builtins() {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Builtins() = %v, want %v", got, want)
+	}
+	for _, c := range Builtins() {
+		if c.Description == "" || c.Source != SourceBuiltin {
+			t.Errorf("%s: description %q, source %q", c.Name, c.Description, c.Source)
+		}
+		prompt := c.Name == "init" || c.Name == "review"
+		if c.Builtin() == prompt || c.Invocable() {
+			t.Errorf("%s: Builtin() = %v, Invocable() = %v", c.Name, c.Builtin(), c.Invocable())
+		}
+	}
+	if got := NewRegistry().Lookup("review").Expand("42"); !strings.Contains(got, "pull request 42") {
+		t.Errorf("/review 42 = %q", got)
+	}
 }

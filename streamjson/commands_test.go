@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
 )
 
@@ -104,5 +105,53 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	if names := reqs[1].ToolNames(); !slices.Contains(names, "Bash") {
 		t.Errorf("the untrusted run's tools = %v", names)
+	}
+}
+
+// TestAgentSDKBuiltins runs testdata/sdk/builtins.mjs: /cost, /context,
+// /model and /clear in one streaming session of the real SDK, answered by
+// Gantry without the model; the model sees the new model after /model and
+// an empty conversation after /clear; supportedModels() is the fake
+// server's model list.
+func TestAgentSDKBuiltins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gantry and runs node")
+	}
+	node, sdkDir := agentSDK(t)
+	bin := buildGantry(t)
+	work, home := t.TempDir(), t.TempDir()
+	srv := llmtest.NewServer(t)
+	reply := func(text string) llmtest.Reply {
+		r := llmtest.TextReply(text)
+		r.Usage = llm.Usage{InputTokens: 100, OutputTokens: 20}
+		return r
+	}
+	srv.Script(reply("one"), reply("two"), reply("three"))
+	srv.SetModels(llm.ModelInfo{ID: "claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5"}, llm.ModelInfo{ID: "claude-haiku-4-5", DisplayName: "Claude Haiku 4.5"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "builtins.mjs"))
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
+		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
+		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-BUILTINS-OK") {
+		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("model requests = %d, want 3 (the commands do not ask the model)", len(reqs))
+	}
+	if reqs[0].Model != "claude-sonnet-4-5" || reqs[1].Model != "claude-haiku-4-5" {
+		t.Errorf("models = %q, %q; want /model to switch to claude-haiku-4-5", reqs[0].Model, reqs[1].Model)
+	}
+	if n := len(reqs[1].Messages); n != 3 {
+		t.Errorf("the second question went with %d messages, want 3", n)
+	}
+	if n := len(reqs[2].Messages); n != 1 {
+		t.Errorf("after /clear the model got %d messages, want 1", n)
 	}
 }

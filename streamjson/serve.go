@@ -1,6 +1,7 @@
 package streamjson
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/checkpoint"
 	"github.com/gantry-dev/gantry/hook"
 	"github.com/gantry-dev/gantry/interaction"
+	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/permission"
 	"github.com/gantry-dev/gantry/tool"
@@ -636,13 +639,12 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 			agents = append(agents, agentInfo{Name: d.Name, Description: d.Description, Model: d.Model})
 		}
 	}
-	model := ag.Model()
 	resp := map[string]any{
 		"commands":                slashCommands(s.commands()),
 		"agents":                  agents,
 		"output_style":            "default",
 		"available_output_styles": []string{"default"},
-		"models":                  []map[string]string{{"value": model, "displayName": model, "description": "the session's model"}},
+		"models":                  supportedModels(ctx, ag),
 		"account":                 s.account(),
 		"claude_code_version":     s.opts.Version,
 		"pid":                     os.Getpid(),
@@ -651,6 +653,32 @@ func (s *server) initialize(ctx context.Context) (any, error) {
 		resp["hooks_applied"] = true
 	}
 	return resp, nil
+}
+
+// modelListTimeout bounds the provider's model list in initialize.
+const modelListTimeout = 10 * time.Second
+
+// supportedModels is initialize's models (the SDK's supportedModels()):
+// the provider's model list when it serves one (llm.ModelLister), else —
+// or when listing fails or lists none — the session's model alone.
+func supportedModels(ctx context.Context, ag *agent.Agent) []map[string]string {
+	current := ag.Model()
+	ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
+	defer cancel()
+	list, err := llm.ListModels(ctx, ag.Provider())
+	if err != nil || len(list) == 0 {
+		return []map[string]string{{"value": current, "displayName": current, "description": "the session's model"}}
+	}
+	out := make([]map[string]string, 0, len(list))
+	for _, m := range list {
+		name := cmp.Or(m.DisplayName, m.ID)
+		desc := "a model of the provider"
+		if m.ID == current {
+			desc = "the session's model"
+		}
+		out = append(out, map[string]string{"value": m.ID, "displayName": name, "description": desc})
+	}
+	return out
 }
 
 // account is initialize's account (the SDK's accountInfo()): where the

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/slash"
+	"github.com/gantry-dev/gantry/slash/local"
 )
 
 // SlashCommand is one command a prompt may start with, as the SDK lists
@@ -77,6 +78,24 @@ func (s *server) runCommand(ctx context.Context, ag *agent.Agent, blocks []llm.B
 			return nil, func() {}, true
 		}
 		return []llm.Block{llm.Text(text)}, undo, false
+	}
+	if local.Handles(c) {
+		req := local.Request{Command: c, Args: args, Agent: ag, Workspace: s.ws, Clear: func(ctx context.Context) error {
+			if err := ag.Clear(ctx); err != nil {
+				return err
+			}
+			s.mu.Lock()
+			s.ctxTokens = 0
+			s.mu.Unlock()
+			return nil
+		}}
+		text, err := local.Run(ctx, req)
+		res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: ag.SessionID(), Text: text}
+		if err != nil {
+			res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, err.Error()
+		}
+		s.out.Result(res, nil)
+		return nil, func() {}, true
 	}
 	switch c.Name {
 	case "compact":

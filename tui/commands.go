@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/slash"
+	"github.com/gantry-dev/gantry/slash/local"
 	"github.com/gantry-dev/gantry/workspace"
 )
 
@@ -30,6 +31,11 @@ func slashCommands() []command {
 		{"/permissions", "", "the permission mode and the rules of the settings files", (*model).cmdPermissions},
 		{"/mcp", "", "the MCP servers and their state", (*model).cmdMCP},
 		{"/agents", "", "the agent types the Agent tool can start", (*model).cmdAgents},
+		{"/context", "", "how much of the context window the conversation uses", localCommand("context")},
+		{"/cost", "", "the tokens and cost of this session so far", localCommand("cost")},
+		{"/memory", "", "the memory files (AGENTS.md, CLAUDE.md, GANTRY.md) in the system prompt", localCommand("memory")},
+		{"/init", "", "ask the model to write a CLAUDE.md documenting this codebase", promptCommand("init")},
+		{"/review", "[pr-number]", "ask the model to review a pull request or this branch's changes", promptCommand("review")},
 		{"/exit", "", "leave gantry (also /quit, Ctrl-D, Ctrl-C twice)", (*model).cmdExit},
 	}
 }
@@ -53,6 +59,42 @@ func (m *model) command(line string) tea.Cmd {
 	}
 	m.print(m.st.warn.Render("unknown command " + esc(name) + " — /help lists them"))
 	return nil
+}
+
+// localCommand runs a built-in command of package slash/local (its one
+// home) and prints its report.
+func localCommand(name string) func(m *model, arg string) tea.Cmd {
+	return func(m *model, arg string) tea.Cmd {
+		if m.busy("/" + name) {
+			return nil
+		}
+		if m.sess == nil {
+			m.print(m.st.warn.Render("/" + name + ": no session is open"))
+			return nil
+		}
+		ws := m.workspace()
+		c := slash.NewRegistry().Lookup(name)
+		if ws != nil {
+			c = ws.Commands().Lookup(name)
+		}
+		text, err := local.Run(m.ctx, local.Request{Command: c, Args: arg, Agent: m.sess.Agent, Workspace: ws})
+		if err != nil {
+			m.print(m.st.bad.Render("✗ " + esc(err.Error())))
+			return nil
+		}
+		m.print(esc(text))
+		return nil
+	}
+}
+
+// promptCommand queues a built-in prompt command (/init, /review) like a
+// prompt: startRun expands it (package slash).
+func promptCommand(name string) func(m *model, arg string) tea.Cmd {
+	return func(m *model, arg string) tea.Cmd {
+		line := strings.TrimSpace("/" + name + " " + arg)
+		m.queue = append(m.queue, line)
+		return m.next()
+	}
 }
 
 // customCommand returns the custom command (package slash) a prompt

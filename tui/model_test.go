@@ -713,7 +713,7 @@ func TestSlashCommands(t *testing.T) {
 	h.m.input.Reset()
 	h.typeText("/help")
 	h.keys("enter")
-	h.wantTranscript("shift+tab", "esc", "/clear", "/compact [instructions]", "/model [name]", "/permissions", "/mcp", "/agents")
+	h.wantTranscript("shift+tab", "esc", "/clear", "/compact [instructions]", "/model [name]", "/permissions", "/mcp", "/agents", "/context", "/cost", "/memory", "/init", "/review [pr-number]")
 	h.typeText("/frobnicate")
 	h.keys("enter")
 	h.wantTranscript("unknown command /frobnicate")
@@ -723,6 +723,9 @@ func TestSlashCommands(t *testing.T) {
 	h.typeText("/model")
 	h.keys("enter")
 	h.wantTranscript("model: the provider's default")
+	h.typeText("/cost")
+	h.keys("enter")
+	h.wantTranscript("/cost: no session is open")
 }
 
 func TestResumePicker(t *testing.T) {

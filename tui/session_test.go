@@ -72,6 +72,12 @@ func TestSessionEndToEnd(t *testing.T) {
 	h.typeText("are you there?")
 	h.keys("enter")
 	h.pump(func() bool { return !h.m.running && strings.Contains(h.transcript(), "Still here.") })
+	// /cost and /context report from the agent (package slash/local).
+	h.typeText("/cost")
+	h.keys("enter")
+	h.typeText("/context")
+	h.keys("enter")
+	h.wantTranscript("Total cost:", "Model calls: ", "Context: ")
 
 	h.typeText("/compact keep the file names")
 	h.keys("enter")

@@ -26,6 +26,7 @@ import (
 	"github.com/gantry-dev/gantry/mcptool"
 	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/slash"
+	"github.com/gantry-dev/gantry/slash/local"
 	"github.com/gantry-dev/gantry/streamjson"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/toolset"
@@ -300,6 +301,8 @@ func runPrompt(ctx context.Context, a *app, f *runFlags, args []string) error {
 	s.rc.printer.Store(out)
 	if c, args := s.ws.Commands().Find(prompt); c != nil && c.Builtin() && c.Name == "compact" {
 		return compactRun(ctx, s, out, args)
+	} else if local.Handles(c) {
+		return localRun(ctx, s, out, c, args)
 	} else if c != nil && !c.Builtin() {
 		// A custom slash command (package slash): its prompt, model and
 		// allowed-tools.
@@ -361,6 +364,22 @@ func compactRun(ctx context.Context, s *runSession, out *printer, instructions s
 	} else {
 		out.w.CompactBoundary("manual", ev)
 		res.Text = fmt.Sprintf("Compacted the conversation: %d messages became %d.", ev.Before, ev.After)
+	}
+	out.finish(res, nil)
+	if res.IsError {
+		return &exitError{code: 1, err: errors.New("")}
+	}
+	return nil
+}
+
+// localRun runs a built-in command of package slash/local as the run:
+// its report is the result. /clear is not available (each -p run is a
+// new session unless it resumes one, and its end is the run's end).
+func localRun(ctx context.Context, s *runSession, out *printer, c *slash.Command, args string) error {
+	text, err := local.Run(ctx, local.Request{Command: c, Args: args, Agent: s.ag, Workspace: s.ws})
+	res := &agent.ResultEvent{Subtype: agent.SubtypeSuccess, SessionID: s.ag.SessionID(), Text: text}
+	if err != nil {
+		res.Subtype, res.IsError, res.Text = agent.SubtypeDuringExecution, true, err.Error()
 	}
 	out.finish(res, nil)
 	if res.IsError {

@@ -179,6 +179,7 @@ func WithHTTP2Config(c *http.HTTP2Config) Option {
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
 	srv       *httptest.Server
+	models    []llm.ModelInfo // what GET /v1/models lists (SetModels)
 	responder func(Request) (Reply, bool)
 
 	chunkSize               int
@@ -215,6 +216,8 @@ func Start(opts ...Option) *Server {
 	mux.HandleFunc("POST /v1/messages", s.handleAnthropic)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleOpenAI)
 	mux.HandleFunc("POST /chat/completions", s.handleOpenAI)
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /models", s.handleModels)
 	s.srv = httptest.NewUnstartedServer(mux)
 	if s.h2c {
 		var p http.Protocols
