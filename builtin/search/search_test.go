@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/gantry-dev/gantry/internal/testtree"
 	"github.com/gantry-dev/gantry/tool"
 )
 
@@ -22,32 +22,17 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixture is a file of a test tree: its content, written in order with
-// strictly increasing modification times (the last one is the newest).
+// fixture is a file of a test tree, written by testtree.Write in order
+// with strictly increasing modification times (the last one is the newest).
 type fixture struct{ path, content string }
 
 func writeTree(t testing.TB, root string, files []fixture) {
 	t.Helper()
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	tree := make([]testtree.File, len(files))
 	for i, f := range files {
-		p := filepath.Join(root, filepath.FromSlash(f.path))
-		if strings.HasSuffix(f.path, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(f.content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		mt := base.Add(time.Duration(i) * time.Minute)
-		if err := os.Chtimes(p, mt, mt); err != nil {
-			t.Fatal(err)
-		}
+		tree[i] = testtree.File{Path: f.path, Content: f.content}
 	}
+	testtree.Write(t, root, tree)
 }
 
 func ctxLines() string {

@@ -12,37 +12,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/testtree"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixture is a file of a test tree: its content, written in order with
-// strictly increasing modification times (the last one is the newest).
+// fixture is a file of a test tree, written by testtree.Write in order
+// with strictly increasing modification times (the last one is the newest).
 type fixture struct{ path, content string }
 
 func writeTree(t testing.TB, root string, files []fixture) {
 	t.Helper()
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	tree := make([]testtree.File, len(files))
 	for i, f := range files {
-		p := filepath.Join(root, filepath.FromSlash(f.path))
-		if strings.HasSuffix(f.path, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(f.content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		mt := base.Add(time.Duration(i) * time.Minute)
-		if err := os.Chtimes(p, mt, mt); err != nil {
-			t.Fatal(err)
-		}
+		tree[i] = testtree.File{Path: f.path, Content: f.content}
 	}
+	testtree.Write(t, root, tree)
 }
 
 func haveRipgrep(t testing.TB) {
