@@ -228,8 +228,8 @@ type SharedEnv struct {
 	env tool.Env
 }
 
-// NewSharedEnv returns a session holding a copy of env (nil means the zero
-// Env).
+// NewSharedEnv returns a shared environment holding a copy of env (nil
+// means the zero Env).
 func NewSharedEnv(env *tool.Env) *SharedEnv {
 	s := &SharedEnv{}
 	if env != nil {

@@ -87,7 +87,7 @@ type task struct {
 	readMu sync.Mutex
 }
 
-// NewJobs returns an empty task manager.
+// NewJobs returns an empty manager of background commands.
 func NewJobs() *Jobs { return &Jobs{tasks: make(map[string]*task)} }
 
 func newTaskID() string {
