@@ -480,11 +480,12 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	idle, err := settingsIdleTimeout(a, f, dir)
+	rs := newRunSettings(a, dir)
+	idle, err := settingsIdleTimeout(a, f, rs)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
-	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, dir), idle)
+	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, rs), idle)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
