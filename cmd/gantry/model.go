@@ -36,10 +36,11 @@ func settingsIdleTimeout(a *app, f *runFlags, rs *runSettings) (time.Duration, e
 	return d, nil
 }
 
-// runSettings reads the settings of directory dir that a run's provider
-// options come from (the model, the stream idle timeout) once, when the
-// first of them is asked for; the workspace reads its own (with the
-// policy path and setting sources of the command line).
+// runSettings reads the settings of directory dir that a run consults
+// before its workspace opens (the model, the stream idle timeout, whether
+// to ask for trust) once, when the first of them is asked for; the
+// workspace reads its own after the trust prompt (with the policy path
+// and setting sources of the command line).
 type runSettings struct {
 	a    *app
 	dir  string

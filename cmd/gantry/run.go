@@ -505,7 +505,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		rc.ch, rc.term, rc.person = f.chat, nil, f.chat
 	}
 	if !f.noSettings && !f.trust {
-		rc.trust(ctx, a, dir)
+		rc.trust(ctx, a, rs)
 	}
 	webOpts, err := f.web.options(a, prov, model)
 	if err != nil {
