@@ -816,3 +816,81 @@ func TestRewindCountLines(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreFilesChange: a scan spares matching the paths the previous
+// one recorded only while every ignore file is the one it read; a
+// changed, added or removed ignore file — even rewritten at the same size
+// and dated back past the racy window — is matched afresh.
+func TestIgnoreFilesChange(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	age := func(t *testing.T, dir string, rels ...string) {
+		t.Helper()
+		for _, rel := range rels {
+			if err := os.Chtimes(filepath.Join(dir, rel), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		want   []string // ignored after the change
+	}{
+		{"unchanged, a new file matches", func(t *testing.T, dir string) {
+			write(t, dir, "new.log", "n")
+		}, []string{"c.log", "new.log", "sub/b.txt", "x.tmp"}},
+		{"root .gitignore rewritten, same size", func(t *testing.T, dir string) {
+			write(t, dir, ".gitignore", "*.txt\n")
+			age(t, dir, ".gitignore")
+		}, []string{"a.txt", "sub/b.txt", "x.tmp"}},
+		{"sub .gitignore grows", func(t *testing.T, dir string) {
+			write(t, dir, "sub/.gitignore", "b.txt\nd.go\n")
+			age(t, dir, "sub/.gitignore")
+		}, []string{"c.log", "sub/b.txt", "sub/d.go", "x.tmp"}},
+		{"sub .gitignore removed", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "sub/.gitignore"))
+		}, []string{"c.log", "x.tmp"}},
+		{"a .gitignore added", func(t *testing.T, dir string) {
+			write(t, dir, "lib/.gitignore", "*.go\n")
+			age(t, dir, "lib/.gitignore")
+		}, []string{"c.log", "lib/e.go", "sub/b.txt", "x.tmp"}},
+		{"exclude changed", func(t *testing.T, dir string) {
+			write(t, dir, ".git/info/exclude", "a.txt\n")
+			age(t, dir, ".git/info/exclude")
+		}, []string{"a.txt", "c.log", "sub/b.txt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, ".gitignore", "*.log\n")
+			write(t, dir, "sub/.gitignore", "b.txt\n")
+			write(t, dir, ".git/info/exclude", "*.tmp\n")
+			for _, f := range []string{"a.txt", "c.log", "x.tmp", "sub/b.txt", "sub/d.go", "lib/e.go"} {
+				write(t, dir, f, f)
+			}
+			age(t, dir, ".gitignore", "sub/.gitignore", ".git/info/exclude")
+			s := open(t, dir, nil)
+			ctx := context.Background()
+			// Twice: the second scan is the one that reuses the first's.
+			for range 2 {
+				if _, err := s.Create(ctx, Meta{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.change(t, dir)
+			info, err := s.Create(ctx, Meta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range info.NotCovered {
+				if n.Reason == ReasonIgnored {
+					got = append(got, n.Path)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("ignored %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -89,6 +89,9 @@ type manifest struct {
 	entries    []Entry // in walk order
 	notCovered []NotCovered
 	index      map[string]*Entry // built on demand
+	// ignoreSig identifies the ignore files the scan read (in memory
+	// only; "" when unknown): see scanner.ignoreSignature.
+	ignoreSig string
 }
 
 func (m *manifest) lookup(p string) *Entry {

@@ -52,6 +52,10 @@ type scanner struct {
 
 	cursor int // into prev.entries: the next one previous may return
 
+	// sameIgnore: the ignore files are those of prev's scan, unchanged
+	// by their stat, so a path prev recorded is not ignored now either.
+	sameIgnore bool
+
 	sem  chan struct{} // worker slots of the listing phase
 	seen atomic.Int64  // entries listed so far (the listing stops past the file cap)
 	wg   sync.WaitGroup
@@ -63,6 +67,13 @@ type dirNode struct {
 	parts []string
 	err   string // the directory could not be listed
 	items []item // by name
+
+	// m matches the directory's entries (nil: no patterns apply); a
+	// non-directory entry is matched in the record phase, where the
+	// previous tree can spare it (scanner.sameIgnore).
+	m gitignore.Matcher
+	// gitignore: the directory held a .gitignore when listed.
+	gitignore bool
 }
 
 // item is one listed entry.
@@ -71,6 +82,7 @@ type item struct {
 	st         fileStat
 	err        string // stat or readlink failed
 	ignored    bool
+	match      bool     // not matched yet: a non-directory with patterns to match
 	target     string   // a link's
 	child      *dirNode // a directory's (nil past the file cap)
 }
@@ -93,13 +105,15 @@ func (s *Store) scan(ctx context.Context, prev *manifest) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: open %s: %w", s.dir, err)
 	}
-	pats := readIgnore(filepath.Join(s.dir, ".git", "info", "exclude"), nil)
+	pats, exclude := readExclude(filepath.Join(s.dir, ".git", "info", "exclude"))
 	root := &dirNode{}
 	sc.list(fd, root, pats)
 	sc.wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sc.out.ignoreSig = sc.ignoreSignature(root, exclude)
+	sc.sameIgnore = prev != nil && sc.out.ignoreSig != "" && sc.out.ignoreSig == prev.ignoreSig
 	if err := sc.record(root); err != nil {
 		return nil, err
 	}
@@ -121,11 +135,13 @@ func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
 	}
 	slices.Sort(names)
 	if slices.Contains(names, ".gitignore") {
+		n.gitignore = true
 		pats = append(pats[:len(pats):len(pats)], readIgnoreAt(fd, n.parts)...)
 	}
 	var m gitignore.Matcher
 	if len(pats) > 0 {
 		m = gitignore.NewMatcher(pats)
+		n.m = m
 	}
 	n.items = make([]item, 0, len(names))
 	for _, name := range names {
@@ -149,10 +165,9 @@ func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
 		}
 		it.st = statOf(&st)
 		typ := it.st.Mode & unix.S_IFMT
-		parts := append(n.parts[:len(n.parts):len(n.parts)], name)
-		if m != nil && m.Match(parts, typ == unix.S_IFDIR) {
-			it.ignored = true
-			continue
+		if typ != unix.S_IFDIR {
+			// Matched when recorded; a link's target is read either way.
+			it.match = m != nil
 		}
 		switch typ {
 		case unix.S_IFLNK:
@@ -160,6 +175,11 @@ func (sc *scanner) list(fd int, n *dirNode, pats []gitignore.Pattern) {
 				it.err = err.Error()
 			}
 		case unix.S_IFDIR:
+			parts := append(n.parts[:len(n.parts):len(n.parts)], name)
+			if m != nil && m.Match(parts, true) {
+				it.ignored = true
+				continue
+			}
 			if sc.seen.Load() > int64(sc.s.opts.MaxFiles) {
 				continue // past the file cap: not listed (recorded as over it)
 			}
@@ -199,6 +219,9 @@ func (sc *scanner) record(n *dirNode) error {
 	}
 	for i := range n.items {
 		it := &n.items[i]
+		if it.match && !sc.full {
+			it.ignored = sc.ignored(n, it)
+		}
 		switch {
 		case sc.full:
 			sc.notCovered(it.path, ReasonFileCap)
@@ -234,6 +257,84 @@ func (sc *scanner) record(n *dirNode) error {
 		default:
 			sc.notCovered(it.path, ReasonSpecial)
 		}
+	}
+	return nil
+}
+
+// ignored matches a non-directory entry of n, unless the ignore files are
+// those of the previous scan and it recorded the path (then it was not
+// ignored, and is not now).
+func (sc *scanner) ignored(n *dirNode, it *item) bool {
+	if sc.sameIgnore {
+		if old := sc.peek(it.path); old != nil && old.Type != TypeDir {
+			return false
+		}
+	}
+	parts := make([]string, len(n.parts)+1)
+	copy(parts, n.parts)
+	parts[len(n.parts)] = it.name
+	return n.m.Match(parts, false)
+}
+
+// ignoreSignature identifies the ignore files a scan read by their stat:
+// .git/info/exclude's (exclude) and every listed .gitignore's. It is ""
+// when one cannot be told from a later version by its stat — unreadable,
+// gone while listed, or changed within the racy window of the scan
+// (its content may be newer than what was read).
+func (sc *scanner) ignoreSignature(root *dirNode, exclude *fileStat) string {
+	horizon := sc.out.taken.Add(-racyWindow).UnixNano()
+	var b strings.Builder
+	ok := true
+	add := func(rel string, st *fileStat) {
+		if st.MTime >= horizon { // as a file's stat cache: scanner.racy
+			ok = false
+		}
+		fmt.Fprintf(&b, "%s\x00%d:%d:%d:%d:%d\n", rel, st.Mode, st.Size, st.Ino, st.MTime, st.CTime)
+	}
+	if exclude != nil {
+		add(".git/info/exclude", exclude)
+	}
+	var walk func(n *dirNode)
+	walk = func(n *dirNode) {
+		if !ok || n == nil {
+			return
+		}
+		if n.gitignore {
+			i, found := slices.BinarySearchFunc(n.items, ".gitignore", func(it item, name string) int {
+				return strings.Compare(it.name, name)
+			})
+			if !found || n.items[i].err != "" {
+				ok = false
+				return
+			}
+			add(n.rel+"/.gitignore", &n.items[i].st)
+		}
+		for i := range n.items {
+			walk(n.items[i].child)
+		}
+	}
+	walk(root)
+	if !ok {
+		return ""
+	}
+	return b.String() + "."
+}
+
+// peek is the entry of the previous tree at path p if the cursor reaches
+// it in tree order (nil otherwise); it moves the cursor up to p, not past
+// it, so previous(p) still returns it.
+func (sc *scanner) peek(p string) *Entry {
+	if sc.prev == nil {
+		return nil
+	}
+	es := sc.prev.entries
+	i := sc.cursor
+	for i < len(es) && treeLess(es[i].Path, p) {
+		i++
+	}
+	sc.cursor = i
+	if i < len(es) && es[i].Path == p {
+		return &es[i]
 	}
 	return nil
 }
@@ -358,10 +459,21 @@ func readIgnoreAt(dirfd int, domain []string) []gitignore.Pattern {
 	return ignorefile.Read(f, domain)
 }
 
-// readIgnore parses a gitignore-syntax file whose patterns apply below
-// domain.
-func readIgnore(file string, domain []string) []gitignore.Pattern {
-	return ignorefile.ReadFile(file, domain)
+// readExclude parses the project's .git/info/exclude and returns its
+// stat (nil if it could not be opened).
+func readExclude(file string) ([]gitignore.Pattern, *fileStat) {
+	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	f := os.NewFile(uintptr(fd), file)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil
+	}
+	fs := statOf(&st)
+	return ignorefile.Read(f, nil), &fs
 }
 
 func errText(err error) string {

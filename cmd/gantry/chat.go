@@ -63,7 +63,7 @@ func runChat(ctx context.Context, a *app, f *runFlags, args []string) error {
 	}
 	// The provider is checked before the UI starts: without a model there
 	// is nothing to do, and the error reads better on a plain terminal.
-	if _, _, err := newProvider(a, f.provider, settingsModel(a, f, dir)); err != nil {
+	if _, _, err := newProvider(a, f.provider, settingsModel(a, f, newRunSettings(a, dir))); err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	var sessions func() ([]tui.SessionInfo, error)

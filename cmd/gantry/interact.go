@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/gantry-dev/gantry/interaction"
-	"github.com/gantry-dev/gantry/settings"
 	"github.com/gantry-dev/gantry/tool"
 	"github.com/gantry-dev/gantry/workspace"
 )
@@ -89,13 +88,14 @@ func (rc *runChannel) pause() func() {
 	return func() {}
 }
 
-// trust asks the terminal whether to trust dir (when its settings hold
+// trust asks the terminal whether to trust the run's directory (when its settings hold
 // something that only applies once trusted) and records the answer.
-func (rc *runChannel) trust(ctx context.Context, a *app, dir string) {
+func (rc *runChannel) trust(ctx context.Context, a *app, rs *runSettings) {
 	if rc.person == nil {
 		return
 	}
-	st, err := settings.Load(settings.Options{ProjectDir: dir, Getenv: a.getenv})
+	dir := rs.dir
+	st, err := rs.load()
 	if err != nil || st.Trusted || len(st.Ignored()) == 0 {
 		return
 	}

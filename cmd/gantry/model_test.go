@@ -26,7 +26,7 @@ func TestSettingsModel(t *testing.T) {
 		{noSettings: true, want: ""},
 	} {
 		env["GANTRY_MODEL"] = tc.envModel
-		got := settingsModel(a, &runFlags{model: tc.flag, safetyFlags: safetyFlags{noSettings: tc.noSettings}}, dir)
+		got := settingsModel(a, &runFlags{model: tc.flag, safetyFlags: safetyFlags{noSettings: tc.noSettings}}, newRunSettings(a, dir))
 		if got != tc.want {
 			t.Errorf("%+v: %q", tc, got)
 		}

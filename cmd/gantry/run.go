@@ -499,11 +499,12 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	idle, err := settingsIdleTimeout(a, f, dir)
+	rs := newRunSettings(a, dir)
+	idle, err := settingsIdleTimeout(a, f, rs)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
-	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, dir), idle)
+	prov, model, err := newProviderIdle(a, f.provider, settingsModel(a, f, rs), idle)
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
@@ -523,7 +524,7 @@ func openSession(ctx context.Context, a *app, f *runFlags, init *streamjson.Init
 		rc.ch, rc.term, rc.person = f.chat, nil, f.chat
 	}
 	if !f.noSettings && !f.trust {
-		rc.trust(ctx, a, dir)
+		rc.trust(ctx, a, rs)
 	}
 	webOpts, err := f.web.options(a, prov, model)
 	if err != nil {
