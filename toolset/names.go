@@ -145,3 +145,13 @@ func SplitNames(s string) []string {
 	flush(len(s))
 	return out
 }
+
+// SplitNameLists is [SplitNames] over repeated values (a flag given several
+// times, each "A,B" or "A B"), in order.
+func SplitNameLists(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		out = append(out, SplitNames(v)...)
+	}
+	return out
+}

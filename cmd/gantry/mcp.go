@@ -207,7 +207,7 @@ address (a non-loopback address needs --allow-remote).`,
 func buildMCPServer(ctx context.Context, a *app, sf *safetyFlags, dir string) (*mcpserve.Server, func(), error) {
 	ws, err := openWorkspace(ctx, a, sf, dir, func(o *workspace.Options) {
 		o.NoMCP, o.NoAgentTool = true, true
-		o.Pool = &toolset.Options{Allow: splitRules(sf.allowed)}
+		o.Pool = &toolset.Options{Allow: toolset.SplitNameLists(sf.allowed)}
 		// Asks, questions and plans go to the calling client's user (form
 		// elicitation); a client that cannot ask gets a denial that says so.
 		o.Interaction = mcpserve.Elicitation()

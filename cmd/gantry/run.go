@@ -640,7 +640,7 @@ func (f *runFlags) poolOptions() *toolset.Options {
 	if !f.toolsSet || strings.TrimSpace(f.tools) == "default" {
 		return nil
 	}
-	return &toolset.Options{Allow: append(splitRules([]string{f.tools}), "mcp__*")}
+	return &toolset.Options{Allow: append(toolset.SplitNameLists([]string{f.tools}), "mcp__*")}
 }
 
 // readJSONSchema reads --json-schema: inline JSON, or @file. Empty is

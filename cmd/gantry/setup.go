@@ -43,16 +43,6 @@ func (f *safetyFlags) workDir() (string, error) {
 	return dir, nil
 }
 
-// splitRules splits flag values given as "A,B" or "A B" into rules, keeping
-// commas and spaces inside parentheses ("Bash(git diff *)").
-func splitRules(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		out = append(out, toolset.SplitNames(v)...)
-	}
-	return out
-}
-
 // workspaceOptions turns the safety flags into the options of the session
 // assembly. --trust is recorded in the trust store first, so later sessions
 // of the folder are trusted too.
@@ -63,7 +53,7 @@ func (f *safetyFlags) workspaceOptions(a *app, dir string) (workspace.Options, e
 		}
 	}
 	return workspace.Options{
-		Dir: dir, Mode: tool.Mode(f.mode), Allow: splitRules(f.allowed), Deny: splitRules(f.disallowed),
+		Dir: dir, Mode: tool.Mode(f.mode), Allow: toolset.SplitNameLists(f.allowed), Deny: toolset.SplitNameLists(f.disallowed),
 		Trusted: f.trust, NoSettings: f.noSettings, PolicyPath: f.policy,
 		Getenv: a.getenv, UserHome: a.getenv("HOME"),
 		Warn: func(msg string) { fmt.Fprintln(a.stderr, "gantry:", msg) },

@@ -5,29 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
-
-func TestSplitRules(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want []string
-	}{
-		{[]string{"Read,Glob"}, []string{"Read", "Glob"}},
-		{[]string{"Read Glob", "Bash(git diff *)"}, []string{"Read", "Glob", "Bash(git diff *)"}},
-		{[]string{"Bash(echo a,b),Read"}, []string{"Bash(echo a,b)", "Read"}},
-		{[]string{"Bash(npm run test:*) , WebFetch(domain:x.io)"}, []string{"Bash(npm run test:*)", "WebFetch(domain:x.io)"}},
-		{[]string{"", " , "}, nil},
-		{[]string{"Bash(unclosed"}, []string{"Bash(unclosed"}},
-	}
-	for _, tt := range tests {
-		if got := splitRules(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("splitRules(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
 
 // Every command that runs tools shares one safety setup: `mcp serve` refuses
 // bypass as root and rejects unknown modes and bad rules like `-p` does.

@@ -203,7 +203,7 @@ func cronAdd(o *CronOptions) *cobra.Command {
 			rec := !once
 			jr.Recurring = &rec
 			jr.Options.Mode = tool.Mode(mode)
-			jr.Options.Allow, jr.Options.Deny = splitRules(allowed), splitRules(disallowed)
+			jr.Options.Allow, jr.Options.Deny = toolset.SplitNameLists(allowed), toolset.SplitNameLists(disallowed)
 			j, err := serve.NewJob(jr, o.Now())
 			if err != nil {
 				return o.exit(2, err)
@@ -266,17 +266,6 @@ func (o *CronOptions) workDir(cwd string) (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// splitRules reads repeated rule-list flags as the CLI's -p does: each
-// value is split by [toolset.SplitNames], so a rule keeps the commas
-// inside its parentheses.
-func splitRules(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		out = append(out, toolset.SplitNames(v)...)
-	}
-	return out
 }
 
 // cronPause is `cron pause` (paused) or `cron resume`: a paused job is
