@@ -48,7 +48,7 @@ func newCronCmd(a *app) *cobra.Command {
 		},
 		Stdout: a.stdout,
 		Exit:   func(code int, err error) error { return &exitError{code: code, err: err} },
-		Short:  "List, add and remove durable cron jobs (run by gantry serve)",
+		Short:  "List, add, pause, resume and remove durable cron jobs (run by gantry serve)",
 		Long: `Durable cron jobs are kept in $GANTRY_HOME/gantry.db and run by gantry serve:
 each fire is an agent run of the job's prompt in its directory, with its
 permission options. Schedules are 5-field cron expressions in local time

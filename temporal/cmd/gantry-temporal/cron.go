@@ -25,7 +25,7 @@ func newCronCmd(a *app) *cobra.Command {
 		Flags:  func(cmd *cobra.Command) { c.add(cmd, a) },
 		Stdout: a.stdout,
 		Exit:   func(code int, err error) error { return &exitError{code: code, err: err} },
-		Short:  "List, add and remove durable cron jobs (Temporal Schedules)",
+		Short:  "List, add, pause, resume and remove durable cron jobs (Temporal Schedules)",
 		Long: `Durable cron jobs on Temporal: each job is a Temporal Schedule whose fires
 start runs on the task queue's workers — one run per fire, whether or not a
 gantry-temporal serve runs. Schedules are 5-field cron expressions in local
