@@ -122,6 +122,7 @@ type server struct {
 	ws       *workspace.Workspace
 	openErr  error
 	mirror   *Mirror // nil: none
+	unwatch  func()  // stops announcing background commands' ends (nil: none)
 	// ctxTokens is the size of the main agent's last model exchange
 	// (prompt and output tokens), for get_context_usage.
 	ctxTokens int
@@ -380,6 +381,9 @@ func (s *server) open(ctx context.Context) (*agent.Agent, *workspace.Workspace, 
 			in.Interaction = NotifyStream(s.conn, &PermissionChannel{Conn: s.conn, SetMode: s.setMode})
 		}
 		s.ag, s.ws, s.openErr = s.opts.Open(context.WithoutCancel(ctx), in)
+		if s.openErr == nil && s.ws != nil && s.ws.Tasks() != nil {
+			s.unwatch = s.ws.Tasks().Watch(s.out.JobEnded)
+		}
 		if s.openErr == nil && s.opts.ClaudeConfigDir != "" {
 			dir := ""
 			if s.ws != nil {
@@ -395,6 +399,11 @@ func (s *server) open(ctx context.Context) (*agent.Agent, *workspace.Workspace, 
 }
 
 func (s *server) closeAgent() {
+	if s.unwatch != nil {
+		// Commands the session's end stops are not announced: the
+		// program stopped reading.
+		s.unwatch()
+	}
 	if s.ag != nil {
 		_ = s.ag.Close()
 	}

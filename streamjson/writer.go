@@ -3,12 +3,15 @@ package streamjson
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/agent"
 	"github.com/gantry-dev/gantry/builtin/agenttool"
+	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/transcript"
@@ -53,7 +56,9 @@ type WriterOptions struct {
 	// with its transcript uuid (the id of the checkpoint recorded before
 	// it, if any): the CLI's --replay-user-messages.
 	ReplayUser bool
-	// NewUUID makes message uuids (nil = random version 4 uuids).
+	// NewUUID makes message uuids (nil = random version 4 uuids). It is
+	// called from the goroutine of [Writer.JobEnded] too, so it must be
+	// safe for concurrent use.
 	NewUUID func() string
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
@@ -86,6 +91,19 @@ type Writer struct {
 	held   map[string][]func()
 	// tasks are the subagents started, by the id of their Agent call.
 	tasks map[string]*subTask
+
+	sendMu sync.Mutex // serialises emit and guards err: JobEnded sends from other goroutines
+	jobMu  sync.Mutex // guards jobs
+	// jobs are the background commands seen, by job id, until their
+	// task_notification was written.
+	jobs map[string]*bgJob
+}
+
+// bgJob is what the Writer knows of a background command.
+type bgJob struct {
+	toolUseID, description, session string
+	started                         bool           // its task_started was written
+	end                             *shell.JobInfo // how it ended, when that came before task_started
 }
 
 // subTask is what the Writer knows of a subagent's Agent call.
@@ -108,12 +126,18 @@ func NewWriter(emit func(v any) error, opts WriterOptions) *Writer {
 }
 
 // Err returns the first error emit returned.
-func (w *Writer) Err() error { return w.err }
+func (w *Writer) Err() error {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	return w.err
+}
 
 // SessionID returns the session of the last run seen ("" before one).
 func (w *Writer) SessionID() string { return w.session }
 
 func (w *Writer) send(v any) {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
 	if err := w.emit(v); err != nil && w.err == nil {
 		w.err = err
 	}
@@ -169,6 +193,7 @@ func (w *Writer) Event(ev agent.Event) {
 				w.denied(o, "")
 			}
 			w.taskEnded(o)
+			w.jobStarted(o)
 		}
 	case *agent.ToolStatus:
 		w.toolProgress(e.Status, nil)
@@ -652,4 +677,94 @@ func (w *Writer) Compacting(done bool, err error) {
 // (/compact).
 func (w *Writer) CompactBoundary(trigger string, e *agent.CompactEvent) {
 	w.send(CompactBoundary{Type: "system", Subtype: "compact_boundary", CompactMetadata: CompactMetadata{Trigger: trigger, PreTokens: e.PromptTokens}, UUID: w.opts.NewUUID(), SessionID: w.session})
+}
+
+// jobStarted writes the task_started of a Bash call that started a
+// background command (once the message holding the call was written),
+// and its task_notification at once if the command already ended.
+func (w *Writer) jobStarted(o *executor.Outcome) {
+	if o.Result == nil || o.Result.IsError {
+		return
+	}
+	out, ok := o.Result.Structured.(shell.BashOutput)
+	if !ok || out.TaskID == "" {
+		return
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(o.Input, &in) // the call ran, so its input parsed
+	id, session := out.TaskID, w.session
+	w.after(o.ID, func() {
+		w.jobMu.Lock()
+		defer w.jobMu.Unlock()
+		if w.jobs == nil {
+			w.jobs = map[string]*bgJob{}
+		}
+		j := w.jobs[id]
+		if j == nil {
+			j = &bgJob{}
+			w.jobs[id] = j
+		}
+		j.toolUseID, j.description, j.session, j.started = o.ID, in.Command, session, true
+		w.send(TaskStarted{Type: "system", Subtype: "task_started", TaskID: id, ToolUseID: o.ID, Description: in.Command,
+			IsBackgrounded: true, TaskType: "local_bash", UUID: w.opts.NewUUID(), SessionID: session})
+		if j.end != nil {
+			w.jobNotification(j, *j.end)
+		}
+	})
+}
+
+// JobEnded writes the task_notification of a background Bash command that
+// ended: status completed, failed (a non-zero exit) or stopped (TaskStop,
+// the output limit, the session's end), with its output file and a
+// one-line summary. Pass it to [shell.Jobs.Watch]; unlike the Writer's
+// other methods it is safe to call from any goroutine, at any time. Only
+// commands whose start the Writer saw are announced (a Jobs task of another
+// kind, such as a background subagent, has its own messages); an end that
+// arrives before the start was written is written right after it.
+func (w *Writer) JobEnded(info shell.JobInfo) {
+	if info.Kind != "shell" {
+		return
+	}
+	w.jobMu.Lock()
+	defer w.jobMu.Unlock()
+	j := w.jobs[info.ID]
+	if j == nil {
+		// The Bash result naming this job is not seen yet (the command
+		// can end before its call returns).
+		if w.jobs == nil {
+			w.jobs = map[string]*bgJob{}
+		}
+		w.jobs[info.ID] = &bgJob{end: &info}
+		return
+	}
+	if !j.started {
+		j.end = &info
+		return
+	}
+	w.jobNotification(j, info)
+}
+
+// jobNotification writes a command's task_notification. Callers hold
+// jobMu.
+func (w *Writer) jobNotification(j *bgJob, info shell.JobInfo) {
+	delete(w.jobs, info.ID)
+	status, how := "completed", "completed"
+	switch info.Status {
+	case shell.TaskFailed:
+		status, how = "failed", "failed"
+	case shell.TaskKilled:
+		status, how = "stopped", "was stopped"
+	}
+	summary := fmt.Sprintf("Background command %q %s", j.description, how)
+	switch {
+	case info.ExitCode != nil && info.Status != shell.TaskKilled:
+		summary += fmt.Sprintf(" (exit code %d)", *info.ExitCode)
+	case info.Note != "":
+		summary += " (" + info.Note + ")"
+	}
+	n := TaskNotification{Type: "system", Subtype: "task_notification", TaskID: info.ID, ToolUseID: j.toolUseID, Status: status,
+		OutputFile: info.OutputPath, Summary: summary, UUID: w.opts.NewUUID(), SessionID: j.session}
+	w.send(n)
 }

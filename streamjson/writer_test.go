@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/agent"
+	"github.com/gantry-dev/gantry/builtin/shell"
 	"github.com/gantry-dev/gantry/executor"
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -375,5 +376,80 @@ func TestTaskMessages(t *testing.T) {
 	if n["status"] != "completed" || n["summary"] != "all quiet" || n["task_id"] != "agent-1" ||
 		u["total_tokens"] != float64(120) || u["tool_uses"] != float64(1) || u["duration_ms"] != float64(2000) {
 		t.Errorf("task_notification = %v", n)
+	}
+}
+
+// TestJobMessages: a background Bash command's task_started follows the
+// message holding its call; its task_notification says completed, failed
+// or stopped with the output file, also when the command ended before its
+// call's result was seen; a job of another kind and an unknown command's
+// second end write nothing.
+func TestJobMessages(t *testing.T) {
+	code := func(n int) *int { return &n }
+	tests := []struct {
+		name        string
+		endFirst    bool // JobEnded before the Bash result
+		info        shell.JobInfo
+		status, sum string
+	}{
+		{"completed", false, shell.JobInfo{Status: shell.TaskCompleted, ExitCode: code(0)}, "completed", `Background command "make" completed (exit code 0)`},
+		{"failed before result", true, shell.JobInfo{Status: shell.TaskFailed, ExitCode: code(2)}, "failed", `Background command "make" failed (exit code 2)`},
+		{"stopped", false, shell.JobInfo{Status: shell.TaskKilled, ExitCode: code(143), Note: "stopped"}, "stopped", `Background command "make" was stopped (stopped)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out []map[string]any
+			w := streamjson.NewWriter(func(v any) error {
+				b, _ := json.Marshal(v)
+				var m map[string]any
+				if err := json.Unmarshal(b, &m); err != nil {
+					return err
+				}
+				out = append(out, m)
+				return nil
+			}, deterministic())
+			info := tt.info
+			info.ID, info.Kind, info.Command, info.OutputPath = "b1234", "shell", "make", "/tmp/task-b1234.txt"
+			call := llm.ToolUse("toolu_bg", "Bash", json.RawMessage(`{"command":"make","run_in_background":true}`))
+			w.Begin()
+			w.Event(&agent.InitEvent{SessionID: session, Model: "m"})
+			w.Event(&agent.MessageEvent{Message: llm.AssistantMessage(call), Reply: &agent.ReplyInfo{ID: "msg_1", StopReason: llm.StopToolUse}})
+			w.JobEnded(shell.JobInfo{ID: "a1", Kind: "agent", Status: shell.TaskCompleted})
+			if tt.endFirst {
+				w.JobEnded(info)
+			}
+			w.Event(&agent.ToolResultEvent{Outcome: &executor.Outcome{ID: "toolu_bg", Name: "Bash", Input: call.Input,
+				Result: &tool.Result{Content: []tool.Content{tool.Text("running")}, Structured: shell.BashOutput{TaskID: "b1234", OutputFile: info.OutputPath}}}})
+			if !tt.endFirst {
+				w.JobEnded(info)
+			}
+			w.JobEnded(info) // a second end of the same job is not announced again
+			var got []map[string]any
+			for _, m := range out {
+				if st, _ := m["subtype"].(string); strings.HasPrefix(st, "task_") {
+					got = append(got, m)
+				}
+			}
+			if len(got) != 2 || got[0]["subtype"] != "task_started" || got[1]["subtype"] != "task_notification" {
+				t.Fatalf("task messages = %v", got)
+			}
+			s, n := got[0], got[1]
+			if s["task_id"] != "b1234" || s["tool_use_id"] != "toolu_bg" || s["description"] != "make" || s["task_type"] != "local_bash" ||
+				s["is_backgrounded"] != true || s["session_id"] != session {
+				t.Errorf("task_started = %v", s)
+			}
+			if n["task_id"] != "b1234" || n["tool_use_id"] != "toolu_bg" || n["status"] != tt.status || n["summary"] != tt.sum ||
+				n["output_file"] != info.OutputPath || n["session_id"] != session {
+				t.Errorf("task_notification = %v", n)
+			}
+			for _, m := range got {
+				shape := sdkShapes[shapeKey(m)]
+				for k := range m {
+					if !slices.Contains(shape.required, k) && !slices.Contains(shape.optional, k) {
+						t.Errorf("%s has %q, which the SDK does not declare", shapeKey(m), k)
+					}
+				}
+			}
+		})
 	}
 }

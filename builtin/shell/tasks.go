@@ -70,6 +70,10 @@ type Jobs struct {
 
 	endMu sync.Mutex
 	ended chan struct{} // closed when the next task ends; nil until asked for
+	// watchers are called with the final info of every task that ends, by
+	// registration number (guarded by endMu).
+	watchers map[int]func(JobInfo)
+	nextW    int
 }
 
 type task struct {
@@ -184,7 +188,42 @@ func (t *task) end(stopped, failure error, code *int) {
 		onDone(info)
 	}
 	if t.owner != nil {
+		t.owner.notify(info)
 		t.owner.signalEnded()
+	}
+}
+
+// Watch calls f with the final info of every task that ends after the
+// call (shell commands and [Jobs.Go] tasks alike; [JobInfo.Kind] tells them
+// apart), from the ending task's goroutine, after its onDone. f must not
+// block for long, must not call Watch or a stop function, and must be
+// safe for concurrent use: tasks end
+// concurrently. The returned function stops the calls; once it returned,
+// f is no longer called. A stream-json front end uses it to announce
+// background commands' ends.
+func (ts *Jobs) Watch(f func(JobInfo)) (stop func()) {
+	ts.endMu.Lock()
+	defer ts.endMu.Unlock()
+	if ts.watchers == nil {
+		ts.watchers = map[int]func(JobInfo){}
+	}
+	n := ts.nextW
+	ts.nextW++
+	ts.watchers[n] = f
+	return func() {
+		ts.endMu.Lock()
+		defer ts.endMu.Unlock()
+		delete(ts.watchers, n)
+	}
+}
+
+// notify calls the watchers with info. endMu is held during the calls so
+// that a stopped watcher is never called afterwards.
+func (ts *Jobs) notify(info JobInfo) {
+	ts.endMu.Lock()
+	defer ts.endMu.Unlock()
+	for _, f := range ts.watchers {
+		f(info)
 	}
 }
 

@@ -247,3 +247,40 @@ func TestGoTasks(t *testing.T) {
 		t.Fatalf("list %+v", l)
 	}
 }
+
+// TestJobsWatch checks that a watcher sees the final info of every ended
+// command (completed, failed, stopped) and nothing once stopped.
+func TestJobsWatch(t *testing.T) {
+	tasks := NewJobs()
+	defer tasks.Close()
+	env := testEnv(t, tasks)
+	bash := NewBash(Options{})
+	got := make(chan JobInfo, 8)
+	stopWatch := tasks.Watch(func(i JobInfo) { got <- i })
+	start := func(cmd string) string {
+		r := tooltest.Call(t, bash, env, map[string]any{"command": cmd, "run_in_background": true})
+		return structured[BashOutput](t, r).TaskID
+	}
+	want := map[string]JobStatus{start("true"): TaskCompleted, start("exit 3"): TaskFailed}
+	long := start("sleep 30")
+	want[long] = TaskKilled
+	if _, err := tasks.Stop(context.Background(), long); err != nil {
+		t.Fatal(err)
+	}
+	for range want {
+		i := <-got
+		if want[i.ID] != i.Status || i.Kind != "shell" || i.OutputPath == "" || i.EndedAt.IsZero() {
+			t.Errorf("watched %+v, want status %s", i, want[i.ID])
+		}
+		delete(want, i.ID)
+	}
+	stopWatch()
+	ended := tasks.Ended()
+	start("true")
+	<-ended
+	select {
+	case i := <-got:
+		t.Fatalf("watcher called after stop: %+v", i)
+	default:
+	}
+}

@@ -685,6 +685,8 @@ type printer struct {
 	verbose  bool
 	progress *progress
 	enc      *json.Encoder // stream-json lines
+	encMu    sync.Mutex    // serialises enc: background commands' ends are written from their goroutines
+	unwatch  func()        // stops announcing background commands' ends (nil: none)
 	w        *streamjson.Writer
 	all      []any // json --verbose
 	session  string
@@ -696,7 +698,7 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 	switch f.outputFormat {
 	case "stream-json":
 		p.enc = json.NewEncoder(a.stdout)
-		emit = p.enc.Encode
+		emit = p.line
 	case "json":
 		if f.verbose {
 			emit = func(v any) error { p.all = append(p.all, v); return nil }
@@ -715,6 +717,9 @@ func newPrinter(a *app, f *runFlags, model string, ws *workspace.Workspace) *pri
 		return in
 	}
 	p.w = streamjson.NewWriter(emit, streamjson.WriterOptions{Model: model, Partial: f.partial, ToolProgress: f.partial, ReplayUser: f.replayUser, Info: info})
+	if p.enc != nil && ws.Tasks() != nil {
+		p.unwatch = ws.Tasks().Watch(p.w.JobEnded)
+	}
 	p.w.Begin()
 	if isTerminal(a.stderr) {
 		p.progress = newProgress(a.stderr)
@@ -824,6 +829,18 @@ func (p *printer) finish(res *agent.ResultEvent, runErr error) {
 		}
 		json.NewEncoder(p.a.stdout).Encode(r)
 	case "stream-json":
+		if p.unwatch != nil {
+			// Nothing follows the result: commands the session's end
+			// stops are not announced.
+			p.unwatch()
+		}
 		p.w.Result(res, runErr)
 	}
+}
+
+// line writes v as one stream-json line.
+func (p *printer) line(v any) error {
+	p.encMu.Lock()
+	defer p.encMu.Unlock()
+	return p.enc.Encode(v)
 }

@@ -217,6 +217,6 @@ func (p *printer) todos(e *agent.ToolResultEvent) {
 		p.progress.line(file.EscapeDisplay("☰ todos " + oneLine(todo.Summary(res.NewTodos), 120)))
 	}
 	if p.enc != nil {
-		p.enc.Encode(todosLine{Type: "system", Subtype: "todos", SessionID: p.session, ToolUseID: o.ID, Todos: res.NewTodos})
+		p.line(todosLine{Type: "system", Subtype: "todos", SessionID: p.session, ToolUseID: o.ID, Todos: res.NewTodos})
 	}
 }
