@@ -1,15 +1,11 @@
 package streamjson_test
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -49,23 +45,9 @@ func TestAgentSDKCommands(t *testing.T) {
 	}
 	srv := llmtest.NewServer(t)
 	srv.Script(llmtest.TextReply("greeted"), llmtest.TextReply("plain"), llmtest.TextReply("status seen"), llmtest.TextReply("plugged"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	program := filepath.Join("testdata", "sdk", "commands.mjs")
-	if _, err := os.ReadFile(program); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, program)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
-		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work, "UNTRUSTED_DIR=" + untrusted, "PLUGIN_DIR=" + plugin,
-		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-COMMANDS-OK") {
-		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	sdkProgram{Name: "commands.mjs", Marker: "SDK-COMMANDS-OK", Node: node, SDKDir: sdkDir, Bin: bin, Work: work, Home: home, Srv: srv,
+		Env: []string{"UNTRUSTED_DIR=" + untrusted, "PLUGIN_DIR=" + plugin},
+	}.run(t)
 	reqs := srv.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("model requests = %d, want 4 (/fetch fails before asking the model)", len(reqs))
@@ -128,19 +110,7 @@ func TestAgentSDKBuiltins(t *testing.T) {
 	}
 	srv.Script(reply("one"), reply("two"), reply("three"))
 	srv.SetModels(llm.ModelInfo{ID: "claude-sonnet-4-5", DisplayName: "Claude Sonnet 4.5"}, llm.ModelInfo{ID: "claude-haiku-4-5", DisplayName: "Claude Haiku 4.5"})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "builtins.mjs"))
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
-		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
-		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-BUILTINS-OK") {
-		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	sdkProgram{Name: "builtins.mjs", Marker: "SDK-BUILTINS-OK", Node: node, SDKDir: sdkDir, Bin: bin, Work: work, Home: home, Srv: srv}.run(t)
 	reqs := srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("model requests = %d, want 3 (the commands do not ask the model)", len(reqs))

@@ -1,18 +1,14 @@
 package streamjson_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -106,25 +102,9 @@ func TestAgentSDKParity(t *testing.T) {
 		return llmtest.Reply{}, false
 	}))
 	home := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	program := filepath.Join("testdata", "sdk", "parity.mjs")
-	if _, err := os.ReadFile(program); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, program)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
-		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
-		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude-config"),
-		"ORDER_RUNS=" + os.Getenv("GANTRY_ORDER_RUNS"), // default 10
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "SDK-PARITY-OK") {
-		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	stderr := sdkProgram{Name: "parity.mjs", Marker: "SDK-PARITY-OK", Node: node, SDKDir: sdkDir, Bin: bin, Work: work, Home: home, Srv: srv,
+		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude-config"), "ORDER_RUNS=" + os.Getenv("GANTRY_ORDER_RUNS")},
+	}.run(t)
 	mu.Lock()
 	defer mu.Unlock()
 	if !compacted {
@@ -133,5 +113,5 @@ func TestAgentSDKParity(t *testing.T) {
 	if !slices.Equal(thinking, []int{2048}) {
 		t.Errorf("thinking budgets after setMaxThinkingTokens(2048) = %v, want [2048]", thinking)
 	}
-	t.Logf("%s", stderr.String()[max(0, strings.LastIndex(stderr.String(), "order runs:")):])
+	t.Logf("%s", stderr[max(0, strings.LastIndex(stderr, "order runs:")):])
 }

@@ -1,14 +1,11 @@
 package streamjson_test
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gantry-dev/gantry/llm"
 	"github.com/gantry-dev/gantry/llm/llmtest"
@@ -111,25 +108,8 @@ func TestAgentSDK(t *testing.T) {
 	)
 	work := t.TempDir()
 	home := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	program := filepath.Join("testdata", "sdk", "main.mjs")
-	if _, err := os.ReadFile(program); err != nil { // read here so that go test's cache sees its changes
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, program)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GANTRY_HOME=" + filepath.Join(home, ".gantry"),
-		"GANTRY_BIN=" + bin, "SDK_DIR=" + sdkDir, "WORK_DIR=" + work,
-		"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=test-key",
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil || !strings.Contains(stdout.String(), "SDK-TEST-OK") {
-		t.Fatalf("the SDK program failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	t.Logf("%s", stderr.String())
+	stderr := sdkProgram{Name: "main.mjs", Marker: "SDK-TEST-OK", Node: node, SDKDir: sdkDir, Bin: bin, Work: work, Home: home, Srv: srv}.run(t)
+	t.Logf("%s", stderr)
 	if b, err := os.ReadFile(rssFile); err == nil {
 		// The footprint target is 30 MB (0.1x the reference agent's).
 		t.Logf("gantry peak RSS under the Agent SDK (three turns, an SDK MCP server, hooks): %s KiB", strings.TrimSpace(string(b)))
